@@ -1,0 +1,1 @@
+"""Hardware abstraction: small interfaces, gpiozero adapters, audio, and the simulated launcher."""

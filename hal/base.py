@@ -1,0 +1,88 @@
+"""Small interfaces between the firmware and its hardware.
+
+Inputs report ``True`` when active: button pressed, lid closed / fully open, a card
+blocking the exit beam, the cartridge at a home detent, the yellow half at the back.
+Callbacks given to ``on_change`` may arrive on any thread; the wiring posts them to
+the reactor before anything else happens.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Protocol
+
+
+class Input(Protocol):
+    @property
+    def is_active(self) -> bool: ...
+    def on_change(self, callback: Callable[[bool], None] | None) -> None: ...
+    def close(self) -> None: ...
+
+
+class Output(Protocol):
+    @property
+    def is_active(self) -> bool: ...
+    def on(self) -> None: ...
+    def off(self) -> None: ...
+    def close(self) -> None: ...
+
+
+class Motor(Protocol):
+    """The shooter motor on an H-bridge."""
+
+    @property
+    def speed(self) -> float: ...  # 0 when stopped
+    def forward(self, speed: float) -> None: ...
+    def stop(self, brake: bool = True) -> None: ...
+    def close(self) -> None: ...
+
+
+class Speaker(Protocol):
+    """Plays preloaded sounds by name; never blocks and never raises on a lost device."""
+
+    def load(self, sounds: Mapping[str, Path]) -> None: ...
+    def play(self, name: str) -> None: ...
+    def stop(self) -> None: ...
+    @property
+    def is_playing(self) -> bool: ...
+    def close(self) -> None: ...
+
+
+@dataclass
+class Board:
+    """Every part of the launcher the firmware touches."""
+
+    button: Input
+    lid_closed: Input
+    lid_open: Input
+    exit_beam: Input | None  # None: no beam fitted, shots are timed
+    home: Input
+    yellow_back: Input
+    motor: Motor
+    motor_enable: Output  # H-bridge nSLEEP
+    rotator: Output
+    amp: Output
+    led: Output
+    simulated: bool = False
+    name: str = "board"
+    _closed: bool = field(default=False, repr=False)
+
+    def safe(self) -> None:
+        """Drive every actuator to its safe level: motor stopped, rotator off."""
+        self.motor.stop(brake=False)
+        self.motor_enable.off()
+        self.rotator.off()
+
+    def close(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
+        self.safe()
+        parts = (self.button, self.lid_closed, self.lid_open, self.exit_beam, self.home,
+                 self.yellow_back, self.motor, self.motor_enable, self.rotator, self.amp,
+                 self.led)
+        for part in parts:
+            if part is not None:
+                part.close()

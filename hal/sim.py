@@ -1,0 +1,264 @@
+"""A simulated launcher: the real gpiozero adapters on MockFactory pins, plus physics.
+
+The physics model watches the output pins (motor, driver enable, rotator) and drives
+the input pins (button, lid switches, exit beam, cartridge sensors) on reactor time.
+Test verbs in the manner of gpiozero's mock pins: ``press()``, ``open_lid()``,
+``close_lid()``, ``load(cards)``, ``jam()``, ``stall_rotator()``, ``stick(sensor, level)``;
+histories: ``motor_history``, ``ejected``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from gpiozero.pins.mock import MockFactory, MockPWMPin
+
+from hal.base import Board
+from hal.gpio import build_board
+from launcher.config import Pins
+from launcher.reactor import NEVER, Reactor
+
+
+class SimPin(MockPWMPin):
+    """A mock PWM pin that tells the physics model when an output changes."""
+
+    listener: Callable[[SimPin], None] | None = None
+
+    def _change_state(self, value: Any) -> bool:
+        changed = super()._change_state(value)
+        if changed and self._function == "output" and self.listener is not None:
+            self.listener(self)
+        return changed
+
+
+@dataclass(frozen=True)
+class Physics:
+    """How the simulated mechanics behave (seconds)."""
+
+    eject_interval: float = 0.12  # roller: one card per this, at full speed
+    beam_time: float = 0.03  # a card blocks the beam this long as it leaves
+    rotation_time: float = 1.2  # the cartridge turns 180 degrees in this
+    press_time: float = 0.08  # a press holds the button down this long
+
+
+@dataclass(frozen=True)
+class MotorSample:
+    time: float
+    in1: float
+    in2: float
+    enabled: bool
+
+    @property
+    def running(self) -> bool:
+        return self.enabled and self.in1 > 0 and self.in2 == 0
+
+
+class SimLauncher:
+    """The launcher's mechanics around a mock board; every change happens on reactor time."""
+
+    def __init__(self, reactor: Reactor, pins: Pins, physics: Physics | None = None,
+                 side: str = "mild") -> None:
+        self.reactor = reactor
+        self.pins = pins
+        self.physics = physics or Physics()
+        self.factory = MockFactory(pin_class=SimPin)
+        self.board: Board = build_board(pins, self.factory, simulated=True, name="simulated")
+        self.cartridge: list[Any] = []  # front (index 0) leaves first
+        self.ejected: list[Any] = []  # every card that left the slot, in order
+        self.tray: list[Any] = []  # ejected cards nobody has taken yet
+        self.motor_history: list[MotorSample] = []
+        self.jammed = False
+        self.rotator_stalled = False
+        self.angle = 0.0  # cartridge angle, degrees; 0 = yellow half at the back
+        self._stuck: dict[str, bool] = {}
+        self._card_in_beam: Any = None
+        self._eject_timer = reactor.register_timer(self._eject, NEVER, "sim.eject")
+        self._rotate_timer = reactor.register_timer(self._rotate_step, NEVER, "sim.rotate")
+        self._release_timer = reactor.register_timer(self._release, NEVER, "sim.release")
+        self._beam_timer = reactor.register_timer(self._beam_clears, NEVER, "sim.beam")
+        self._lid = "closed"
+        if side == "wild":
+            self.angle = 180.0
+        for n in (pins.motor_in1, pins.motor_in2, pins.motor_sleep, pins.rotator):
+            self.pin(n).listener = self._output_changed
+        self._drive("lid_closed", True)
+        self._drive("lid_open", False)
+        self._drive("button", False)
+        self._update_cartridge_sensors()
+        if pins.exit_beam is not None:
+            self._drive("exit_beam", False)
+
+    # -- pins --
+
+    def pin(self, number: int) -> SimPin:
+        pin = self.factory.pin(number)
+        assert isinstance(pin, SimPin)
+        return pin
+
+    def _drive(self, name: str, active: bool) -> None:
+        """Set an input as the hardware would (all inputs are active low)."""
+        number = getattr(self.pins, name)
+        if number is None:
+            return
+        level = self._stuck.get(name, active)
+        pin = self.pin(number)
+        if level:
+            pin.drive_low()
+        else:
+            pin.drive_high()
+
+    def level(self, name: str) -> float:
+        """The state of an output pin by its config name (``motor_in1``, ``rotator``...)."""
+        return float(self.pin(getattr(self.pins, name)).state)
+
+    # -- test verbs --
+
+    def press(self, hold: float | None = None) -> None:
+        """Press the button and let it go after ``hold`` seconds of reactor time."""
+        self._drive("button", True)
+        now = self.reactor.monotonic()
+        self.reactor.update_timer(self._release_timer, now + (hold or self.physics.press_time))
+
+    def hold_button(self) -> None:
+        self._drive("button", True)
+
+    def release(self) -> None:
+        self.reactor.update_timer(self._release_timer, NEVER)
+        self._drive("button", False)
+
+    def _release(self, eventtime: float) -> float:
+        self._drive("button", False)
+        return NEVER
+
+    def bounce(self, edges: int = 5) -> None:
+        """Contact bounce: toggle the button ``edges`` times at the same instant, ending pressed."""
+        for i in range(edges):
+            self._drive("button", i % 2 == 0)
+        self._drive("button", True)
+
+    def open_lid(self, full: bool = True) -> None:
+        """Lift the lid off its switch; ``full`` lifts it until the fully-open switch closes."""
+        self._lid = "full" if full else "ajar"
+        self._drive("lid_closed", False)
+        self._drive("lid_open", full)
+
+    def close_lid(self) -> None:
+        self._lid = "closed"
+        self._drive("lid_open", False)
+        self._drive("lid_closed", True)
+
+    @property
+    def lid(self) -> str:
+        return self._lid
+
+    def load(self, cards: Iterable[Any]) -> None:
+        """Put cards into the cartridge, behind those already there."""
+        self.cartridge.extend(cards)
+
+    def unload(self) -> list[Any]:
+        cards, self.cartridge = self.cartridge, []
+        return cards
+
+    def take(self) -> list[Any]:
+        """Pick up the cards lying in front of the launcher."""
+        cards, self.tray = self.tray, []
+        return cards
+
+    def jam(self) -> None:
+        """The next card sticks in the slot, blocking the beam until ``clear_jam()``."""
+        self.jammed = True
+
+    def clear_jam(self) -> None:
+        self.jammed = False
+        if self._card_in_beam is not None:
+            self._card_leaves()
+
+    def stall_rotator(self, stalled: bool = True) -> None:
+        self.rotator_stalled = stalled
+
+    def stick(self, sensor: str, active: bool | None) -> None:
+        """Hold an input at a level whatever happens (``None`` lets it go)."""
+        if active is None:
+            self._stuck.pop(sensor, None)
+        else:
+            self._stuck[sensor] = active
+            self._drive(sensor, active)
+
+    # -- physics --
+
+    @property
+    def motor_running(self) -> bool:
+        return bool(self.motor_history) and self.motor_history[-1].running
+
+    @property
+    def side(self) -> str:
+        """The side facing the back, from the cartridge's real angle."""
+        return "mild" if self._yellow_back() else "wild"
+
+    def _output_changed(self, pin: SimPin) -> None:
+        now = self.reactor.monotonic()
+        sample = MotorSample(now, self.level("motor_in1"), self.level("motor_in2"),
+                             self.level("motor_sleep") > 0)
+        if not self.motor_history or self.motor_history[-1] != sample:
+            self.motor_history.append(sample)
+        if sample.running:
+            if self._eject_timer.waketime == NEVER:
+                self.reactor.update_timer(self._eject_timer, now + self._eject_period(sample))
+        else:
+            self.reactor.update_timer(self._eject_timer, NEVER)
+        if self.level("rotator") > 0 and not self.rotator_stalled:
+            if self._rotate_timer.waketime == NEVER:
+                self.reactor.update_timer(self._rotate_timer, now + self._rotate_dt)
+        else:
+            self.reactor.update_timer(self._rotate_timer, NEVER)
+
+    def _eject_period(self, sample: MotorSample) -> float:
+        return self.physics.eject_interval / max(sample.in1, 0.05)
+
+    def _eject(self, eventtime: float) -> float:
+        if self._card_in_beam is not None or not self.cartridge:
+            # Nothing moves: the slot is blocked, or the roller spins on an empty cartridge.
+            return eventtime + self._eject_period(self.motor_history[-1])
+        card = self.cartridge.pop(0)
+        self._card_in_beam = card
+        self._drive("exit_beam", True)
+        if not self.jammed:
+            self.reactor.update_timer(self._beam_timer, eventtime + self.physics.beam_time)
+        return eventtime + self._eject_period(self.motor_history[-1])
+
+    def _beam_clears(self, eventtime: float) -> float:
+        if not self.jammed:
+            self._card_leaves()
+        return NEVER
+
+    def _card_leaves(self) -> None:
+        card, self._card_in_beam = self._card_in_beam, None
+        self.ejected.append(card)
+        self.tray.append(card)
+        self._drive("exit_beam", False)
+
+    # The rotator turns in steps of 10 degrees; sensors follow the angle.
+    _STEPS = 18
+
+    @property
+    def _rotate_dt(self) -> float:
+        return self.physics.rotation_time / self._STEPS
+
+    def _rotate_step(self, eventtime: float) -> float:
+        if self.rotator_stalled:
+            return NEVER
+        self.angle = (self.angle + 180.0 / self._STEPS) % 360.0
+        self._update_cartridge_sensors()
+        return eventtime + self._rotate_dt
+
+    def _yellow_back(self) -> bool:
+        # The yellow half faces the back for angles within 90 degrees of 0.
+        a = self.angle % 360.0
+        return a < 90.0 or a >= 270.0
+
+    def _update_cartridge_sensors(self) -> None:
+        a = round(self.angle, 6) % 180.0
+        self._drive("home", a < 1e-6 or a > 180.0 - 1e-6)
+        self._drive("yellow_back", self._yellow_back())

@@ -1,0 +1,365 @@
+"""Wiring root: the imperative shell around the state machine.
+
+``Launcher`` turns pin edges into machine events (debounced, on the reactor thread),
+carries out the machine's commands on the board, the cue player and the reactor, and
+tells its listeners (console, bench, log) what happened. ``build_app`` is the only place
+that knows a real board from a simulated one.
+"""
+
+from __future__ import annotations
+
+import logging
+import random
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from hal.base import Board, Input, Output
+from launcher import machine as m
+from launcher.config import Settings
+from launcher.reactor import NEVER, Reactor, Timer
+from launcher.store import Saved, Store
+
+log = logging.getLogger("launcher")
+
+Listener = Callable[[str, dict[str, Any]], None]
+
+
+class CueSink(Protocol):
+    """What the shell needs from sound (``launcher.sound.CuePlayer`` is the real one)."""
+
+    def play(self, name: str) -> None: ...
+    def sleep(self) -> None: ...
+    def wake(self) -> None: ...
+
+
+@dataclass
+class _Debounced:
+    """One input: its last reported level and the end of its lock-out window."""
+
+    name: str
+    device: Input
+    rising: str  # machine event when it becomes active
+    falling: str | None  # ... and inactive (None: not reported)
+    window: float
+    level: bool
+    locked_until: float = float("-inf")
+    recheck: Timer | None = None
+
+
+class LedDriver:
+    """Status LED patterns on reactor time: solid, fast blink, off, or a blink code."""
+
+    def __init__(self, led: Output, reactor: Reactor) -> None:
+        self.led = led
+        self.reactor = reactor
+        self.pattern: Any = "off"
+        self._step = 0
+        self._timer = reactor.register_timer(self._tick, NEVER, "led")
+
+    def set(self, pattern: Any) -> None:
+        self.pattern = pattern
+        self._step = 0
+        if pattern == "ready":
+            self.led.on()
+            self.reactor.update_timer(self._timer, NEVER)
+        elif pattern == "off":
+            self.led.off()
+            self.reactor.update_timer(self._timer, NEVER)
+        else:
+            self.reactor.update_timer(self._timer, self.reactor.monotonic())
+
+    def _tick(self, eventtime: float) -> float:
+        if self.pattern == "busy":
+            self._step ^= 1
+            self._lit(self._step == 1)
+            return eventtime + 0.1
+        # A fault code: n short blinks, then a pause, repeated.
+        n = int(self.pattern)
+        cycle = 2 * n + 4
+        phase = self._step % cycle
+        self._step += 1
+        self._lit(phase < 2 * n and phase % 2 == 0)
+        return eventtime + 0.25
+
+    def _lit(self, on: bool) -> None:
+        if on:
+            self.led.on()
+        else:
+            self.led.off()
+
+
+class Launcher:
+    """The firmware running on one board."""
+
+    def __init__(self, board: Board, reactor: Reactor, settings: Settings, rng: random.Random,
+                 cues: CueSink, store: Store | None = None) -> None:
+        self.board = board
+        self.reactor = reactor
+        self.settings = settings
+        self.rng = rng
+        self.cues = cues
+        self.store = store or Store(None)
+        saved = self.store.load()
+        memory = m.Memory(side=saved.side, dry_streak=saved.dry_streak,
+                          inventory=saved.inventory, counters=dict(saved.counters))
+        self.machine = m.Machine(settings, rng, memory, has_beam=board.exit_beam is not None)
+        self.led = LedDriver(board.led, reactor)
+        self.listeners: list[Listener] = []
+        self.history: deque[tuple[float, str, dict[str, Any]]] = deque(maxlen=500)
+        self._timers: dict[str, Timer] = {}
+        self._save_timer = reactor.register_timer(self._save, NEVER, "save")
+        self._inputs = self._wire_inputs()
+        self.started = False
+
+    # -- start and stop --
+
+    def start(self) -> None:
+        b = self.board
+        inputs = m.Inputs(
+            lid_closed=b.lid_closed.is_active, lid_full=b.lid_open.is_active,
+            beam_blocked=bool(b.exit_beam and b.exit_beam.is_active),
+            home=b.home.is_active, yellow_back=b.yellow_back.is_active)
+        for d in self._inputs:
+            d.level = d.device.is_active
+            d.device.on_change(self._edge_from_any_thread(d))
+        self.started = True
+        if self.store.problem:
+            self._note("state_reset", {"reason": self.store.problem})
+            self._save_timer_soon()
+        self._run(self.machine.start(inputs, self.reactor.monotonic()))
+
+    def stop(self) -> None:
+        """Motors off, state written, callbacks detached (the board stays open)."""
+        for d in self._inputs:
+            d.device.on_change(None)
+        self.board.safe()
+        self._save(self.reactor.monotonic())
+        self.started = False
+
+    # -- inputs --
+
+    def _wire_inputs(self) -> list[_Debounced]:
+        b, w = self.board, self.settings.timing.debounce
+        wired = [
+            _Debounced("button", b.button, m.PRESS, None, w, False),
+            _Debounced("lid_closed", b.lid_closed, m.LID_CLOSED, m.LID_LEFT_CLOSED, w, True),
+            _Debounced("lid_open", b.lid_open, m.LID_FULL, m.LID_LEFT_FULL, w, False),
+            # Optical and hall sensors do not bounce: no lock-out window.
+            _Debounced("home", b.home, m.HOME, m.HOME_LEFT, 0.0, True),
+            _Debounced("yellow_back", b.yellow_back, m.YELLOW_BACK, m.YELLOW_FRONT, 0.0, True),
+        ]
+        if b.exit_beam is not None:
+            wired.append(_Debounced("exit_beam", b.exit_beam, m.BEAM_BLOCKED, m.BEAM_CLEAR,
+                                    0.0, False))
+        return wired
+
+    def _edge_from_any_thread(self, d: _Debounced) -> Callable[[bool], None]:
+        post = self.reactor.post
+
+        def changed(level: bool) -> None:
+            post(lambda: self._edge(d, level))
+
+        return changed
+
+    def _edge(self, d: _Debounced, level: bool) -> None:
+        """Leading-edge debounce: act on the first edge, then re-read once the window ends."""
+        now = self.reactor.monotonic()
+        if now < d.locked_until or level == d.level:
+            return
+        self._report(d, level, now)
+
+    def _report(self, d: _Debounced, level: bool, now: float) -> None:
+        d.level = level
+        if d.window > 0:
+            d.locked_until = now + d.window
+            if d.recheck is None:
+                d.recheck = self.reactor.register_timer(
+                    lambda t, d=d: self._recheck(d, t), NEVER, f"debounce.{d.name}")
+            self.reactor.update_timer(d.recheck, d.locked_until)
+        name = d.rising if level else d.falling
+        if name is not None:
+            self.dispatch(m.Event(name))
+
+    def _recheck(self, d: _Debounced, eventtime: float) -> float:
+        level = d.device.is_active
+        if level != d.level:
+            self._report(d, level, eventtime)
+            return d.locked_until
+        return NEVER
+
+    # -- the machine --
+
+    def dispatch(self, event: m.Event) -> None:
+        """Feed one event to the machine and carry out what it says (reactor thread only)."""
+        before = self.machine.state
+        commands = self.machine.handle(event, self.reactor.monotonic())
+        if self.machine.state != before:
+            self._note("state", {"from": before, "to": self.machine.state, "on": event.name})
+        self._run(commands)
+
+    def _run(self, commands: list[m.Command]) -> None:
+        for c in commands:
+            kind = c.kind
+            if kind == m.CUE:
+                self.cues.play(c.arg)
+            elif kind == m.MOTOR:
+                self._motor(c.arg)
+            elif kind == m.ROTATOR:
+                if c.arg:
+                    self.board.rotator.on()
+                else:
+                    self.board.rotator.off()
+            elif kind == m.TIMER:
+                self._set_timer(*c.arg)
+            elif kind == m.EMIT:
+                self._note(c.arg, c.fields())
+            elif kind == m.LED:
+                self.led.set(c.arg)
+            elif kind == m.POWER:
+                self._power(c.arg)
+            elif kind == m.SAVE:
+                self._save_timer_soon()
+
+    def _motor(self, speed: float) -> None:
+        motor = self.board.motor
+        if speed <= 0:
+            motor.stop(brake=self.settings.motor.brake)
+            return
+        # The interlock, checked at every motor command against the pin itself.
+        if not self.board.lid_closed.is_active:
+            motor.stop(brake=self.settings.motor.brake)
+            self._note("interlock", {"reason": "lid not closed; motor refused"})
+            self.dispatch(m.Event(m.LID_LEFT_CLOSED))
+            return
+        motor.forward(speed)
+
+    def _power(self, awake: bool) -> None:
+        if awake:
+            self.board.motor_enable.on()
+            self.cues.wake()
+        else:
+            self.board.motor.stop(brake=False)
+            self.board.motor_enable.off()
+            self.cues.sleep()
+
+    def _set_timer(self, name: str, at: float | None) -> None:
+        t = self._timers.get(name)
+        if t is None:
+            event = m.Event(f"timeout_{name}")
+            t = self._timers[name] = self.reactor.register_timer(
+                lambda now, e=event: self._timer_fired(e), NEVER, f"machine.{name}")
+        self.reactor.update_timer(t, NEVER if at is None else at)
+
+    def _timer_fired(self, event: m.Event) -> float:
+        self.dispatch(event)
+        return NEVER
+
+    def timer_due(self, name: str) -> float:
+        t = self._timers.get(name)
+        return NEVER if t is None else t.waketime
+
+    # -- what happened --
+
+    def _note(self, kind: str, data: dict[str, Any]) -> None:
+        now = self.reactor.monotonic()
+        self.history.append((now, kind, data))
+        log.info("%s %s", kind, " ".join(f"{k}={v}" for k, v in data.items()))
+        for listener in list(self.listeners):
+            listener(kind, data)
+
+    def events(self, kind: str | None = None) -> list[tuple[str, dict[str, Any]]]:
+        return [(k, d) for _, k, d in self.history if kind is None or k == kind]
+
+    # -- persistence --
+
+    def saved(self) -> Saved:
+        mem = self.machine.memory
+        return Saved(mem.side, mem.dry_streak, mem.inventory, dict(mem.counters))
+
+    def _save_timer_soon(self) -> None:
+        # Coalesce the saves of one burst of events into one write, after the cue has started.
+        if self._save_timer.waketime == NEVER:
+            self.reactor.update_timer(self._save_timer, self.reactor.monotonic() + 0.2)
+
+    def _save(self, eventtime: float) -> float:
+        self.store.save(self.saved())
+        return NEVER
+
+    # -- requests from the console and the bench --
+
+    def press(self) -> None:
+        """A press that did not come from the button (console, tests)."""
+        self.dispatch(m.Event(m.PRESS))
+
+    def load(self, cards: int) -> None:
+        self.dispatch(m.Event(m.LOAD, cards))
+
+    def clear_fault(self) -> None:
+        self.dispatch(m.Event(m.CLEAR))
+
+    def sleep(self) -> None:
+        self.dispatch(m.Event(m.SLEEP_NOW))
+
+    def wake(self) -> None:
+        self.dispatch(m.Event(m.WAKE_NOW))
+
+    def set_seed(self, seed: int) -> None:
+        self.rng.seed(seed)
+        self._note("seed", {"seed": seed})
+
+    def use_settings(self, settings: Settings) -> None:
+        """Take new luck and timing settings (pins need a restart)."""
+        if settings.pins != self.settings.pins:
+            raise ValueError("pin changes need a restart")
+        self.settings = settings
+        self.machine.settings = settings
+
+    def status(self) -> dict[str, Any]:
+        mem = self.machine.memory
+        now = self.reactor.monotonic()
+        idle = self.timer_due("idle")
+        return {
+            "state": self.machine.state,
+            "side": mem.side,
+            "escalation": mem.dry_streak,
+            "inventory": "unknown" if mem.inventory is None else mem.inventory,
+            "fault": mem.fault or "none",
+            "lid": ("full" if self.board.lid_open.is_active else
+                    "closed" if self.board.lid_closed.is_active else "ajar"),
+            "motor": round(self.board.motor.speed, 3),
+            "sleep_in": None if idle == NEVER else round(max(0.0, idle - now), 1),
+            "simulated": self.board.simulated,
+        }
+
+
+def open_board(settings: Settings, reactor: Reactor, *, simulate: bool = False
+               ) -> tuple[Board, Any]:
+    """The board the config names, and the ``SimLauncher`` behind it when it is simulated.
+
+    This and ``build_app`` are the only places that know real hardware from simulated.
+    """
+    from hal.gpio import auto_factory_name, build_board, make_factory, pi_model
+
+    name = "mock" if simulate else settings.pin_factory
+    if name == "auto":
+        name = auto_factory_name(model=pi_model())
+    if name == "mock":
+        from hal.sim import SimLauncher
+
+        sim = SimLauncher(reactor, settings.pins)
+        return sim.board, sim
+    return build_board(settings.pins, make_factory(name), name=name), None
+
+
+def build_app(settings: Settings, reactor: Reactor, rng: random.Random, *,
+              simulate: bool = False, warn: Callable[[str], None] = log.warning
+              ) -> tuple[Launcher, Any]:
+    """The whole firmware: board, sound, state file, machine. Returns (launcher, sim or None)."""
+    from launcher.sound import build_cue_player
+
+    board, sim = open_board(settings, reactor, simulate=simulate)
+    player = build_cue_player(settings, board.amp, reactor, warn)
+    app = Launcher(board, reactor, settings, rng, player, Store(settings.state_path))
+    return app, sim

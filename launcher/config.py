@@ -1,0 +1,398 @@
+"""TOML configuration -> frozen settings, checked as it is read; errors name the key."""
+
+from __future__ import annotations
+
+import math
+import os
+import tempfile
+import tomllib
+from collections.abc import Mapping
+from dataclasses import dataclass, fields
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from launcher.errors import MISSING, ConfigError
+
+SIDES = ("mild", "wild")
+PIN_FACTORIES = ("auto", "lgpio", "pigpio", "native", "mock")
+AUDIO_BACKENDS = ("auto", "simpleaudio", "aplay", "null", "recording")
+
+
+@dataclass(frozen=True)
+class Pins:
+    button: int
+    motor_in1: int
+    motor_in2: int
+    motor_sleep: int
+    exit_beam: int | None  # None: no beam, timed fallback
+    lid_closed: int
+    lid_open: int
+    rotator: int
+    home: int
+    yellow_back: int
+    amp_enable: int
+    led: int
+
+
+@dataclass(frozen=True)
+class SideLuck:
+    hazard: tuple[float, ...]
+    sizes: tuple[int, ...]
+    weights: tuple[float, ...]
+
+    @property
+    def max_dry(self) -> int:
+        """The longest possible run of dry presses on this side."""
+        return len(self.hazard) - 1
+
+
+@dataclass(frozen=True)
+class Luck:
+    seed: int | None
+    mild: SideLuck
+    wild: SideLuck
+
+    def side(self, side: str) -> SideLuck:
+        return self.mild if side == "mild" else self.wild
+
+
+@dataclass(frozen=True)
+class Timing:
+    """All in seconds (the file says milliseconds where the key ends in _ms)."""
+
+    debounce: float
+    mash_guard: float
+    card_timeout: float
+    jam_timeout: float
+    max_run: float
+    timed_card: float
+    rotation_timeout: float
+    sleep_after: float
+
+
+@dataclass(frozen=True)
+class Motor:
+    speed: float
+    brake: bool
+
+
+@dataclass(frozen=True)
+class Audio:
+    backend: str
+    pack: str
+    volume: float
+
+
+@dataclass(frozen=True)
+class Console:
+    port: str
+    baud: int
+
+
+@dataclass(frozen=True)
+class Settings:
+    pin_factory: str
+    pins: Pins
+    luck: Luck
+    timing: Timing
+    motor: Motor
+    audio: Audio
+    state_path: Path
+    console: Console
+
+
+# --- reading raw values ------------------------------------------------------------------
+
+
+def _number(key: str, value: Any, lo: float = -math.inf, hi: float = math.inf) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise ConfigError(key, value, "must be a number")
+    if not (lo <= value <= hi) or math.isnan(value):
+        if hi == math.inf:
+            raise ConfigError(key, value, f"must be at least {lo:g}")
+        raise ConfigError(key, value, f"must be within {lo:g}..{hi:g}")
+    return float(value)
+
+
+def _positive(key: str, value: Any) -> float:
+    v = _number(key, value)
+    if v <= 0:
+        raise ConfigError(key, value, "must be above 0")
+    return v
+
+
+def _integer(key: str, value: Any, lo: int | None = None, hi: int | None = None) -> int:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise ConfigError(key, value, "must be a whole number")
+    if lo is not None and value < lo:
+        raise ConfigError(key, value, f"must be at least {lo}")
+    if hi is not None and value > hi:
+        raise ConfigError(key, value, f"must be at most {hi}")
+    return value
+
+
+def _choice(key: str, value: Any, choices: tuple[str, ...]) -> str:
+    if value not in choices:
+        raise ConfigError(key, value, "must be one of " + ", ".join(choices))
+    return str(value)
+
+
+def _string(key: str, value: Any) -> str:
+    if not isinstance(value, str):
+        raise ConfigError(key, value, "must be a string")
+    return value
+
+
+def _boolean(key: str, value: Any) -> bool:
+    if not isinstance(value, bool):
+        raise ConfigError(key, value, "must be true or false")
+    return value
+
+
+def _list(key: str, value: Any) -> list[Any]:
+    if not isinstance(value, list) or not value:
+        raise ConfigError(key, value, "must be a non-empty list")
+    return value
+
+
+def side_luck(prefix: str, raw: Mapping[str, Any]) -> SideLuck:
+    """Check one side's luck table; ``prefix`` is e.g. ``luck.mild``."""
+    hazard = tuple(
+        _number(f"{prefix}.hazard[{i}]", v, 0.0, 1.0)
+        for i, v in enumerate(_list(f"{prefix}.hazard", raw["hazard"]))
+    )
+    if hazard[-1] != 1.0:
+        raise ConfigError(
+            f"{prefix}.hazard[{len(hazard) - 1}]", hazard[-1],
+            "the last entry must be 1.0 (it caps the dry streak)",
+        )
+    sizes = tuple(
+        _integer(f"{prefix}.sizes[{i}]", v, 1, 60)
+        for i, v in enumerate(_list(f"{prefix}.sizes", raw["sizes"]))
+    )
+    weights = tuple(
+        _number(f"{prefix}.weights[{i}]", v, 0.0)
+        for i, v in enumerate(_list(f"{prefix}.weights", raw["weights"]))
+    )
+    if len(weights) != len(sizes):
+        raise ConfigError(
+            f"{prefix}.weights", list(weights), f"must have one weight per size ({len(sizes)})"
+        )
+    if sum(weights) <= 0:
+        raise ConfigError(f"{prefix}.weights", list(weights), "must not all be 0")
+    return SideLuck(hazard, sizes, weights)
+
+
+# --- the schema: which keys exist, and how each section becomes settings ---------------
+
+
+def _pins(raw: Mapping[str, Any]) -> Pins:
+    values: dict[str, int | None] = {}
+    for f in fields(Pins):
+        v = _integer(f"pins.{f.name}", raw[f.name], -1 if f.name == "exit_beam" else 0, 27)
+        if v == -1:
+            values[f.name] = None
+        else:
+            values[f.name] = v
+    used: dict[int, str] = {}
+    for name, pin in values.items():
+        if pin is None:
+            continue
+        if pin in used:
+            raise ConfigError(f"pins.{name}", pin, f"already used by pins.{used[pin]}")
+        used[pin] = name
+    return Pins(**values)  # type: ignore[arg-type]
+
+
+_TIMING_KEYS = {
+    "debounce": "debounce_ms",
+    "mash_guard": "mash_guard_ms",
+    "card_timeout": "card_timeout_ms",
+    "jam_timeout": "jam_timeout_ms",
+    "max_run": "max_run_ms",
+    "timed_card": "timed_card_ms",
+    "rotation_timeout": "rotation_timeout_ms",
+    "sleep_after": "sleep_after_s",
+}
+
+
+def _timing(raw: Mapping[str, Any]) -> Timing:
+    values = {}
+    for name, key in _TIMING_KEYS.items():
+        scale = 1.0 if key.endswith("_s") else 1000.0
+        if name == "debounce":
+            values[name] = _number(f"timing.{key}", raw[key], 0, 1000) / scale
+        else:
+            values[name] = _positive(f"timing.{key}", raw[key]) / scale
+    return Timing(**values)
+
+
+def _seed(raw: Any) -> int | None:
+    seed = _integer("luck.seed", raw, -1)
+    return None if seed == -1 else seed
+
+
+def settings_from_dict(raw: Mapping[str, Any]) -> Settings:
+    """Check a complete raw dictionary (defaults already merged) and freeze it."""
+    luck = raw["luck"]
+    return Settings(
+        pin_factory=_choice("board.pin_factory", raw["board"]["pin_factory"], PIN_FACTORIES),
+        pins=_pins(raw["pins"]),
+        luck=Luck(
+            seed=_seed(luck["seed"]),
+            mild=side_luck("luck.mild", luck["mild"]),
+            wild=side_luck("luck.wild", luck["wild"]),
+        ),
+        timing=_timing(raw["timing"]),
+        motor=Motor(
+            speed=_number("motor.speed", raw["motor"]["speed"], 0.1, 1.0),
+            brake=_boolean("motor.brake", raw["motor"]["brake"]),
+        ),
+        audio=Audio(
+            backend=_choice("audio.backend", raw["audio"]["backend"], AUDIO_BACKENDS),
+            pack=_string("audio.pack", raw["audio"]["pack"]),
+            volume=_number("audio.volume", raw["audio"]["volume"], 0.0, 1.0),
+        ),
+        state_path=Path(_string("state.path", raw["state"]["path"])),
+        console=Console(
+            port=_string("console.port", raw["console"]["port"]),
+            baud=_integer("console.baud", raw["console"]["baud"], 1200, 4_000_000),
+        ),
+    )
+
+
+# --- files ------------------------------------------------------------------------------
+
+
+def default_text() -> str:
+    """The commented default file, as shipped."""
+    return resources.files("launcher").joinpath("default.toml").read_text(encoding="utf-8")
+
+
+def default_raw() -> dict[str, Any]:
+    return tomllib.loads(default_text())
+
+
+def merge(defaults: Mapping[str, Any], overrides: Mapping[str, Any], where: str = "") -> dict:
+    """Overlay ``overrides`` on ``defaults``; a key the defaults lack is an error."""
+    out = dict(defaults)
+    for key, value in overrides.items():
+        dotted = f"{where}{key}"
+        if key not in defaults:
+            raise ConfigError(dotted, value, "unknown key")
+        if isinstance(defaults[key], dict):
+            if not isinstance(value, dict):
+                raise ConfigError(dotted, value, "must be a table")
+            out[key] = merge(defaults[key], value, f"{dotted}.")
+        else:
+            out[key] = value
+    return out
+
+
+def load_raw(path: str | os.PathLike[str] | None) -> dict[str, Any]:
+    """The defaults with ``path`` laid over them (unchecked)."""
+    raw = default_raw()
+    if path is None:
+        return raw
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except OSError as exc:
+        raise ConfigError("file", str(path), exc.strerror or str(exc)) from exc
+    try:
+        user = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError("file", str(path), f"not valid TOML: {exc}") from exc
+    return merge(raw, user)
+
+
+def load(path: str | os.PathLike[str] | None = None) -> Settings:
+    """Read and check a config file (``None``: the defaults alone)."""
+    return settings_from_dict(load_raw(path))
+
+
+def get_key(raw: Mapping[str, Any], dotted: str) -> Any:
+    node: Any = raw
+    for part in dotted.split("."):
+        if not isinstance(node, Mapping) or part not in node:
+            raise ConfigError(dotted, MISSING, "unknown key")
+        node = node[part]
+    return node
+
+
+def set_key(raw: Mapping[str, Any], dotted: str, value: Any) -> dict[str, Any]:
+    """A copy of ``raw`` with one key changed; the result is checked before it is returned."""
+    get_key(raw, dotted)
+    parts = dotted.split(".")
+
+    def put(node: Mapping[str, Any], depth: int) -> dict[str, Any]:
+        out = dict(node)
+        out[parts[depth]] = value if depth == len(parts) - 1 else put(node[parts[depth]], depth + 1)
+        return out
+
+    if isinstance(get_key(raw, dotted), dict):
+        raise ConfigError(dotted, value, "is a table; set one of its keys")
+    new = put(raw, 0)
+    settings_from_dict(new)
+    return new
+
+
+def parse_value(text: str) -> Any:
+    """A console-typed value, read as a TOML value (``0.3``, ``[0.2, 1.0]``, ``true``, ``"x"``)."""
+    try:
+        return tomllib.loads(f"v = {text}")["v"]
+    except tomllib.TOMLDecodeError:
+        return text  # a bare word is a string
+
+
+def to_toml(raw: Mapping[str, Any]) -> str:
+    """Write a raw settings dictionary as TOML (tables of scalars and lists)."""
+    lines: list[str] = []
+
+    def emit(table: Mapping[str, Any], name: str) -> None:
+        scalars = {k: v for k, v in table.items() if not isinstance(v, dict)}
+        if name:
+            lines.append(f"[{name}]")
+        for key, value in scalars.items():
+            lines.append(f"{key} = {_toml_value(value)}")
+        if name or scalars:
+            lines.append("")
+        for key, value in table.items():
+            if isinstance(value, dict):
+                emit(value, f"{name}.{key}" if name else key)
+
+    emit(raw, "")
+    return "\n".join(lines)
+
+
+def _toml_value(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int | float):
+        return repr(value)
+    if isinstance(value, str):
+        return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
+    if isinstance(value, list | tuple):
+        return "[" + ", ".join(_toml_value(v) for v in value) + "]"
+    raise TypeError(f"cannot write {value!r} as TOML")
+
+
+def atomic_write(path: Path, data: str) -> None:
+    """Write ``data`` so that a power cut leaves either the old file or the new one."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    dirfd = os.open(path.parent, os.O_RDONLY)
+    try:
+        os.fsync(dirfd)
+    finally:
+        os.close(dirfd)
+

@@ -1,0 +1,42 @@
+"""Press your luck: hazard curves and shot sizes (pure, seeded)."""
+
+from __future__ import annotations
+
+import random
+from itertools import accumulate
+
+from launcher.config import SideLuck
+
+
+def shot_size(side: SideLuck, rng: random.Random) -> int:
+    """Draw how many cards a shot on this side throws."""
+    return rng.choices(side.sizes, cum_weights=list(accumulate(side.weights)))[0]
+
+
+def draw(side: SideLuck, dry_streak: int, rng: random.Random) -> int:
+    """One press: 0 for a dry press, else the number of cards to shoot.
+
+    ``dry_streak`` is the number of dry presses since the last shot; the hazard curve
+    reaches 1.0 at its last entry, so the streak can never exceed ``side.max_dry``.
+    """
+    p = side.hazard[min(dry_streak, side.max_dry)]
+    if rng.random() >= p:
+        return 0
+    return shot_size(side, rng)
+
+
+def shot_rate(side: SideLuck) -> float:
+    """The long-run share of presses that shoot (1 / expected presses per shot)."""
+    survive = 1.0
+    presses = 0.0
+    for p in side.hazard:
+        presses += survive
+        survive *= 1.0 - p
+    return 1.0 / presses
+
+
+def mean_shot(side: SideLuck) -> float:
+    total = sum(side.weights)
+    return sum(s * w for s, w in zip(side.sizes, side.weights, strict=True)) / total
+
+

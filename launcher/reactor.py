@@ -1,0 +1,222 @@
+"""The only clock: timers that return their next wake time, and post() for other threads.
+
+A timer callback is called as ``callback(eventtime)`` and returns the next time it
+wants to run, or ``NEVER``. ``RealReactor`` sleeps until the next timer or posted
+callback (no polling); ``ManualReactor`` only moves when a test calls ``advance``.
+"""
+
+from __future__ import annotations
+
+import heapq
+import itertools
+import logging
+import queue
+import threading
+import time
+from collections.abc import Callable
+from typing import Protocol
+
+NEVER = float("inf")
+
+log = logging.getLogger(__name__)
+
+TimerCallback = Callable[[float], float]
+
+
+class Timer:
+    """A handle returned by ``register_timer``; pass it back to update or cancel."""
+
+    __slots__ = ("_key", "callback", "name", "waketime")
+
+    def __init__(self, callback: TimerCallback, waketime: float, name: str) -> None:
+        self.callback = callback
+        self.waketime = waketime
+        self.name = name
+        self._key = 0
+
+    def __repr__(self) -> str:
+        return f"<Timer {self.name} at {self.waketime}>"
+
+
+class Reactor(Protocol):
+    """What the launcher needs from a clock."""
+
+    def monotonic(self) -> float: ...
+    def register_timer(
+        self, callback: TimerCallback, waketime: float = NEVER, name: str = ""
+    ) -> Timer: ...
+    def update_timer(self, timer: Timer, waketime: float) -> None: ...
+    def unregister_timer(self, timer: Timer) -> None: ...
+    def post(self, callback: Callable[[], object]) -> None: ...
+
+
+class _TimerQueue:
+    """Timers ordered by wake time; stale heap entries are skipped lazily."""
+
+    def __init__(self) -> None:
+        self._heap: list[tuple[float, int, Timer]] = []
+        self._seq = itertools.count()
+        self._live: set[Timer] = set()
+
+    def register(self, callback: TimerCallback, waketime: float, name: str) -> Timer:
+        timer = Timer(callback, waketime, name or getattr(callback, "__name__", "timer"))
+        self._live.add(timer)
+        self.update(timer, waketime)
+        return timer
+
+    def update(self, timer: Timer, waketime: float) -> None:
+        timer.waketime = waketime
+        timer._key = next(self._seq)
+        if waketime != NEVER and timer in self._live:
+            heapq.heappush(self._heap, (waketime, timer._key, timer))
+
+    def unregister(self, timer: Timer) -> None:
+        self._live.discard(timer)
+        timer.waketime = NEVER
+
+    def next_waketime(self) -> float:
+        while self._heap:
+            waketime, key, timer = self._heap[0]
+            if timer in self._live and key == timer._key:
+                return waketime
+            heapq.heappop(self._heap)
+        return NEVER
+
+    def pop_due(self, now: float) -> Timer | None:
+        if self.next_waketime() <= now:
+            return heapq.heappop(self._heap)[2]
+        return None
+
+    def fire(self, timer: Timer, eventtime: float) -> None:
+        key = timer._key
+        try:
+            nxt = timer.callback(eventtime)
+        except Exception:
+            log.exception("timer %s failed; disabled", timer.name)
+            nxt = NEVER
+        # A callback that re-armed or cancelled itself has already said what it wants.
+        if timer._key == key and timer in self._live:
+            self.update(timer, nxt)
+
+
+class ManualReactor:
+    """A reactor for tests and simulations: time moves only in ``advance``."""
+
+    def __init__(self, start: float = 0.0) -> None:
+        self._now = start
+        self._timers = _TimerQueue()
+        self._posted: queue.SimpleQueue[Callable[[], object]] = queue.SimpleQueue()
+
+    def monotonic(self) -> float:
+        return self._now
+
+    def register_timer(
+        self, callback: TimerCallback, waketime: float = NEVER, name: str = ""
+    ) -> Timer:
+        return self._timers.register(callback, waketime, name)
+
+    def update_timer(self, timer: Timer, waketime: float) -> None:
+        self._timers.update(timer, waketime)
+
+    def unregister_timer(self, timer: Timer) -> None:
+        self._timers.unregister(timer)
+
+    def post(self, callback: Callable[[], object]) -> None:
+        self._posted.put(callback)
+
+    def run_posted(self) -> None:
+        """Run every posted callback (and whatever they post) at the current time."""
+        while True:
+            try:
+                callback = self._posted.get_nowait()
+            except queue.Empty:
+                return
+            _run_posted(callback)
+
+    def advance(self, seconds: float) -> None:
+        """Move time forward, firing every timer due on the way, in order."""
+        if seconds < 0:
+            raise ValueError("cannot advance a reactor backwards")
+        end = self._now + seconds
+        self.run_posted()
+        while True:
+            timer = self._timers.pop_due(end)
+            if timer is None:
+                break
+            self._now = max(self._now, timer.waketime)
+            self._timers.fire(timer, self._now)
+            self.run_posted()
+        self._now = end
+        self.run_posted()
+
+    def next_waketime(self) -> float:
+        return self._timers.next_waketime()
+
+
+def _run_posted(callback: Callable[[], object]) -> None:
+    try:
+        callback()
+    except Exception:
+        log.exception("posted callback %r failed", callback)
+
+
+class RealReactor:
+    """The production reactor: one thread runs timers and posted callbacks.
+
+    Timers are touched only on the reactor thread; other threads call ``post``.
+    """
+
+    def __init__(self, clock: Callable[[], float] = time.monotonic) -> None:
+        self._clock = clock
+        self._timers = _TimerQueue()
+        self._posted: queue.SimpleQueue[Callable[[], object]] = queue.SimpleQueue()
+        self._wake = threading.Event()
+        self._running = False
+
+    def monotonic(self) -> float:
+        return self._clock()
+
+    def register_timer(
+        self, callback: TimerCallback, waketime: float = NEVER, name: str = ""
+    ) -> Timer:
+        return self._timers.register(callback, waketime, name)
+
+    def update_timer(self, timer: Timer, waketime: float) -> None:
+        self._timers.update(timer, waketime)
+
+    def unregister_timer(self, timer: Timer) -> None:
+        self._timers.unregister(timer)
+
+    def post(self, callback: Callable[[], object]) -> None:
+        """Thread-safe: queue ``callback`` to run on the reactor thread."""
+        self._posted.put(callback)
+        self._wake.set()
+
+    def stop(self) -> None:
+        self.post(self._stop)
+
+    def _stop(self) -> None:
+        self._running = False
+
+    def run(self) -> None:
+        """Run until ``stop()``; sleeps until the next timer or posted callback."""
+        self._running = True
+        while self._running:
+            self._wake.clear()
+            while True:
+                try:
+                    callback = self._posted.get_nowait()
+                except queue.Empty:
+                    break
+                _run_posted(callback)
+                if not self._running:
+                    return
+            now = self._clock()
+            timer = self._timers.pop_due(now)
+            if timer is not None:
+                self._timers.fire(timer, now)
+                continue
+            waketime = self._timers.next_waketime()
+            timeout = None if waketime == NEVER else max(0.0, waketime - self._clock())
+            if self._posted.empty():
+                self._wake.wait(timeout)

@@ -1,0 +1,110 @@
+"""The firmware on a simulated launcher and a manual reactor, with verbs for tests and games."""
+
+from __future__ import annotations
+
+import random
+from typing import Any
+
+from hal.sim import Physics, SimLauncher
+from launcher import config, machine
+from launcher.app import CueSink, Launcher
+from launcher.config import Settings
+from launcher.reactor import ManualReactor
+from launcher.store import Store
+
+STEP = 0.02  # seconds of reactor time per settle step
+
+
+class CueLog:
+    """A cue sink that only remembers: the cues played, and whether sound is asleep."""
+
+    def __init__(self) -> None:
+        self.played: list[str] = []
+        self.asleep = False
+
+    def play(self, name: str) -> None:
+        self.played.append(name)
+
+    def sleep(self) -> None:
+        self.asleep = True
+
+    def wake(self) -> None:
+        self.asleep = False
+
+
+class SimRig:
+    """A whole simulated unit: ``SimLauncher`` pins + ``Launcher`` + ``ManualReactor``."""
+
+    def __init__(self, settings: Settings | None = None, seed: int = 0,
+                 physics: Physics | None = None, side: str = "mild",
+                 store: Store | None = None, cues: CueSink | None = None) -> None:
+        self.settings = settings or config.load()
+        self.reactor = ManualReactor()
+        self.sim = SimLauncher(self.reactor, self.settings.pins, physics, side)
+        self.cues: Any = cues if cues is not None else CueLog()
+        self.app = Launcher(self.sim.board, self.reactor, self.settings, random.Random(seed),
+                            self.cues, store)
+        self.app.start()
+        self.settle()
+
+    # -- time --
+
+    def advance(self, seconds: float) -> None:
+        self.reactor.advance(seconds)
+
+    @property
+    def now(self) -> float:
+        return self.reactor.monotonic()
+
+    @property
+    def state(self) -> str:
+        return self.app.machine.state
+
+    def settle(self, limit: float = 30.0) -> None:
+        """Run until the firmware is neither shooting nor rotating (at most ``limit`` s)."""
+        end = self.now + limit
+        self.advance(0)
+        while self.state in (machine.SHOOTING, machine.ROTATING) and self.now < end:
+            self.advance(STEP)
+
+    # -- verbs --
+
+    def press(self) -> list[Any]:
+        """Press the button, wait until the firmware is idle, and take what came out."""
+        self.sim.press()
+        self.advance(0)
+        self.settle()
+        # Let the button go and the mash guard pass before the next press.
+        self.advance(max(self.sim.physics.press_time, self.settings.timing.mash_guard) + STEP)
+        self.settle()
+        return self.sim.take()
+
+    def flip(self) -> str:
+        """Open the lid fully, let the cartridge turn, close the lid; the side the firmware read."""
+        self.sim.open_lid(full=True)
+        self.advance(STEP)
+        self.settle()
+        self.sim.close_lid()
+        self.advance(self.settings.timing.debounce + STEP)
+        return self.side
+
+    def load(self, cards: list[Any]) -> None:
+        """Put cards in the cartridge and tell the firmware how many there are."""
+        self.sim.load(cards)
+        self.load_inventory(len(self.sim.cartridge))
+
+    def load_inventory(self, n: int) -> None:
+        self.app.load(n)
+        self.advance(0)
+
+    @property
+    def side(self) -> str:
+        return self.app.machine.memory.side
+
+    @property
+    def faults(self) -> list[dict[str, Any]]:
+        return [d for _, d in self.app.events("fault")]
+
+    def close(self) -> None:
+        self.app.stop()
+        self.sim.board.close()

@@ -1,0 +1,108 @@
+"""The gpiozero adapters on MockFactory pins, and the choice of pin factory."""
+
+from __future__ import annotations
+
+import pytest
+from gpiozero.pins.mock import MockFactory, MockPWMPin
+
+from hal.gpio import GpioInput, GpioOutput, HBridgeMotor, auto_factory_name, build_board, \
+    make_factory, pi_model
+from launcher import config
+from launcher.errors import HardwareError
+
+
+@pytest.fixture
+def factory():
+    f = MockFactory(pin_class=MockPWMPin)
+    yield f
+    f.reset()
+
+
+def test_input_is_active_low_and_reports_both_edges(factory):
+    inp = GpioInput(17, factory)
+    seen: list[bool] = []
+    inp.on_change(seen.append)
+    pin = factory.pin(17)
+    assert inp.is_active is False  # pull-up: released reads high
+    pin.drive_low()
+    pin.drive_high()
+    assert seen == [True, False]
+    inp.on_change(None)
+    pin.drive_low()
+    assert seen == [True, False]
+    inp.close()
+
+
+def test_output_starts_low(factory):
+    out = GpioOutput(24, factory)
+    assert factory.pin(24).state == 0 and not out.is_active
+    out.on()
+    assert factory.pin(24).state == 1 and out.is_active
+    out.off()
+    assert factory.pin(24).state == 0
+    out.close()
+
+
+def test_h_bridge_forward_brake_and_coast(factory):
+    motor = HBridgeMotor(12, 13, factory)
+    in1, in2 = factory.pin(12), factory.pin(13)
+    motor.forward(0.85)
+    assert (in1.state, in2.state) == (0.85, 0) and motor.speed == 0.85
+    motor.stop(brake=True)
+    assert (in1.state, in2.state) == (1, 1) and motor.speed == 0.0
+    motor.stop(brake=False)
+    assert (in1.state, in2.state) == (0, 0)
+    with pytest.raises(ValueError):
+        motor.forward(1.5)
+    motor.close()
+
+
+def test_board_safe_leaves_motor_pins_low(factory):
+    pins = config.load().pins
+    board = build_board(pins, factory)
+    board.motor_enable.on()
+    board.motor.forward(0.9)
+    board.rotator.on()
+    board.safe()
+    for n in (pins.motor_in1, pins.motor_in2, pins.motor_sleep, pins.rotator):
+        assert factory.pin(n).state == 0
+    board.close()
+
+
+def test_no_beam_configured_means_no_beam_input(factory, tmp_path):
+    p = tmp_path / "c.toml"
+    p.write_text("[pins]\nexit_beam = -1\n")
+    board = build_board(config.load(p).pins, factory)
+    assert board.exit_beam is None
+    board.close()
+
+
+def test_pi_model_and_auto_choice(tmp_path):
+    model = tmp_path / "model"
+    model.write_bytes(b"Raspberry Pi 5 Model B Rev 1.0\x00")
+    assert pi_model(model) == "Raspberry Pi 5 Model B Rev 1.0"
+    assert auto_factory_name({}, pi_model(model)) == "lgpio"
+    model.write_bytes(b"Raspberry Pi 4 Model B Rev 1.4\x00")
+    assert auto_factory_name({}, pi_model(model)) == "pigpio"
+    model.write_bytes(b"Some laptop\x00")
+    assert pi_model(model) is None
+    assert pi_model(tmp_path / "missing") is None
+    assert auto_factory_name({}, None) == "mock"
+    assert auto_factory_name({"GPIOZERO_PIN_FACTORY": "Native"}, None) == "native"
+
+
+def test_a_factory_that_cannot_start_says_which_and_what_to_do():
+    # No pigpio daemon on this machine (and maybe no pigpio module): either way the hint.
+    with pytest.raises(HardwareError) as err:
+        make_factory("pigpio")
+    assert "pin factory pigpio failed" in str(err.value)
+    assert "sudo systemctl start pigpiod" in str(err.value)
+    with pytest.raises(HardwareError, match="python3-lgpio"):
+        make_factory("lgpio")
+    with pytest.raises(HardwareError, match="unknown pin factory"):
+        make_factory("rpigpio")
+
+
+def test_mock_factory_has_pwm_pins():
+    f = make_factory("mock")
+    assert isinstance(f, MockFactory) and f.pin_class is MockPWMPin

@@ -1,0 +1,104 @@
+"""The reactor: timers in order, re-arming, cancelling, posted callbacks."""
+
+from __future__ import annotations
+
+import threading
+
+import pytest
+
+from launcher.reactor import NEVER, ManualReactor, RealReactor
+
+
+def test_timers_fire_in_order_at_their_time():
+    r = ManualReactor()
+    fired: list[tuple[str, float]] = []
+    r.register_timer(lambda t: fired.append(("b", t)) or NEVER, 2.0, "b")
+    r.register_timer(lambda t: fired.append(("a", t)) or NEVER, 1.0, "a")
+    r.advance(1.5)
+    assert fired == [("a", 1.0)]
+    r.advance(1.0)
+    assert fired == [("a", 1.0), ("b", 2.0)]
+    assert r.monotonic() == 2.5
+
+
+def test_periodic_timer_returns_its_next_waketime():
+    r = ManualReactor()
+    ticks: list[float] = []
+    r.register_timer(lambda t: ticks.append(t) or t + 0.25, 0.0)
+    r.advance(1.0)
+    assert ticks == [0.0, 0.25, 0.5, 0.75, 1.0]
+
+
+def test_update_and_unregister():
+    r = ManualReactor()
+    fired: list[float] = []
+    t = r.register_timer(lambda now: fired.append(now) or NEVER, 1.0)
+    r.update_timer(t, 3.0)
+    r.advance(2.0)
+    assert fired == []
+    r.unregister_timer(t)
+    r.advance(5.0)
+    assert fired == []
+
+
+def test_a_callback_that_rearms_itself_keeps_its_own_time():
+    r = ManualReactor()
+    seen: list[float] = []
+
+    def cb(now: float) -> float:
+        seen.append(now)
+        r.update_timer(timer, now + 10)
+        return NEVER  # ignored: the callback already re-armed
+
+    timer = r.register_timer(cb, 1.0)
+    r.advance(11.0)
+    assert seen == [1.0, 11.0]
+
+
+def test_posted_callbacks_run_before_time_moves():
+    r = ManualReactor()
+    order: list[str] = []
+    r.register_timer(lambda t: order.append("timer") or NEVER, 0.5)
+    r.post(lambda: order.append("posted"))
+    r.advance(1.0)
+    assert order == ["posted", "timer"]
+
+
+def test_a_failing_timer_is_disabled_not_fatal():
+    r = ManualReactor()
+    calls: list[float] = []
+
+    def bad(t: float) -> float:
+        calls.append(t)
+        raise RuntimeError("boom")
+
+    r.register_timer(bad, 0.0)
+    r.advance(5.0)
+    assert calls == [0.0]
+
+
+def test_manual_reactor_refuses_to_go_back():
+    with pytest.raises(ValueError):
+        ManualReactor().advance(-1)
+
+
+def test_real_reactor_runs_posts_from_other_threads_and_stops():
+    clock = [0.0]
+    r = RealReactor(clock=lambda: clock[0])
+    got: list[str] = []
+    threads: list[threading.Thread] = []
+
+    def other_thread() -> None:
+        r.post(lambda: got.append("posted"))
+        r.stop()
+
+    def timer(t: float) -> float:
+        got.append("timer")
+        threads.append(threading.Thread(target=other_thread))
+        threads[0].start()
+        return NEVER
+
+    r.register_timer(timer, 0.0)
+    r.run()  # returns only once the other thread's stop() arrived
+    threads[0].join()
+    assert got == ["timer", "posted"]
