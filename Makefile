@@ -1,0 +1,32 @@
+# Two commands do all the set-up on a fresh machine (see README.md):
+#   make bench   - the firmware on the simulated launcher
+#   make test    - lint and the whole test suite
+VENV ?= .venv
+STAMP := $(VENV)/.installed-stamp
+
+.PHONY: setup bench test lint benchmarks sounds clean
+
+$(STAMP): pyproject.toml .ci/setup
+	bash .ci/setup $(VENV)
+	touch $@
+
+setup: $(STAMP)
+
+bench: $(STAMP)
+	$(VENV)/bin/launcher bench
+
+lint: $(STAMP)
+	$(VENV)/bin/ruff check .
+
+test: lint
+	$(VENV)/bin/pytest
+
+benchmarks: $(STAMP)
+	$(VENV)/bin/python bench/bench_press_latency.py
+	$(VENV)/bin/python bench/bench_games.py
+
+sounds: $(STAMP)
+	$(VENV)/bin/launcher sounds render
+
+clean:
+	rm -rf $(VENV) .pytest_cache .ruff_cache .hypothesis
