@@ -132,6 +132,8 @@ class Launcher:
 
     def stop(self) -> None:
         """Motors off, state written, callbacks detached (the board stays open)."""
+        if not self.started:
+            return
         for d in self._inputs:
             d.device.on_change(None)
         self.board.safe()

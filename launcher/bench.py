@@ -1,0 +1,220 @@
+"""``launcher bench``: the firmware on a simulated launcher, in a terminal.
+
+On a terminal: single keys, and a live one-screen view with the events scrolling below.
+Otherwise (a pipe, a script): one console command per line, replies and events as lines.
+Either way the firmware runs on the real reactor, exactly as ``launcher run`` does.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import random
+import sys
+import threading
+from collections import deque
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any, TextIO
+
+from launcher import config
+from launcher.app import build_app
+from launcher.reactor import NEVER, RealReactor
+
+BENCH_DECK = 84  # 112 cards less 4 hands of 7: a full launcher at the start of a game
+
+KEYS: dict[str, tuple[str, str]] = {
+    " ": ("press", "press the button"),
+    "p": ("press", "press the button"),
+    "o": ("lid full", "open the lid fully (turns the cartridge)"),
+    "a": ("lid open", "lift the lid ajar"),
+    "c": ("lid close", "close the lid"),
+    "j": ("jam", "jam the next card"),
+    "u": ("unjam", "clear the jam"),
+    "s": ("sleep", "sleep now"),
+    "w": ("wake", "wake up"),
+    "x": ("clear", "clear a fault"),
+}
+
+
+class Bench:
+    """The simulated unit plus its console, fed from the keyboard or from lines."""
+
+    def __init__(self, settings: config.Settings, seed: int, config_path: str | None,
+                 out: TextIO) -> None:
+        from launcher.console import Console
+
+        self.out = out
+        self.reactor = RealReactor()
+        self.app, self.sim = build_app(settings, self.reactor, random.Random(seed),
+                                       simulate=True, warn=self._warn)
+        self.seed = seed
+        self.events: deque[str] = deque(maxlen=14)
+        self.live = False
+        self.console = Console(self.app, sim=self.sim, raw_config=config.load_raw(config_path),
+                               config_path=Path(config_path) if config_path else None,
+                               write=self._console_line, reboot=self.reactor.stop)
+        self.last_shot = "none yet"
+        self.typing: list[str] = []  # a command being typed after ':' in the live view
+        self.app.listeners.append(self._event)
+        self._view_timer = self.reactor.register_timer(self._redraw, NEVER, "bench.view")
+
+    def _warn(self, text: str) -> None:
+        print(f"warning: {text}", file=sys.stderr)
+
+    def _console_line(self, line: str) -> None:
+        if self.live:
+            self.events.append(line)
+        else:
+            self.out.write(line + "\n")
+            self.out.flush()
+
+    def _event(self, kind: str, data: dict[str, Any]) -> None:
+        if kind == "shot":
+            self.last_shot = f"{data['cards']} cards ({data['side']})"
+
+    def reload_cartridge(self) -> None:
+        """Fill the simulated cartridge to a full launcher and tell the firmware."""
+        self.sim.load(f"card {i}" for i in range(BENCH_DECK - len(self.sim.cartridge)))
+        self.app.load(len(self.sim.cartridge))
+
+    def run_line(self, line: str) -> None:
+        if line.strip() == "reload":
+            self.reload_cartridge()
+            self._console_line("ok reloaded the simulated cartridge")
+            return
+        for reply in self.console.handle_line(line):
+            self._console_line(reply)
+
+    # -- the live view --
+
+    def screen(self) -> str:
+        st = self.app.status()
+        motor = f"running {st['motor']:.2f}" if st["motor"] else "off"
+        sleep_in = "-" if st["sleep_in"] is None else f"{st['sleep_in']:.0f} s"
+        lines = [
+            "UNO FLIP ATTACK LAUNCHER -- SIMULATED BOARD (no hardware is driven)",
+            f"seed {self.seed}",
+            "",
+            f"  side        {st['side'].upper():8}  state     {st['state']}",
+            f"  escalation  {st['escalation']:<8}  cards     {st['inventory']} "
+            f"(cartridge holds {len(self.sim.cartridge)})",
+            f"  last shot   {self.last_shot:8}  sleep in  {sleep_in}",
+            f"  motor       {motor:8}  lid       {st['lid']}   fault {st['fault']}",
+            "",
+            "  keys: " + "  ".join(f"[{'space' if k == ' ' else k}] {v[0]}"
+                                   for k, v in KEYS.items() if k != "p"),
+            "        [r] reload cartridge  [:] type a console command  [q] quit",
+            "",
+            "---- events ----",
+            *self.events,
+        ]
+        if self.typing:
+            lines.append("".join(self.typing))
+        return "\x1b[H\x1b[2J" + "\n".join(lines) + "\n"
+
+    def _redraw(self, eventtime: float) -> float:
+        self.out.write(self.screen())
+        self.out.flush()
+        return eventtime + 0.25
+
+
+def _reader(stream: TextIO, post: Callable[[str], None], keys: bool) -> None:
+    """Read keys or lines on a thread of its own; everything goes through reactor.post."""
+    if keys:
+        while True:
+            ch = stream.read(1)
+            if not ch:
+                post("\x04")
+                return
+            post(ch)
+    for line in stream:
+        post(line.rstrip("\n"))
+    post("\x04")
+
+
+@contextlib.contextmanager
+def _cbreak(stream: TextIO) -> Iterator[None]:
+    import termios
+    import tty
+
+    fd = stream.fileno()
+    old = termios.tcgetattr(fd)
+    try:
+        tty.setcbreak(fd)
+        yield
+    finally:
+        termios.tcsetattr(fd, termios.TCSADRAIN, old)
+
+
+def run_bench(settings: config.Settings, seed: int, lines: bool = False,
+              config_path: str | None = None, stdin: TextIO | None = None,
+              stdout: TextIO | None = None) -> int:
+    from launcher.cli import install_signal_handlers
+
+    stdin = stdin or sys.stdin
+    out = stdout or sys.stdout
+    live = not lines and stdin.isatty() and out.isatty()
+    bench = Bench(settings, seed, config_path, out)
+    install_signal_handlers(bench.reactor.stop)
+    if not live:
+        out.write("# SIMULATED launcher (no hardware). One console command per line; "
+                  "`help` lists them, `reload` refills the cartridge.\n")
+    bench.app.start()
+    bench.reload_cartridge()
+    typing = bench.typing
+
+    def on_input(item: str) -> None:
+        if item == "\x04":
+            bench.reactor.stop()
+            return
+        if not live:
+            bench.run_line(item)
+            return
+        if typing:
+            if item in ("\n", "\r"):
+                bench.run_line("".join(typing[1:]))
+                typing.clear()
+            elif item in ("\x7f", "\b"):
+                if len(typing) > 1:
+                    typing.pop()
+            else:
+                typing.append(item)
+            return
+        if item == "q":
+            bench.reactor.stop()
+        elif item == ":":
+            typing.append(":")
+        elif item == "r":
+            bench.run_line("reload")
+        elif item in KEYS:
+            bench.run_line(KEYS[item][0])
+
+    def post(item: str) -> None:
+        # One input at a time: the next waits until this one and the pin edges it caused
+        # (posted behind it) have been handled, so a script reads what a person would see.
+        done = threading.Event()
+
+        def handle() -> None:
+            on_input(item)
+            bench.reactor.post(done.set)
+
+        bench.reactor.post(handle)
+        done.wait()
+
+    bench.live = live
+    thread = threading.Thread(target=_reader, args=(stdin, post, live), daemon=True,
+                              name="bench-input")
+    thread.start()
+    try:
+        if live:
+            bench.reactor.update_timer(bench._view_timer, bench.reactor.monotonic())
+            with _cbreak(stdin):
+                bench.reactor.run()
+            out.write("\n")
+        else:
+            bench.reactor.run()
+    finally:
+        bench.app.stop()
+        bench.app.board.close()
+    return 0
+

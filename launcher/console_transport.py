@@ -1,0 +1,541 @@
+"""Console transports: a pyserial port or URL, or stdin/stdout, feeding the reactor line by line.
+
+Threads only move bytes. A reader thread cuts its input into lines and puts them into a
+bounded ``Inbox``; the reactor takes at most ``budget`` lines per ``tick`` from it, and only
+while the output has room, so a flood of input waits in the inbox (and then in the OS
+buffers) instead of starving the launcher's own timers. A writer thread empties a bounded
+``Outbox``; the reactor never waits on a port. A serial port that goes away (unplug) is
+reopened by a reactor timer when it comes back, and greets with the banner again.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import re
+import select
+import threading
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, BinaryIO, Protocol
+
+import serial
+
+from launcher.console import MAX_LINE, Console
+from launcher.reactor import NEVER, Reactor
+
+log = logging.getLogger("launcher.console")
+
+BAUD = 115200
+READ_TIMEOUT = 0.2  # s: how long a reader thread blocks before it looks at its stop flag
+WRITE_TIMEOUT = 2.0  # s: a port nobody reads (USB gadget with no host) drops output after this
+RETRY = 1.0  # s between attempts to reopen a port that went away
+BUDGET = 8  # lines handled per tick
+TICK = 0.01  # s
+INBOX_LINES = 32
+OUTBOX_LINES = 256  # event lines beyond this are dropped (replies never are)
+OUTBOX_HIGH = 64  # input waits while this many lines are still to be written
+
+_EOL = re.compile(rb"[\r\n]")
+
+
+@dataclass(frozen=True)
+class Overlong:
+    """A line that was longer than the limit: only its size is kept."""
+
+    size: int
+
+
+Item = bytes | Overlong
+
+
+class LineFramer:
+    """Bytes in, complete lines out. CR, LF and CR LF each end a line; long lines are cut."""
+
+    def __init__(self, limit: int = MAX_LINE) -> None:
+        self.limit = limit
+        self._buf = bytearray()
+        self._size = 0
+        self._after_cr = False
+
+    def feed(self, data: bytes) -> list[Item]:
+        out: list[Item] = []
+        pos = 0
+        for mt in _EOL.finditer(data):
+            i = mt.start()
+            if data[i] == 0x0A and self._after_cr and i == pos:
+                self._after_cr = False  # the LF of a CR LF pair
+                pos = i + 1
+                continue
+            self._take(data[pos:i])
+            out.append(self._finish())
+            self._after_cr = data[i] == 0x0D
+            pos = i + 1
+        if pos < len(data):
+            self._take(data[pos:])
+            self._after_cr = False
+        return out
+
+    @property
+    def pending(self) -> int:
+        """Bytes of an unfinished line."""
+        return self._size
+
+    def _take(self, chunk: bytes) -> None:
+        room = self.limit + 1 - len(self._buf)
+        if room > 0:
+            self._buf += chunk[:room]
+        self._size += len(chunk)
+
+    def _finish(self) -> Item:
+        item: Item = Overlong(self._size) if self._size > self.limit else bytes(self._buf)
+        self._buf.clear()
+        self._size = 0
+        return item
+
+
+class Inbox:
+    """Complete lines from a reader thread to the reactor: bounded, and taken a few per tick."""
+
+    def __init__(self, reactor: Reactor, handle: Callable[[Item], None], *,
+                 ready: Callable[[], bool] = lambda: True, capacity: int = INBOX_LINES,
+                 budget: int = BUDGET, tick: float = TICK) -> None:
+        self.reactor = reactor
+        self.capacity = capacity
+        self.budget = budget
+        self.tick = tick
+        self._handle = handle
+        self._ready = ready
+        self._items: deque[Item] = deque()
+        self._cond = threading.Condition()
+        self._scheduled = False
+        self._closed = False
+        self._timer = reactor.register_timer(self._drain, NEVER, "console.inbox")
+        # What the flood tests and the bench look at.
+        self.handled = 0
+        self.wakes = 0
+        self.emptied = 0
+        self.largest_batch = 0
+        self.deepest = 0
+
+    @property
+    def pending(self) -> int:
+        with self._cond:
+            return len(self._items)
+
+    def put(self, item: Item, stopped: Callable[[], bool]) -> bool:
+        """From a reader thread: wait while the inbox is full. False if stopped meanwhile."""
+        with self._cond:
+            while len(self._items) >= self.capacity:
+                if stopped() or self._closed:
+                    return False
+                self._cond.wait(READ_TIMEOUT)
+            if stopped() or self._closed:
+                return False
+            self._items.append(item)
+            self.deepest = max(self.deepest, len(self._items))
+            wake = not self._scheduled
+            self._scheduled = True
+        if wake:
+            # One wake-up per batch, never one per line: posted callbacks run before timers.
+            self.wakes += 1
+            self.reactor.post(self._kick)
+        return True
+
+    def release_waiters(self) -> None:
+        with self._cond:
+            self._cond.notify_all()
+
+    def close(self) -> None:
+        with self._cond:
+            self._closed = True
+            self._items.clear()
+            self._cond.notify_all()
+        self.reactor.unregister_timer(self._timer)
+
+    def _kick(self) -> None:
+        if not self._closed:
+            self.reactor.update_timer(self._timer, self.reactor.monotonic())
+
+    def _drain(self, eventtime: float) -> float:
+        batch = 0
+        while batch < self.budget and self._ready():
+            with self._cond:
+                if not self._items:
+                    break
+                item = self._items.popleft()
+                self._cond.notify()
+            batch += 1
+            self.handled += 1
+            self._handle(item)
+        self.largest_batch = max(self.largest_batch, batch)
+        with self._cond:
+            if not self._items:
+                self._scheduled = False
+                self.emptied += 1
+                return NEVER
+        return eventtime + self.tick
+
+
+class Outbox:
+    """Lines waiting for the writer thread. Pushing never blocks."""
+
+    def __init__(self, capacity: int = OUTBOX_LINES, high: int = OUTBOX_HIGH) -> None:
+        self.capacity = capacity
+        self.high = high
+        self._lines: deque[bytes] = deque()
+        self._cond = threading.Condition()
+        self._closed = False
+        self.dropped = 0  # event lines dropped since the last notice
+
+    def __len__(self) -> int:
+        with self._cond:
+            return len(self._lines)
+
+    def room(self) -> bool:
+        with self._cond:
+            return len(self._lines) < self.high
+
+    def push(self, data: bytes, droppable: bool) -> bool:
+        with self._cond:
+            if self._closed or (droppable and len(self._lines) >= self.capacity):
+                return False
+            self._lines.append(data)
+            self._cond.notify()
+            return True
+
+    def take(self) -> bytes | None:
+        """For the writer thread: all queued lines (waits for one); None once closed and empty."""
+        with self._cond:
+            while not self._lines and not self._closed:
+                self._cond.wait()
+            if not self._lines:
+                return None
+            data = b"".join(self._lines)
+            self._lines.clear()
+            return data
+
+    def close(self) -> None:
+        with self._cond:
+            self._closed = True
+            self._cond.notify_all()
+
+
+class Channel(Protocol):
+    """A byte pipe a session runs over."""
+
+    def read(self) -> bytes | None: ...  # b"": nothing yet; None: end of input
+    def write(self, data: bytes) -> None: ...
+    def cancel(self) -> None: ...  # unblock a read or write from another thread
+    def close(self) -> None: ...
+
+
+class SerialChannel:
+    """A pyserial port (device or URL) opened with a read timeout."""
+
+    def __init__(self, port: Any) -> None:
+        self.port = port
+        self.write_timeouts = 0
+
+    def read(self) -> bytes | None:
+        waiting = self.port.in_waiting
+        return self.port.read(min(max(waiting, 1), 4096))
+
+    def write(self, data: bytes) -> None:
+        try:
+            self.port.write(data)
+        except serial.SerialTimeoutException:
+            # Nobody is reading (a USB gadget without a host): drop it, keep the port.
+            self.write_timeouts += 1
+
+    def cancel(self) -> None:
+        for name in ("cancel_read", "cancel_write"):
+            cancel = getattr(self.port, name, None)
+            if cancel is not None:
+                # A port that is already gone needs no unblocking: the reader notices.
+                with contextlib.suppress(OSError, serial.SerialException):
+                    cancel()
+
+    def close(self) -> None:
+        try:
+            self.port.close()
+        except (OSError, serial.SerialException) as exc:
+            log.debug("console: closing the port: %s", exc)
+
+
+class StreamChannel:
+    """A readable file descriptor (stdin) and a binary stream (stdout)."""
+
+    def __init__(self, infd: int, out: BinaryIO) -> None:
+        self.infd = infd
+        self.out = out
+
+    def read(self) -> bytes | None:
+        ready, _, _ = select.select([self.infd], [], [], READ_TIMEOUT)
+        if not ready:
+            return b""
+        data = os.read(self.infd, 4096)
+        return data or None
+
+    def write(self, data: bytes) -> None:
+        self.out.write(data)
+        self.out.flush()
+
+    def cancel(self) -> None:
+        pass  # reads time out on their own
+
+    def close(self) -> None:
+        pass  # stdin and stdout belong to the process
+
+
+class _Session:
+    """One open channel: a reader thread and a writer thread."""
+
+    def __init__(self, channel: Channel, inbox: Inbox, on_end: Callable[[_Session, str], None],
+                 name: str) -> None:
+        self.channel = channel
+        self.inbox = inbox
+        self.outbox = Outbox()
+        self.framer = LineFramer()
+        self._on_end = on_end
+        self._stop = threading.Event()
+        self._requested = False  # stop() was called (not a lost port)
+        self._reader = threading.Thread(target=self._read_loop, name=f"{name}-reader",
+                                         daemon=True)
+        self._writer = threading.Thread(target=self._write_loop, name=f"{name}-writer",
+                                        daemon=True)
+
+    def start(self) -> None:
+        self._writer.start()
+        self._reader.start()
+
+    def stop(self) -> None:
+        """From any thread but the reactor's: flush what is queued, end both threads."""
+        self._requested = True
+        self._stop.set()
+        self.outbox.close()
+        self.inbox.release_waiters()
+        self._writer.join(WRITE_TIMEOUT + 1)
+        self.channel.cancel()
+        self._reader.join(WRITE_TIMEOUT + 1)
+
+    def join(self) -> None:
+        """Wait for threads that are ending on their own (after a lost port)."""
+        self._reader.join(WRITE_TIMEOUT + 1)
+        self._writer.join(WRITE_TIMEOUT + 1)
+
+    @property
+    def alive(self) -> bool:
+        return self._reader.is_alive()
+
+    def _read_loop(self) -> None:
+        reason = "stopped"
+        try:
+            while not self._stop.is_set():
+                data = self.channel.read()
+                if data is None:
+                    reason = "end of input"
+                    break
+                for item in self.framer.feed(data):
+                    if not self.inbox.put(item, self._stop.is_set):
+                        break
+        except (OSError, serial.SerialException) as exc:
+            reason = f"read failed: {exc}"
+        except Exception as exc:  # a bug here must not leave the port half-open
+            log.exception("console: reader failed")
+            reason = f"reader failed: {exc}"
+        requested = self._requested
+        self._stop.set()
+        self.outbox.close()
+        self._writer.join(WRITE_TIMEOUT + 1)
+        self.channel.close()
+        if not requested:
+            self._on_end(self, reason)
+
+    def _write_loop(self) -> None:
+        try:
+            while (data := self.outbox.take()) is not None:
+                self.channel.write(data)
+        except (OSError, serial.SerialException, ValueError) as exc:
+            # The port went away under us: make the reader notice at once.
+            log.debug("console: write failed: %s", exc)
+            self._stop.set()
+            self.channel.cancel()
+
+
+class Transport:
+    """What every transport shares: the inbox, line handling and output for one console."""
+
+    name = "console"
+
+    def __init__(self, console: Console, reactor: Reactor, *, eol: bytes = b"\r\n",
+                 budget: int = BUDGET, tick: float = TICK, capacity: int = INBOX_LINES) -> None:
+        self.console = console
+        self.reactor = reactor
+        self.eol = eol
+        self.inbox = Inbox(reactor, self._handle, ready=self._output_room, capacity=capacity,
+                           budget=budget, tick=tick)
+        self.session: _Session | None = None
+        self._ended_sessions: list[_Session] = []  # their threads are ending by themselves
+        self.dropped = 0  # event lines dropped because the output was full
+        self.sessions = 0
+        console.write = self._event
+
+    # reactor thread
+
+    def _begin(self, channel: Channel) -> None:
+        self.sessions += 1
+        session = _Session(channel, self.inbox, self._ended_from_thread, self.name)
+        self.session = session
+        self.console.reset()
+        self._send(self.console.banner(), droppable=False)
+        session.start()
+
+    def _handle(self, item: Item) -> None:
+        if isinstance(item, Overlong):
+            lines = self.console.handle_overlong(item.size)
+        else:
+            lines = self.console.handle_line(item)
+        for line in lines:
+            self._send(line, droppable=False)
+
+    def _event(self, line: str) -> None:
+        self._send(line, droppable=True)
+
+    def _send(self, line: str, droppable: bool) -> None:
+        session = self.session
+        if session is None:
+            return
+        out = session.outbox
+        if out.dropped and out.push(self._encode(self.console.event_line(
+                "console_dropped", {"lines": out.dropped})), droppable=True):
+            out.dropped = 0
+        if not out.push(self._encode(line), droppable) and droppable:
+            out.dropped += 1
+            self.dropped += 1
+
+    def _encode(self, line: str) -> bytes:
+        return line.encode("utf-8", "replace") + self.eol
+
+    def _output_room(self) -> bool:
+        session = self.session
+        return session is None or session.outbox.room()
+
+    def _ended_from_thread(self, session: _Session, reason: str) -> None:
+        self.reactor.post(lambda: self._ended(session, reason))
+
+    def _ended(self, session: _Session, reason: str) -> None:
+        self._ended_sessions.append(session)
+        if session is self.session:
+            self.session = None
+            self.lost(reason)
+
+    def lost(self, reason: str) -> None:
+        """The channel ended by itself (reactor thread)."""
+
+    # owner's thread
+
+    def stop(self) -> None:
+        """Flush and stop (not from a running reactor's thread: it joins the session's threads)."""
+        session, self.session = self.session, None
+        if session is not None:
+            session.stop()
+        for ended in self._ended_sessions:
+            ended.join()
+        self._ended_sessions.clear()
+        self.inbox.close()
+        self.console.close()
+
+
+class SerialTransport(Transport):
+    """The console on a serial device or any pyserial URL, at 115200 8N1 by default.
+
+    ``start`` opens the port, or keeps retrying from a reactor timer until it can; a port
+    that fails later (cable unplugged) is retried the same way until it is back.
+    """
+
+    name = "console-serial"
+
+    def __init__(self, console: Console, reactor: Reactor, url: str, baud: int = BAUD, *,
+                 retry: float = RETRY, opener: Callable[[], Any] | None = None,
+                 **kw: Any) -> None:
+        super().__init__(console, reactor, **kw)
+        self.url = url
+        self.baud = baud
+        self.retry = retry
+        self._opener = opener or self._open
+        self._complained = False
+        self._timer = reactor.register_timer(self._try_open, NEVER, "console.open")
+        self.opens = 0
+
+    def _open(self) -> Any:
+        # exclusive: a second reader of the same tty (another firmware, a terminal on the Pi)
+        # would get half of every line; with the lock it cannot open the port at all.
+        return serial.serial_for_url(self.url, baudrate=self.baud, bytesize=serial.EIGHTBITS,
+                                     parity=serial.PARITY_NONE, stopbits=serial.STOPBITS_ONE,
+                                     timeout=READ_TIMEOUT, write_timeout=WRITE_TIMEOUT,
+                                     exclusive=True)
+
+    def start(self) -> bool:
+        """Open now if possible, else keep trying (on the reactor thread, or before it runs)."""
+        self._try_open(self.reactor.monotonic())
+        return self.session is not None
+
+    def _try_open(self, eventtime: float) -> float:
+        if self.session is not None:
+            return NEVER
+        try:
+            port = self._opener()
+        except (OSError, ValueError, serial.SerialException) as exc:
+            if not self._complained:
+                log.warning("console: cannot open %s (%s); retrying every %gs",
+                            self.url, exc, self.retry)
+                self._complained = True
+            next_try = eventtime + self.retry
+            self.reactor.update_timer(self._timer, next_try)
+            return next_try
+        self._complained = False
+        self.opens += 1
+        log.info("console: %s open at %d baud", self.url, self.baud)
+        self._begin(SerialChannel(port))
+        self.reactor.update_timer(self._timer, NEVER)
+        return NEVER
+
+    def lost(self, reason: str) -> None:
+        log.warning("console: %s lost (%s); waiting for it to come back", self.url, reason)
+        self.console.reset()
+        self.reactor.update_timer(self._timer, self.reactor.monotonic() + self.retry)
+
+    def stop(self) -> None:
+        self.reactor.unregister_timer(self._timer)
+        super().stop()
+
+
+class StreamTransport(Transport):
+    """The console on stdin and stdout (``launcher bench``, pipes, tests)."""
+
+    name = "console-stdio"
+
+    def __init__(self, console: Console, reactor: Reactor, infd: int = 0,
+                 out: BinaryIO | None = None, *, on_eof: Callable[[], None] | None = None,
+                 **kw: Any) -> None:
+        kw.setdefault("eol", b"\n")
+        super().__init__(console, reactor, **kw)
+        self.infd = infd
+        self.out: BinaryIO = out if out is not None else _stdout()
+        self.on_eof = on_eof
+
+    def start(self) -> None:
+        self._begin(StreamChannel(self.infd, self.out))
+
+    def lost(self, reason: str) -> None:
+        if self.on_eof is not None:
+            self.on_eof()
+
+
+def _stdout() -> BinaryIO:
+    import sys
+
+    return sys.stdout.buffer

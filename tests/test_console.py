@@ -1,0 +1,589 @@
+"""The console's dispatcher and commands, in-process on the simulated launcher."""
+
+from __future__ import annotations
+
+import builtins
+import json
+import logging
+import random
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from launcher import config, cues
+from launcher import machine as m
+from launcher.console import (
+    E_DEBUG,
+    E_HARDWARE,
+    E_INTERNAL,
+    E_IO,
+    E_STATE,
+    E_UNAVAILABLE,
+    E_UNKNOWN,
+    E_USAGE,
+    E_VALUE,
+    ERROR_CODES,
+    MOTOR_RUN_MAX_MS,
+    CommandError,
+    Console,
+    text_value,
+)
+from launcher.rig import SimRig
+from launcher.store import Store
+
+
+@pytest.fixture(autouse=True)
+def no_thread_left_behind() -> Iterator[None]:
+    """Fail a test that leaves a thread running."""
+    before = set(threading.enumerate())
+    yield
+    leaked = [t for t in threading.enumerate() if t not in before]
+    for t in leaked:
+        t.join(timeout=5)
+    alive = [t.name for t in leaked if t.is_alive()]
+    assert not alive, f"threads leaked: {alive}"
+
+
+class Bench:
+    """A console on a SimRig, with its event lines collected."""
+
+    def __init__(self, **kw: Any) -> None:
+        store = kw.pop("store", None)
+        self.rig = SimRig(store=store)
+        self.events: list[str] = []
+        kw.setdefault("sim", self.rig.sim)
+        self.console = Console(self.rig.app, write=self.events.append, **kw)
+
+    def __call__(self, line: str | bytes) -> list[str]:
+        out = self.console.handle_line(line)
+        self.rig.advance(0)
+        return out
+
+    def final(self, line: str | bytes) -> str:
+        out = self(line)
+        assert out, f"no reply to {line!r}"
+        return out[-1]
+
+    def close(self) -> None:
+        self.console.close()
+        self.rig.close()
+
+
+@pytest.fixture
+def bench() -> Iterator[Bench]:
+    b = Bench()
+    yield b
+    b.close()
+
+
+def is_final(line: str) -> bool:
+    return line == "ok" or line.startswith(("ok ", "error "))
+
+
+# --- the protocol ------------------------------------------------------------------------
+
+
+def test_every_reply_ends_with_one_final_line(bench: Bench) -> None:
+    lines = ["status", "help", "help luck", "log 3", "luck show", "sounds list", "bogus",
+             "load x", "", "stats", "inventory"]
+    for line in lines:
+        out = bench(line)
+        assert is_final(out[-1]), (line, out)
+        assert not any(is_final(x) for x in out[:-1]), (line, out)
+        assert all(x.startswith("// ") for x in out[:-1]), (line, out)
+
+
+def test_error_lines_carry_a_known_code(bench: Bench) -> None:
+    for line in ["bogus", "load", "load x", "lid", "motor run 5", "clear", "config save",
+                 "reboot-safe", b"\xff"]:
+        reply = bench.final(line)
+        code = reply.split()[1]
+        assert reply.startswith("error ") and code in ERROR_CODES, reply
+
+
+@pytest.mark.parametrize("word", ["stat", "statu", "STATUS", "status!", "xstatus", "sta tus",
+                                  "lo", "lu", "conf", "motorrun", "json-on", "hel"])
+def test_words_are_matched_exactly(bench: Bench, word: str) -> None:
+    assert bench.final(word).startswith(f"error {E_UNKNOWN} ")
+
+
+def test_help_lists_every_command_and_each_one_alone(bench: Bench) -> None:
+    out = bench("help")
+    names = [spec.usage for spec in bench.console.commands]
+    assert len(out) == len(names) + 1
+    for usage, line in zip(names, out, strict=False):
+        assert line.startswith(f"// {usage} ")
+    for spec in bench.console.commands:
+        one = bench(f"help {spec.name}")
+        assert one[0].startswith(f"// {spec.usage} ") and one[-1] == "ok commands=1"
+
+
+def test_registered_commands_use_the_same_dispatcher(bench: Bench) -> None:
+    seen = []
+
+    def hello(args: Any) -> dict[str, Any]:
+        seen.append(args.words)
+        return {"hello": args.word(0)}
+
+    bench.console.register("hello", "NAME", "greet", hello, min_args=1, max_args=1)
+    assert bench.final("hello you") == "ok hello=you"
+    assert bench.final("hello") == f"error {E_USAGE} expected: hello NAME"
+    assert seen == [["you"]]
+    with pytest.raises(ValueError):
+        bench.console.register("hello", "", "again", hello)
+    with pytest.raises(ValueError):
+        bench.console.register("status x", "", "a group over a command", hello)
+
+
+def test_a_failing_command_is_an_internal_error_and_the_console_lives_on(
+        bench: Bench, caplog: pytest.LogCaptureFixture) -> None:
+    def boom(args: Any) -> None:
+        raise RuntimeError("boom")
+
+    bench.console.register("boom", "", "fails", boom)
+    with caplog.at_level(logging.ERROR, logger="launcher.console"):
+        reply = bench.final("boom")
+    assert reply == f"error {E_INTERNAL} RuntimeError: boom (logged)"
+    assert "Traceback" in caplog.text and "boom" in caplog.text
+    assert bench.final("status").startswith("ok state=ready")
+    assert bench.console.counters["internal"] == 1
+
+
+def test_user_errors_from_handlers_are_not_internal(bench: Bench) -> None:
+    def picky(args: Any) -> None:
+        raise CommandError(E_VALUE, "not like that")
+
+    bench.console.register("picky", "", "refuses", picky)
+    assert bench.final("picky") == f"error {E_VALUE} not like that"
+    assert bench.console.counters["internal"] == 0
+
+
+def test_input_is_never_evaluated(bench: Bench, monkeypatch: pytest.MonkeyPatch) -> None:
+    def forbidden(*args: Any, **kw: Any) -> None:
+        raise AssertionError("the console evaluated its input")
+
+    for name in ("eval", "exec", "compile", "__import__"):
+        monkeypatch.setattr(builtins, name, forbidden)
+    lines = ["__import__('os').system('true')", "eval 1+1", "exec print(1)",
+             "config set audio.pack __import__('os')", "load __import__('os')",
+             "luck set mild hazard [__import__('os')]", "config get __class__",
+             "help __init__", "status.__class__", "{{7*7}}", "$(reboot)", "; ls"]
+    replies = [bench.final(line) for line in lines]
+    monkeypatch.undo()
+    assert all(is_final(r) for r in replies)
+    # A value that is not a TOML value stays a plain string.
+    assert replies[3] == "ok audio.pack=__import__('os') applied=restart unsaved=1"
+    assert bench.console.counters["internal"] == 0
+
+
+def test_a_trailing_line_end_is_allowed(bench: Bench) -> None:
+    assert bench.final("load 3\n") == "ok inventory=3"
+    assert bench.final(b"load 4\r\n") == "ok inventory=4"
+    assert bench.final("load\n4").startswith("error line control character U+000A")
+
+
+@pytest.mark.parametrize(("value", "text"), [
+    (None, "none"), (True, "true"), (False, "false"), (3, "3"), (0.25, "0.25"),
+    (1 / 3, "0.333333"), ("mild", "mild"), ("lid open", '"lid open"'), ("", '""'),
+    ("a=b", '"a=b"'), ('say "hi"', '"say \\"hi\\""'), ([1, 0.5], "[1,0.5]"), ((), "[]"),
+])
+def test_text_values(value: Any, text: str) -> None:
+    assert text_value(value) == text
+
+
+# --- JSON mode ---------------------------------------------------------------------------
+
+
+def test_json_mode_answers_and_events_are_objects(bench: Bench) -> None:
+    assert bench("json on") == ['{"ok":true,"data":{"json":"on"}}']
+    bench.events.clear()
+    out = bench("load 4") + bench("bogus") + bench("log 1") + bench("help press")
+    objs = [json.loads(x) for x in out + bench.events]
+    replies = [o for o in objs if "ok" in o]
+    events = [o for o in objs if "event" in o]
+    assert [r["ok"] for r in replies] == [True, False, True, True]
+    assert replies[1]["error"] == E_UNKNOWN and "bogus" in replies[1]["message"]
+    assert replies[2]["events"][0]["event"] == "loaded"
+    assert replies[3]["commands"][0]["command"] == "press"
+    assert events == [{"event": "loaded", "t": 0.0, "data": {"cards": 4}}]
+    assert bench("json off") == ["ok json=off"]
+
+
+def test_json_lines_are_single_lines(bench: Bench) -> None:
+    bench("json on")
+    for line in ["help", "luck show", "sounds list", "config set audio.pack \"a b\\n\""]:
+        out = bench(line)
+        assert len(out) == 1 and "\n" not in out[0]
+        json.loads(out[0])
+
+
+# --- the launcher through the console ----------------------------------------------------
+
+
+def test_press_and_events_reach_the_writer(bench: Bench) -> None:
+    bench("cards 10")
+    bench("load 10")
+    bench("luck set mild hazard [1.0] sizes [3] weights [1]")
+    bench.events.clear()
+    assert bench.final("press") == "ok state=shooting"
+    bench.rig.advance(1.0)
+    assert "# event shoot side=mild cards=3" in bench.events
+    assert "# event shot side=mild cards=3 asked=3" in bench.events
+    assert bench.final("inventory") == "ok inventory=7 cards_shot=3 cartridge=7 tray=3"
+
+
+def test_lid_commands_move_the_simulated_lid(bench: Bench) -> None:
+    assert bench.final("lid open") == "ok lid=ajar"
+    bench.rig.advance(0.05)
+    assert bench.rig.state == m.LID_OPEN
+    assert bench.final("lid full") == "ok lid=full"
+    bench.rig.advance(1.5)
+    assert bench.rig.side == "wild"
+    bench("lid close")
+    bench.rig.advance(0.05)
+    assert bench.rig.state == m.READY
+
+
+def test_on_real_hardware_the_lid_is_physical() -> None:
+    b = Bench(sim=None)
+    try:
+        for word in ("open", "full", "close"):
+            reply = b.final(f"lid {word}")
+            assert reply.startswith(f"error {E_HARDWARE} the lid is physical")
+        for line in ("jam", "unjam", "cards 3"):
+            assert b.final(line).startswith(f"error {E_HARDWARE} ")
+        assert b.rig.sim.lid == "closed"
+    finally:
+        b.close()
+
+
+def test_sleep_wake_clear_refuse_in_the_wrong_state(bench: Bench) -> None:
+    assert bench.final("wake") == f"error {E_STATE} not asleep (ready)"
+    assert bench.final("clear") == f"error {E_STATE} no fault to clear (ready)"
+    assert bench.final("sleep") == "ok state=asleep"
+    assert bench.rig.app.board.motor_enable.is_active is False
+    assert bench.final("sleep") == f"error {E_STATE} already asleep"
+    assert bench.final("wake") == "ok state=ready"
+
+
+def test_clear_leaves_a_fault(bench: Bench) -> None:
+    bench("cards 5")
+    bench("load 5")
+    bench("luck set mild hazard [1.0] sizes [2] weights [1]")
+    bench("jam")
+    bench("press")
+    bench.rig.advance(1.0)
+    assert bench.rig.state == m.FAULT
+    bench("unjam")
+    assert bench.final("clear") == "ok cleared=jam state=ready"
+
+
+def test_sounds_play_reaches_the_cue_player(bench: Bench) -> None:
+    assert bench.final("sounds play wild_flip") == "ok cue=wild_flip"
+    assert bench.rig.cues.played[-1] == "wild_flip"
+    assert bench.final("sounds play nope").startswith(f"error {E_VALUE} no cue 'nope'")
+    assert bench("sounds list")[:-1] == [f"// {c}" for c in cues.all_cues()]
+
+
+def test_log_shows_the_last_events(bench: Bench) -> None:
+    for n in (1, 2, 3):
+        bench(f"load {n}")
+    out = bench("log 2")
+    assert out == ["// 0.000 loaded cards=2", "// 0.000 loaded cards=3", "ok events=2"]
+    assert bench("log")[-1] == "ok events=3"
+
+
+def test_stats_counts_the_launcher_and_the_console(bench: Bench) -> None:
+    bench("press")
+    bench("bogus")
+    reply = bench.final("stats")
+    assert "presses=1 " in reply and "console_errors=1 " in reply
+    assert "console_lines=3 " in reply
+
+
+def test_seed_replays_the_same_presses() -> None:
+    def run(seed: int) -> list[str]:
+        b = Bench()
+        try:
+            b("cards 80")
+            b("load 80")
+            b(f"seed {seed}")
+            b.events.clear()
+            for _ in range(12):
+                b("press")
+                b.rig.advance(2.0)
+            return [e for e in b.events if e.startswith(("# event dry", "# event shot "))]
+        finally:
+            b.close()
+
+    first, again, other = run(7), run(7), run(8)
+    assert len(first) == 12
+    assert first == again
+    assert first != other
+
+
+# --- luck and config ---------------------------------------------------------------------
+
+
+def test_luck_set_is_checked_as_config_and_applied(bench: Bench) -> None:
+    reply = bench.final("luck set wild sizes [2, 3] weights [1, 3]")
+    assert reply.startswith("ok side=wild ") and "sizes=[2,3] weights=[1,3]" in reply
+    assert bench.rig.app.settings.luck.wild.sizes == (2, 3)
+    assert bench.rig.app.machine.settings.luck.wild.weights == (1.0, 3.0)
+    bad = bench.final("luck set wild sizes [2, 3, 4]")
+    assert bad == (f"error {E_VALUE} luck.wild.weights = [1.0, 3.0]: "
+                   "must have one weight per size (3)")
+    assert bench.rig.app.settings.luck.wild.sizes == (2, 3)  # nothing half-applied
+
+
+def test_config_set_live_and_restart_keys(bench: Bench) -> None:
+    assert bench.final("config set timing.jam_timeout_ms 500") == \
+        "ok timing.jam_timeout_ms=500 applied=now unsaved=1"
+    assert bench.rig.app.settings.timing.jam_timeout == 0.5
+    assert bench.final("config set pins.led 4") == "ok pins.led=4 applied=restart unsaved=2"
+    assert bench.rig.app.settings.pins.led == 26
+    assert bench.final("config get pins.led") == "ok pins.led=4 running=26"
+    # A live change after a pending pin change still applies (pins are not touched).
+    assert bench.final("config set motor.speed 0.5").endswith("applied=now unsaved=3")
+    assert bench.rig.app.settings.motor.speed == 0.5
+    assert bench.final("config set timing.debounce_ms 10").endswith("applied=restart unsaved=4")
+
+
+def test_config_errors_name_the_key(bench: Bench) -> None:
+    assert bench.final("config set motor.speed 2") == \
+        f"error {E_VALUE} motor.speed = 2: must be within 0.1..1"
+    assert bench.final("config set motor.sped 1") == \
+        f"error {E_VALUE} motor.sped = (missing): unknown key"
+    assert bench.final("config get motor").startswith(f"error {E_VALUE} motor is a table")
+
+
+def test_config_save_writes_a_file_that_loads_back(tmp_path: Path) -> None:
+    path = tmp_path / "etc" / "launcher.toml"
+    b = Bench(config_path=path, raw_config=config.default_raw())
+    try:
+        b("config set timing.jam_timeout_ms 650")
+        b("luck set mild hazard [0.5, 1.0]")
+        b("config set audio.pack \"my pack\"")
+        reply = b.final("config save")
+        assert reply == f"ok path={path} saved=3"
+        settings = config.load(path)
+        assert settings.timing.jam_timeout == 0.65
+        assert settings.luck.mild.hazard == (0.5, 1.0)
+        assert settings.audio.pack == "my pack"
+        text = path.read_text(encoding="utf-8")
+        assert "[pins]" not in text and "button" not in text  # defaults are not written
+        assert b.final("config set timing.jam_timeout_ms 700").endswith("unsaved=1")
+    finally:
+        b.close()
+
+
+def test_config_save_failure_is_an_io_error(tmp_path: Path) -> None:
+    blocker = tmp_path / "file"
+    blocker.write_text("not a folder", encoding="utf-8")
+    b = Bench(config_path=blocker / "launcher.toml", raw_config=config.default_raw())
+    try:
+        reply = b.final("config save")
+        assert reply.startswith(f"error {E_IO} cannot write {blocker}/launcher.toml")
+    finally:
+        b.close()
+
+
+def test_console_reads_the_config_file_when_not_given_one(tmp_path: Path) -> None:
+    path = tmp_path / "launcher.toml"
+    path.write_text("[motor]\nspeed = 0.6\n", encoding="utf-8")
+    b = Bench(config_path=path)
+    try:
+        assert b.final("config get motor.speed") == "ok motor.speed=0.6"
+    finally:
+        b.close()
+
+
+# --- debug commands ----------------------------------------------------------------------
+
+
+def test_motor_run_needs_debug_a_closed_lid_and_is_capped(bench: Bench) -> None:
+    motor = bench.rig.app.board.motor
+    assert bench.final("motor run 100").startswith(f"error {E_DEBUG} ")
+    bench("debug on")
+    assert bench.final(f"motor run {MOTOR_RUN_MAX_MS + 1}").startswith(f"error {E_VALUE} ")
+    bench("lid open")
+    bench.rig.advance(0.05)
+    assert bench.final("motor run 100") == f"error {E_STATE} refused: the lid is not closed"
+    assert motor.speed == 0
+    bench("lid close")
+    bench.rig.advance(0.05)
+    assert bench.final(f"motor run {MOTOR_RUN_MAX_MS}").startswith("ok motor=on ")
+    assert motor.speed > 0
+    bench.rig.advance(MOTOR_RUN_MAX_MS / 1000 - 0.001)
+    assert motor.speed > 0
+    bench.rig.advance(0.002)
+    assert motor.speed == 0
+    assert bench.events[-1] == "# event motor_run end=done after=0.3"
+
+
+def test_motor_run_stops_when_the_lid_opens(bench: Bench) -> None:
+    bench("debug on")
+    bench("motor run 300")
+    bench.rig.advance(0.05)
+    bench.rig.sim.open_lid(full=False)
+    bench.rig.advance(0)
+    assert bench.rig.app.board.motor.speed == 0
+    assert "# event motor_run end=interrupted after=0.05 state=lid_open" in bench.events
+
+
+def test_a_shot_during_a_motor_run_keeps_its_motor(bench: Bench) -> None:
+    bench("cards 10")
+    bench("load 10")
+    bench("luck set mild hazard [1.0] sizes [4] weights [1]")
+    bench("debug on")
+    bench("motor run 100")
+    bench.rig.advance(0.3)  # the run is over, and it ejected cards of its own
+    ran = len(bench.rig.sim.ejected)
+    bench("motor run 50")
+    bench("press")
+    assert bench.rig.state == m.SHOOTING
+    bench.rig.advance(0.06)
+    assert bench.rig.app.board.motor.speed > 0  # the run's timer did not stop the shot
+    bench.rig.settle()
+    assert bench.rig.state == m.READY
+    assert len(bench.rig.sim.ejected) == ran + 4
+
+
+def test_debug_off_and_reset_stop_a_run(bench: Bench) -> None:
+    motor = bench.rig.app.board.motor
+    bench("debug on")
+    bench("motor run 300")
+    bench("debug off")
+    assert motor.speed == 0
+    bench("debug on")
+    bench("motor run 300")
+    bench.console.reset()
+    assert motor.speed == 0 and not bench.console.debug and not bench.console.json
+    assert bench.final("motor run 100").startswith(f"error {E_DEBUG} ")
+
+
+def test_rotate_turns_once_round_and_stops(bench: Bench) -> None:
+    board = bench.rig.app.board
+    bench("debug on")
+    assert bench.final("rotate") == "ok rotator=on limit=8"
+    assert bench.final("rotate") == f"error {E_STATE} a debug rotate run is going on"
+    assert bench.final("motor run 10") == f"error {E_STATE} a debug rotate run is going on"
+    bench.rig.advance(3.0)
+    assert not board.rotator.is_active
+    assert bench.events[-1].startswith("# event rotate end=done ")
+    assert "detents=2 yellow_changes=2" in bench.events[-1]
+    assert bench.rig.sim.side == bench.rig.side == "mild"
+    assert bench.rig.state == m.READY and not bench.rig.faults
+
+
+def test_rotate_with_a_stalled_rotator_is_capped(bench: Bench) -> None:
+    bench.rig.sim.stall_rotator()
+    bench("debug on")
+    bench("rotate")
+    bench.rig.advance(7.9)
+    assert bench.rig.app.board.rotator.is_active
+    bench.rig.advance(0.2)
+    assert not bench.rig.app.board.rotator.is_active
+    assert bench.events[-1].startswith("# event rotate end=timeout after=8")
+
+
+# --- selftest, version, reboot-safe ------------------------------------------------------
+
+
+def test_selftest_runs_the_walk_through_on_a_simulated_unit(bench: Bench) -> None:
+    out = bench("selftest")
+    assert out[-1] == 'ok parts=11 passed=11 failed=0 on="a fresh simulated launcher"'
+    assert out[0] == "// PASS button"
+    assert all(line.startswith("// PASS ") for line in out[:-1])
+    assert bench.rig.state == m.READY and bench.rig.app.board.motor.speed == 0
+
+
+def test_selftest_on_a_real_board_says_how_to_run_it() -> None:
+    b = Bench(sim=None)
+    try:
+        reply = b.final("selftest")
+        assert reply.startswith(f"error {E_UNAVAILABLE} on a real board the self-test needs")
+        assert "launcher selftest" in reply
+    finally:
+        b.close()
+
+
+def test_reboot_safe_stops_saves_and_asks_the_owner(tmp_path: Path) -> None:
+    state = tmp_path / "state.json"
+    asked: list[bool] = []
+    b = Bench(store=Store(state), reboot=lambda: asked.append(True))
+    try:
+        b("load 9")
+        b("debug on")
+        b("motor run 300")
+        assert b.final("reboot-safe") == "ok restart=requested unsaved=0"
+        assert asked == [True]
+        board = b.rig.app.board
+        assert board.motor.speed == 0 and not board.motor_enable.is_active
+        assert json.loads(state.read_text(encoding="utf-8"))["inventory"] == 9
+        assert b.final("press") == f"error {E_STATE} the launcher is stopped for a restart"
+        assert b.final("status").endswith('stopped="restart requested"')
+    finally:
+        b.console.close()
+        b.rig.sim.board.close()
+
+
+# --- robustness --------------------------------------------------------------------------
+
+
+def test_a_failing_writer_does_not_break_the_launcher(bench: Bench) -> None:
+    def broken(line: str) -> None:
+        raise OSError("gone")
+
+    bench.console.write = broken
+    assert bench.final("load 3") == "ok inventory=3"
+    assert bench.rig.app.machine.memory.inventory == 3
+
+
+def test_close_detaches_from_the_launcher(bench: Bench) -> None:
+    bench.console.close()
+    bench.rig.app.load(4)
+    assert bench.events == []
+
+
+def test_random_command_sequences_keep_the_console_answering() -> None:
+    """Seeded walk over every command with plausible and implausible arguments."""
+    rng = random.Random(1234)
+    words = ["status", "press", "lid open", "lid full", "lid close", "side", "load 5",
+             "inventory", "luck show", "luck set mild hazard [0.3, 1.0]", "seed 3", "stats",
+             "log 4", "sleep", "wake", "clear", "config get motor.speed",
+             "config set motor.speed 0.7", "selftest", "sounds play wild_bam", "version",
+             "help", "json on", "json off", "debug on", "debug off", "motor run 120",
+             "rotate", "jam", "unjam", "cards 4", "load", "luck set x", "config save", "??"]
+    b = Bench()
+    try:
+        for _ in range(600):
+            out = b(rng.choice(words))
+            assert len(out) >= 1
+            last = out[-1]
+            assert is_final(last) or json.loads(last).keys() >= {"ok"}
+            b.rig.advance(rng.choice([0, 0.01, 0.2, 1.0]))
+        assert b.console.counters["internal"] == 0
+        assert not b.rig.app.board.motor.speed or b.rig.state == m.SHOOTING
+    finally:
+        b.close()
+
+
+def test_error_code_table_is_complete() -> None:
+    import launcher.console as c
+
+    codes = {v for k, v in vars(c).items() if k.startswith("E_")}
+    assert codes == set(ERROR_CODES)
+
+
+def test_the_docs_show_every_command_with_its_help(bench: Bench) -> None:
+    docs = (Path(__file__).resolve().parents[1] / "docs" / "console.md").read_text(
+        encoding="utf-8")
+    for spec in bench.console.commands:
+        assert f"`{spec.usage}`" in docs, spec.usage
+        assert spec.help in " ".join(docs.split()), spec.help
+    for code in ERROR_CODES:
+        assert f"| `{code}` |" in docs, code
