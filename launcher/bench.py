@@ -22,17 +22,9 @@ from launcher.reactor import NEVER, RealReactor
 
 BENCH_DECK = 84  # 112 cards less 4 hands of 7: a full launcher at the start of a game
 
-KEYS: dict[str, tuple[str, str]] = {
-    " ": ("press", "press the button"),
-    "p": ("press", "press the button"),
-    "o": ("lid full", "open the lid fully (turns the cartridge)"),
-    "a": ("lid open", "lift the lid ajar"),
-    "c": ("lid close", "close the lid"),
-    "j": ("jam", "jam the next card"),
-    "u": ("unjam", "clear the jam"),
-    "s": ("sleep", "sleep now"),
-    "w": ("wake", "wake up"),
-    "x": ("clear", "clear a fault"),
+KEYS: dict[str, str] = {  # key -> console command (the screen lists them)
+    " ": "press", "p": "press", "o": "lid full", "a": "lid open", "c": "lid close",
+    "j": "jam", "u": "unjam", "s": "sleep", "w": "wake", "x": "clear",
 }
 
 
@@ -101,9 +93,9 @@ class Bench:
             f"  last shot   {self.last_shot:8}  sleep in  {sleep_in}",
             f"  motor       {motor:8}  lid       {st['lid']}   fault {st['fault']}",
             "",
-            "  keys: " + "  ".join(f"[{'space' if k == ' ' else k}] {v[0]}"
-                                   for k, v in KEYS.items() if k != "p"),
-            "        [r] reload cartridge  [:] type a console command  [q] quit",
+            "  keys: [space] press  [o] open lid fully  [a] lid ajar  [c] close lid",
+            "        [j] jam  [u] unjam  [s] sleep  [w] wake  [x] clear fault",
+            "        [r] refill cartridge  [:] type a console command  [q] quit",
             "",
             "---- events ----",
             *self.events,
@@ -187,7 +179,7 @@ def run_bench(settings: config.Settings, seed: int, lines: bool = False,
         elif item == "r":
             bench.run_line("reload")
         elif item in KEYS:
-            bench.run_line(KEYS[item][0])
+            bench.run_line(KEYS[item])
 
     def post(item: str) -> None:
         # One input at a time: the next waits until this one and the pin edges it caused
