@@ -10,10 +10,10 @@ caller: it is logged once per outage, kept in ``error``, and the next play tries
 from __future__ import annotations
 
 import importlib
+import io
 import logging
 import shutil
 import subprocess
-import sys
 import tempfile
 import wave
 from array import array
@@ -36,7 +36,7 @@ CHAIN = ("simpleaudio", "aplay", "null")  # what "auto" tries, and the order of 
 class Wav:
     """The PCM frames of a WAV file, read whole."""
 
-    frames: bytes
+    frames: bytes  # native byte order, as the wave module reads and writes them
     channels: int
     sampwidth: int  # bytes per sample
     rate: int
@@ -51,8 +51,6 @@ class Wav:
             raise ValueError("only 16-bit PCM has samples here")
         out = array("h")
         out.frombytes(self.frames)
-        if sys.byteorder == "big":
-            out.byteswap()
         return out
 
     def scaled(self, volume: float) -> Wav:
@@ -60,8 +58,6 @@ class Wav:
         if volume == 1.0:
             return self
         out = array("h", (int(s * volume) for s in self.samples()))
-        if sys.byteorder == "big":
-            out.byteswap()
         return Wav(out.tobytes(), self.channels, self.sampwidth, self.rate)
 
 
@@ -134,6 +130,13 @@ class SimpleAudioSpeaker:
         """The last playback failure of the current outage, or None."""
         return self._outage.error
 
+    def probe(self) -> None:
+        """Open the default device once with 10 ms of silence; Unavailable if it will not."""
+        try:
+            self._sa.WaveObject(bytes(440), 1, 2, 22050).play().wait_done()
+        except Exception as exc:
+            raise Unavailable(f"simpleaudio cannot open the default device ({exc})") from exc
+
     def load(self, sounds: Mapping[str, Path]) -> None:
         waves = {}
         for name, path in sounds.items():
@@ -199,6 +202,23 @@ class AplaySpeaker:
     @property
     def error(self) -> str | None:
         return self._outage.error
+
+    def probe(self) -> None:
+        """Play 10 ms of silence on the default device; Unavailable if aplay fails."""
+        buf = io.BytesIO()
+        with wave.open(buf, "wb") as w:
+            w.setnchannels(1)
+            w.setsampwidth(2)
+            w.setframerate(22050)
+            w.writeframes(bytes(440))
+        try:
+            proc = subprocess.run([self._program, "-q", "-"], input=buf.getvalue(),
+                                  capture_output=True, timeout=5, check=False)
+        except (OSError, subprocess.TimeoutExpired) as exc:
+            raise Unavailable(f"aplay failed ({exc})") from exc
+        if proc.returncode != 0:
+            reason = proc.stderr.decode(errors="replace").strip().splitlines()
+            raise Unavailable(f"aplay cannot play ({reason[-1] if reason else proc.returncode})")
 
     def load(self, sounds: Mapping[str, Path]) -> None:
         self._cleanup_tmp()
@@ -322,16 +342,20 @@ class RecordingSpeaker:
 
     ``played`` holds one tuple per sound that started: ``(name,)`` when it started on
     silence, ``(name, cut)`` when it cut off the sound ``cut``. ``stopped`` lists the
-    sounds ended by ``stop()``. Verbs: ``finish()`` ends the current sound as if it had
-    run out, ``lose_device()`` / ``restore_device()`` make plays fail like a lost device.
+    sounds ended by ``stop()``. Given a ``clock`` (``reactor.monotonic``), a sound ends
+    when its file's length has passed; without one it lasts until ``finish()`` or
+    ``stop()``. ``lose_device()`` / ``restore_device()`` make plays fail like a lost device.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, clock: Callable[[], float] | None = None) -> None:
         self.loaded: dict[str, Path] = {}
         self.played: list[tuple[str, ...]] = []
         self.stopped: list[str] = []
         self.closed = False
+        self._clock = clock
+        self._lengths: dict[str, float] = {}
         self._current: str | None = None
+        self._ends = 0.0
         self._lost: BaseException | None = None
         self._outage = _Outage("recording")
 
@@ -350,28 +374,38 @@ class RecordingSpeaker:
 
     @property
     def current(self) -> str | None:
+        """The sound playing now, or None."""
+        clock = self._clock
+        if self._current is not None and clock is not None and clock() >= self._ends:
+            self._current = None
         return self._current
 
     def load(self, sounds: Mapping[str, Path]) -> None:
         self.loaded = dict(sounds)
+        if self._clock is not None:
+            self._lengths = {name: read_wav(path).duration for name, path in sounds.items()}
 
     def play(self, name: str) -> None:
         if name not in self.loaded:
             raise KeyError(name)
-        previous, self._current = self._current, None
+        previous, self._current = self.current, None
         if self._lost is not None:
             self._outage.failed(self._lost)
             return
         self._outage.ok()
         self.played.append((name,) if previous is None else (name, previous))
         self._current = name
+        if self._clock is not None:
+            self._ends = self._clock() + self._lengths[name]
 
     def stop(self) -> None:
-        if self._current is not None:
-            self.stopped.append(self._current)
+        current = self.current
+        if current is not None:
+            self.stopped.append(current)
             self._current = None
 
     def finish(self) -> None:
+        """The current sound runs out."""
         self._current = None
 
     def lose_device(self, exc: BaseException | None = None) -> None:
@@ -382,7 +416,7 @@ class RecordingSpeaker:
 
     @property
     def is_playing(self) -> bool:
-        return self._current is not None
+        return self.current is not None
 
     def wait_done(self) -> None:
         self._current = None
@@ -414,6 +448,10 @@ def make_speaker(backend: str, warn: Callable[[str], None], volume: float = 1.0)
     for name in CHAIN[CHAIN.index(first):]:
         try:
             speaker = _open(name, volume)
+            if backend == "auto" and name != "null":
+                # Only "auto" may decide there is no usable device: a named backend is kept,
+                # and a device that comes back later is used (a lost one is never fatal).
+                speaker.probe()  # type: ignore[attr-defined]
         except Unavailable as exc:
             skipped.append(str(exc))
             continue

@@ -40,7 +40,8 @@ class Motor(Protocol):
 
 
 class Speaker(Protocol):
-    """Plays preloaded sounds by name; never blocks and never raises on a lost device."""
+    """Plays preloaded sounds by name with one voice (a new play replaces the current one);
+    never blocks and never raises on a lost device."""
 
     def load(self, sounds: Mapping[str, Path]) -> None: ...
     def play(self, name: str) -> None: ...

@@ -85,7 +85,7 @@ def test_set_key_checks_and_round_trips_through_toml(tmp_path):
     raw = config.load_raw(None)
     new = config.set_key(raw, "luck.mild.hazard", [0.5, 1.0])
     assert config.settings_from_dict(new).luck.mild.hazard == (0.5, 1.0)
-    with pytest.raises(ConfigError, match="luck.mild.hazard\\[0\\] = -1"):
+    with pytest.raises(ConfigError, match=r"luck\.mild\.hazard\[0\] = -1"):
         config.set_key(raw, "luck.mild.hazard", [-1, 1.0])
     with pytest.raises(ConfigError, match="unknown key"):
         config.set_key(raw, "luck.mild.nope", 1)

@@ -5,8 +5,15 @@ from __future__ import annotations
 import pytest
 from gpiozero.pins.mock import MockFactory, MockPWMPin
 
-from hal.gpio import GpioInput, GpioOutput, HBridgeMotor, auto_factory_name, build_board, \
-    make_factory, pi_model
+from hal.gpio import (
+    GpioInput,
+    GpioOutput,
+    HBridgeMotor,
+    auto_factory_name,
+    build_board,
+    make_factory,
+    pi_model,
+)
 from launcher import config
 from launcher.errors import HardwareError
 
