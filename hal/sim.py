@@ -189,6 +189,11 @@ class SimLauncher:
     # -- physics --
 
     @property
+    def in_beam(self) -> Any:
+        """The card blocking the exit beam right now (stuck in a jam, or leaving), or None."""
+        return self._card_in_beam
+
+    @property
     def motor_running(self) -> bool:
         return bool(self.motor_history) and self.motor_history[-1].running
 

@@ -44,8 +44,14 @@ class SimRig:
         self.cues: Any = cues if cues is not None else CueLog()
         self.app = Launcher(self.sim.board, self.reactor, self.settings, random.Random(seed),
                             self.cues, store)
+        self.faults: list[dict[str, Any]] = []  # every fault event, however long the run
+        self.app.listeners.append(self._heard)
         self.app.start()
         self.settle()
+
+    def _heard(self, kind: str, data: dict[str, Any]) -> None:
+        if kind == "fault":
+            self.faults.append(dict(data))
 
     # -- time --
 
@@ -102,8 +108,9 @@ class SimRig:
         return self.app.machine.memory.side
 
     @property
-    def faults(self) -> list[dict[str, Any]]:
-        return [d for _, d in self.app.events("fault")]
+    def inventory(self) -> int | None:
+        """The firmware's own count of the cards in the cartridge (None: unknown)."""
+        return self.app.machine.memory.inventory
 
     def close(self) -> None:
         self.app.stop()

@@ -59,7 +59,7 @@ def check(rig: SimRig, loaded: int) -> None:
     if rig.state == m.FAULT:
         assert not sim.motor_running and not sim.level("rotator")
     assert 0 <= mem.dry_streak <= rig.settings.luck.side(mem.side).max_dry
-    in_beam = 1 if sim._card_in_beam is not None else 0
+    in_beam = 1 if sim.in_beam is not None else 0
     assert len(sim.cartridge) + len(sim.ejected) + in_beam == loaded
     assert mem.inventory is None or mem.inventory >= 0
 

@@ -1,0 +1,260 @@
+"""Players for the Flip Attack engine: a random one and one that weighs its luck."""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Sequence
+from dataclasses import replace
+
+from launcher import config
+from launcher import luck as luck_model
+from launcher.config import Luck
+from launcher.games.cards import (
+    DISCARD_ALL,
+    FLIP,
+    HIT_2,
+    HIT_5,
+    SKIP,
+    SKIP_EVERYONE,
+    WILD_ALL_OUT_ATTACK,
+    WILD_DISCARD_ALL,
+    WILD_PRESS_YOUR_LUCK,
+    Card,
+    other_side,
+)
+from launcher.games.flip_attack import (
+    CATCH,
+    HIT,
+    LUCK,
+    LUCK_DISCARD,
+    Action,
+    Catch,
+    Discard,
+    Effect,
+    FlipLid,
+    HandState,
+    Pass,
+    Play,
+    Press,
+    Pressed,
+    PressLuck,
+    StopLuck,
+    TakeHit,
+)
+
+
+def _with_uno(action: Action, state: HandState, player: int, rng: random.Random,
+              forget: float) -> Action:
+    """Call UNO on a play that leaves one card, unless this player forgets."""
+    if not isinstance(action, Play | StopLuck) or rng.random() < forget:
+        return action
+    left = len(state.hands[player]) - (1 if isinstance(action, Play) else 0)
+    if isinstance(action, Play):
+        face = action.card.face(state.side)
+        if face.kind in (DISCARD_ALL, WILD_DISCARD_ALL):
+            colour = face.colour if face.kind == DISCARD_ALL else action.discard_colour
+            left -= sum(1 for c in state.hands[player]
+                        if c is not action.card and c.face(state.side).colour == colour)
+    return replace(action, uno=True) if left == 1 else action
+
+
+class RandomBot:
+    """Picks uniformly among pressing and the playable cards, then any legal colour."""
+
+    name = "random"
+
+    def __init__(self, rng: random.Random, forget_uno: float = 0.25, catch: float = 0.5) -> None:
+        self.rng = rng
+        self.forget_uno = forget_uno
+        self.catch = catch
+
+    def choose(self, state: HandState, player: int, legal: Sequence[Action]) -> Action:
+        rng = self.rng
+        step = state.agenda[0]
+        if step.kind == CATCH:
+            return Catch() if rng.random() < self.catch else Pass()
+        # Group the variants (colours) of each card, so that a wild is not picked more
+        # often just because it can name four colours.
+        groups: dict[int | str, list[Action]] = {}
+        for a in legal:
+            key = a.card.id if isinstance(a, Play) else type(a).__name__
+            groups.setdefault(key, []).append(a)
+        options = list(groups.values())
+        action = rng.choice(rng.choice(options))
+        return _with_uno(action, state, player, rng, self.forget_uno)
+
+    def observe(self, effect: Effect) -> None:
+        pass
+
+
+class HeuristicBot:
+    """A greedy player that presses its luck knowingly.
+
+    It knows the launcher's luck settings (the hazard curve and the shot sizes, as a
+    player would learn them) and watches every press, so it knows the dry streak. From
+    them it prices presses: the cards that the next k presses are expected to shoot. It
+    dumps high-value cards first and keeps its wilds for when nothing else plays; it
+    plays a Hit 2x, Hit 5x or All-Out Attack when those presses are likely to hurt; in
+    a Wild Press Your Luck run it presses on while one more card away is worth more than
+    the chance of taking back the shot and every discard.
+    """
+
+    name = "heuristic"
+
+    def __init__(self, rng: random.Random, luck_settings: Luck | None = None,
+                 forget_uno: float = 0.0, catch: float = 1.0, hit_weight: float = 6.0) -> None:
+        self.rng = rng
+        self.luck = luck_settings if luck_settings is not None else config.load().luck
+        self.forget_uno = forget_uno
+        self.catch = catch
+        self.hit_weight = hit_weight  # points of score per card a hit is expected to give
+        self.dry_streak = 0
+        self._mean = {s: luck_model.mean_shot(self.luck.side(s)) for s in ("mild", "wild")}
+        self._expected: dict[tuple[str, int, int], float] = {}
+
+    # -- what it has seen --
+
+    def observe(self, effect: Effect) -> None:
+        if isinstance(effect, Pressed):
+            if effect.cards:
+                self.dry_streak = 0
+            elif not effect.empty:
+                self.dry_streak += 1
+        elif isinstance(effect, FlipLid):
+            self.dry_streak = 0  # the firmware starts a new streak after a flip
+
+    def shot_chance(self, side: str) -> float:
+        """The chance that the next press shoots, given the dry streak seen so far."""
+        s = self.luck.side(side)
+        return s.hazard[min(self.dry_streak, s.max_dry)]
+
+    def expected_cards(self, side: str, presses: int, streak: int | None = None) -> float:
+        """Cards that ``presses`` presses in a row are expected to shoot, from ``streak``."""
+        start = self.dry_streak if streak is None else streak
+        key = (side, presses, start)
+        if key not in self._expected:
+            self._expected[key] = self._expect(side, presses, start)
+        return self._expected[key]
+
+    def _expect(self, side: str, presses: int, start: int) -> float:
+        s = self.luck.side(side)
+        mean = self._mean[side]
+        dist = {start: 1.0}  # dry streak -> chance
+        total = 0.0
+        for _ in range(presses):
+            nxt: dict[int, float] = {}
+            for k, w in dist.items():
+                p = s.hazard[min(k, s.max_dry)]
+                total += w * p * mean
+                nxt[0] = nxt.get(0, 0.0) + w * p
+                nxt[k + 1] = nxt.get(k + 1, 0.0) + w * (1.0 - p)
+            dist = nxt
+        return total
+
+    # -- decisions --
+
+    def choose(self, state: HandState, player: int, legal: Sequence[Action]) -> Action:
+        step = state.agenda[0]
+        if step.kind == CATCH:
+            return Catch() if self.rng.random() < self.catch else Pass()
+        if step.kind == HIT:
+            plays = [a for a in legal if isinstance(a, Play)]
+            return self._uno(plays[0] if plays else TakeHit(), state, player)
+        if step.kind == LUCK:
+            return self._luck(state, player, legal)
+        if step.kind == LUCK_DISCARD:
+            return self._luck_discard(state, legal)
+        return self._uno(self._turn(state, player, legal), state, player)
+
+    def _uno(self, action: Action, state: HandState, player: int) -> Action:
+        return _with_uno(action, state, player, self.rng, self.forget_uno)
+
+    def _luck(self, state: HandState, player: int, legal: Sequence[Action]) -> Action:
+        run = state.luck
+        assert run is not None
+        p = self.shot_chance(state.side)
+        shot = min(self._mean[state.side], state.launcher_count)
+        hand = state.hands[player]
+        # One more press: one card away with chance 1-p, or with chance p the shot plus
+        # every discard so far come back. With one card left, stopping already means UNO.
+        worth = (1.0 - p) > p * (shot + len(run.discards)) and len(hand) > 1
+        if worth and any(isinstance(a, PressLuck) for a in legal):
+            return PressLuck()
+        return StopLuck(uno=len(hand) == 1 and self.rng.random() >= self.forget_uno)
+
+    def _luck_discard(self, state: HandState, legal: Sequence[Action]) -> Action:
+        side = state.side
+
+        def keep(a: Action) -> tuple[int, int]:
+            assert isinstance(a, Discard)
+            face = a.card.face(side)
+            return (0 if face.is_wild else 1, face.points)
+
+        return max(legal, key=keep)
+
+    def _turn(self, state: HandState, player: int, legal: Sequence[Action]) -> Action:
+        plays = [a for a in legal if isinstance(a, Play)]
+        if not plays:
+            return Press()
+        hand = state.hands[player]
+        side = state.side
+        nxt_cards = len(state.hands[state.next_player(player)])
+        threat = min(len(h) for q, h in enumerate(state.hands) if q != player)
+        presses = {HIT_2: 2, HIT_5: 5, WILD_ALL_OUT_ATTACK: state.players}
+
+        def score(a: Play) -> float:
+            face = a.card.face(side)
+            k = face.kind
+            s = float(face.points)
+            if face.is_wild:
+                s -= 45.0  # keep wilds for when nothing else plays
+            if k in (DISCARD_ALL, WILD_DISCARD_ALL):
+                colour = face.colour if k == DISCARD_ALL else a.discard_colour
+                gone = [c for c in hand if c is not a.card and c.face(side).colour == colour]
+                s += 12.0 * len(gone) + sum(c.face(side).points for c in gone)
+            if k in presses:
+                s += self.hit_weight * self.expected_cards(side, presses[k])
+            if k in (HIT_2, HIT_5, WILD_ALL_OUT_ATTACK, SKIP, SKIP_EVERYONE) and nxt_cards <= 2:
+                s += 25.0
+            if k == WILD_PRESS_YOUR_LUCK:
+                s += 10.0 * (len(hand) - 1) * (1.0 - self.shot_chance(side))
+            if k == FLIP:
+                s += self._flip_gain(state, player, threat)
+            if a.colour is not None:
+                s += 2.0 * self._colour_count(hand, a, side)
+            return s
+
+        return max(plays, key=score)
+
+    def _colour_count(self, hand: Sequence[Card], a: Play, side: str) -> int:
+        """How many kept cards would follow the colour named (on the new side after a Flip)."""
+        if a.card.face(side).kind == FLIP:
+            side = other_side(side)
+        return sum(1 for c in hand if c is not a.card and c.face(side).colour == a.colour
+                   and c.face(side).colour != a.discard_colour)
+
+    def _flip_gain(self, state: HandState, player: int, threat: int) -> float:
+        """Flip when this hand is worth less on the other side, or to shake a near winner."""
+        side = state.side
+        other = other_side(side)
+        hand = state.hands[player]
+        here = sum(c.face(side).points for c in hand)
+        there = sum(c.face(other).points for c in hand)
+        gain = (here - there) / max(len(hand), 1)
+        if threat <= 2:
+            gain += 15.0
+        return gain
+
+
+BOTS = {"random": RandomBot, "heuristic": HeuristicBot}
+
+
+def make_bot(name: str, rng: random.Random,
+             luck_settings: Luck | None = None) -> RandomBot | HeuristicBot:
+    """A bot by name (``random`` or ``heuristic``)."""
+    if name == "random":
+        return RandomBot(rng)
+    if name == "heuristic":
+        return HeuristicBot(rng, luck_settings)
+    raise ValueError(f"unknown bot {name!r}: choose from {', '.join(BOTS)}")
+

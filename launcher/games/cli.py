@@ -1,0 +1,403 @@
+"""``launcher simulate`` and ``launcher tune``: whole Flip Attack games, and a luck report."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import math
+import random
+import statistics
+import sys
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any, TextIO
+
+from launcher import config, luck
+from launcher.config import Settings
+from launcher.errors import ConfigError
+from launcher.games.bots import BOTS, make_bot
+from launcher.games.cards import SIDES, load_deck
+from launcher.games.flip_attack import GameOptions, Table
+from launcher.games.launchers import DirectLauncher, FirmwareLauncher
+from launcher.games.stats import Recorder, Summary, chi_square, format_summary
+
+
+class Progress:
+    """A small progress bar on a stream; redraws only when the shown share changes."""
+
+    def __init__(self, total: int, label: str, stream: TextIO | None = None,
+                 width: int = 30) -> None:
+        self.total = max(total, 1)
+        self.label = label
+        self.stream = stream if stream is not None else sys.stderr
+        self.width = width
+        self.done = 0
+        self._shown = -1
+
+    def update(self, n: int = 1) -> None:
+        self.done += n
+        filled = self.done * self.width // self.total
+        if filled != self._shown:
+            self._shown = filled
+            bar = "#" * filled + "." * (self.width - filled)
+            self.stream.write(f"\r{self.label} [{bar}] {self.done}/{self.total}")
+            self.stream.flush()
+
+    def close(self) -> None:
+        if self._shown >= 0:
+            self.stream.write("\n")
+            self.stream.flush()
+
+
+def parse_bots(text: str, players: int) -> list[str]:
+    """``heuristic,random`` -> one bot name per seat, repeating the list to fill the table."""
+    names = [n.strip() for n in text.split(",") if n.strip()]
+    if not names:
+        raise ConfigError("--bots", text, "name at least one bot")
+    for n in names:
+        if n not in BOTS:
+            raise ConfigError("--bots", n, "must be one of " + ", ".join(BOTS))
+    return [names[i % len(names)] for i in range(players)]
+
+
+def parse_options(pairs: Sequence[str], target: int | None = None) -> GameOptions:
+    """``NAME=VALUE`` house rules (``--rule``) laid over the defaults."""
+    values: dict[str, Any] = {}
+    for pair in pairs:
+        name, sep, raw = pair.partition("=")
+        name = name.strip()
+        if not sep or name not in GameOptions.names():
+            raise ConfigError(f"--rule {name}", raw or None,
+                              "must be NAME=VALUE with NAME one of "
+                              + ", ".join(GameOptions.names()))
+        values[name] = config.parse_value(raw.strip())
+    if target is not None:
+        values["target_score"] = target
+    try:
+        return GameOptions(**values)
+    except (TypeError, ValueError) as exc:
+        raise ConfigError("--rule", ", ".join(pairs), str(exc)) from exc
+
+
+def simulate(games: int, players: int, seed: int, bots: Sequence[str], settings: Settings,
+             options: GameOptions, through_firmware: bool = False,
+             progress: Callable[[], None] | None = None) -> Summary:
+    """Play ``games`` whole games; every random choice follows from ``seed``."""
+    master = random.Random(seed)
+    deck = load_deck()
+    launcher: DirectLauncher | FirmwareLauncher
+    if through_firmware:
+        launcher = FirmwareLauncher(settings=settings, seed=master.getrandbits(32))
+    else:
+        launcher = DirectLauncher(settings.luck, random.Random(master.getrandbits(64)))
+    players_ = [make_bot(name, random.Random(master.getrandbits(64)), settings.luck)
+                for name in bots]
+    summary = Summary(bots=list(bots))
+    recorder = Recorder(summary)
+    table = Table(launcher, players_, random.Random(master.getrandbits(64)), options, deck,
+                  observers=[recorder.observe])
+    try:
+        for g in range(games):
+            recorder.game(table.play_game(first_dealer=g % players))
+            if progress is not None:
+                progress()
+    finally:
+        if isinstance(launcher, FirmwareLauncher):
+            recorder.faults(launcher.faults)
+            launcher.close()
+    return summary
+
+
+def _bar(args: argparse.Namespace, total: int, label: str) -> Progress | None:
+    if args.no_progress or not (args.progress or sys.stderr.isatty()):
+        return None
+    return Progress(total, label)
+
+
+def cmd_simulate(args: argparse.Namespace) -> int:
+    settings = config.load(args.config)
+    bots = parse_bots(args.bots, args.players)
+    options = parse_options(args.rule, args.target)
+    bar = _bar(args, args.games, "simulate")
+    log = logging.getLogger("launcher")
+    level = log.level
+    if not getattr(args, "verbose", False):
+        # The firmware logs every event at INFO; thousands of games would drown the summary.
+        log.setLevel(logging.WARNING)
+    try:
+        summary = simulate(args.games, args.players, args.seed, bots, settings, options,
+                           args.through_firmware, bar.update if bar else None)
+    finally:
+        log.setLevel(level)
+        if bar:
+            bar.close()
+    where = "through the firmware (simulated launcher)" if args.through_firmware else \
+        "direct luck model"
+    print(format_summary(summary, f"UNO Flip Attack, {where}, seed {args.seed}"))
+    if args.through_firmware:
+        total = sum(summary.faults.values())
+        detail = ", ".join(f"{k} {v}" for k, v in sorted(summary.faults.items()))
+        print(f"firmware faults: {total}" + (f" ({detail})" if detail else ""))
+        return 1 if total else 0
+    return 0
+
+
+# --- tune ---------------------------------------------------------------------------------
+
+
+def _mean(values: Sequence[float]) -> float:
+    return statistics.fmean(values) if values else math.nan
+
+
+def _diff(a: Sequence[int], b: Sequence[int]) -> str:
+    """Difference of two means with its 95% interval (normal approximation)."""
+    if len(a) < 2 or len(b) < 2:
+        return "-"
+    d = _mean(b) - _mean(a)
+    se = math.sqrt(statistics.variance(a) / len(a) + statistics.variance(b) / len(b))
+    mark = " *" if se > 0 and abs(d) > 1.96 * se else ""
+    return f"{d:+.2f} ± {1.96 * se:.2f}{mark}"
+
+
+def _fit(summary: Summary, settings: Settings, side: str) -> str:
+    """Chi-square p-value of the observed shot sizes against the configured weights.
+
+    Shots at the end of a cartridge are cut short, so a low p can mean a small deck.
+    """
+    sl = settings.luck.side(side)
+    observed = [summary.press_cards[side][s] for s in sl.sizes]
+    total = sum(sl.weights)
+    if sum(observed) < 20:
+        return "-"
+    _, df, p = chi_square(observed, [w / total for w in sl.weights])
+    return f"{p:.3f}" if df else "-"
+
+
+def tune_report(base: Summary, new: Summary, base_settings: Settings, new_settings: Settings,
+                config_name: str, games: int, seed: int, plots: list[str],
+                skipped: str | None) -> str:
+    """The Markdown report comparing a luck configuration with the defaults."""
+    rows: list[tuple[str, str, str, str]] = []
+
+    def row(name: str, a: str, b: str, d: str = "") -> None:
+        rows.append((name, a, b, d))
+
+    for side in SIDES:
+        sa, sb = base_settings.luck.side(side), new_settings.luck.side(side)
+        row(f"{side}: shot rate, configured", f"{luck.shot_rate(sa):.1%}",
+            f"{luck.shot_rate(sb):.1%}")
+        row(f"{side}: shot rate, observed", f"{base.shot_rate(side):.1%}",
+            f"{new.shot_rate(side):.1%}")
+        row(f"{side}: cards per shot, configured", f"{luck.mean_shot(sa):.2f}",
+            f"{luck.mean_shot(sb):.2f}")
+        row(f"{side}: cards per shot, observed", f"{base.cards_per_shot(side):.2f}",
+            f"{new.cards_per_shot(side):.2f}")
+        row(f"{side}: cards per press, observed", f"{base.cards_per_press(side):.2f}",
+            f"{new.cards_per_press(side):.2f}")
+        row(f"{side}: longest dry streak (max possible)",
+            f"{max(base.dry_runs[side], default=0)} ({sa.max_dry})",
+            f"{max(new.dry_runs[side], default=0)} ({sb.max_dry})")
+        row(f"{side}: shot sizes vs weights, chi-square p", _fit(base, base_settings, side),
+            _fit(new, new_settings, side))
+    for name, attr in (("turns per hand", "turns"), ("presses per hand", "presses"),
+                       ("flips per hand", "flips"), ("reloads per hand", "reloads")):
+        a, b = getattr(base, attr), getattr(new, attr)
+        row(name, f"{_mean(a):.2f}", f"{_mean(b):.2f}", _diff(a, b))
+    row("hands per game", f"{base.hands / max(base.games, 1):.2f}",
+        f"{new.hands / max(new.games, 1):.2f}")
+    row("hands stopped at the turn limit", str(base.unfinished), str(new.unfinished))
+    for bot, (g, _) in base.win_rates_by_bot().items():
+        row(f"{bot} bot: games won per seat", f"{g:.1%}", f"{new.win_rates_by_bot()[bot][0]:.1%}")
+    bust_a = base.luck_busts / base.luck_runs if base.luck_runs else math.nan
+    bust_b = new.luck_busts / new.luck_runs if new.luck_runs else math.nan
+    row("Wild Press Your Luck runs that shot", f"{bust_a:.0%}", f"{bust_b:.0%}")
+
+    out = [
+        f"# Luck tuning report: {config_name}",
+        "",
+        f"{games} games of UNO Flip Attack with each luck configuration, "
+        f"{base.players} players ({', '.join(base.bots)}), seed {seed}; the same seeds for "
+        "both, through the direct luck model. `*` marks a difference of means outside "
+        "its 95% interval.",
+        "",
+        "| measure | defaults | this config | difference |",
+        "|---|---:|---:|---:|",
+        *(f"| {a} | {b} | {c} | {d} |" for a, b, c, d in rows),
+        "",
+        "## Luck tables",
+        "",
+    ]
+    for side in SIDES:
+        sa, sb = base_settings.luck.side(side), new_settings.luck.side(side)
+        out += [f"- {side}, defaults: hazard {list(sa.hazard)}, sizes {list(sa.sizes)}, "
+                f"weights {list(sa.weights)}",
+                f"- {side}, this config: hazard {list(sb.hazard)}, sizes {list(sb.sizes)}, "
+                f"weights {list(sb.weights)}"]
+    out += ["", "## Plots", ""]
+    if skipped:
+        out.append(f"Plots skipped: {skipped}")
+    for p in plots:
+        out.append(f"![{Path(p).stem}]({Path(p).name})")
+    out += ["", "## Summaries", "", "### Defaults", "", "```", format_summary(base), "```", "",
+            "### This config", "", "```", format_summary(new), "```", ""]
+    return "\n".join(out)
+
+
+def tune_plots(base: Summary, new: Summary, base_settings: Settings, new_settings: Settings,
+               out: Path) -> list[str]:
+    """Write the comparison plots as PNG files; raises ImportError without matplotlib."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    written: list[str] = []
+    labels = ("defaults", "this config")
+
+    def save(fig: Any, name: str) -> None:
+        path = out / name
+        fig.tight_layout()
+        fig.savefig(path, dpi=100)
+        plt.close(fig)
+        written.append(str(path))
+
+    fig, axes = plt.subplots(1, 2, figsize=(10, 4))
+    for ax, side in zip(axes, SIDES, strict=True):
+        for label, s in zip(labels, (base_settings, new_settings), strict=True):
+            h = s.luck.side(side).hazard
+            ax.plot(range(len(h)), h, marker="o", label=label)
+        ax.set_title(f"{side}: hazard curve")
+        ax.set_xlabel("dry presses since the last shot")
+        ax.set_ylabel("P(shot)")
+        ax.set_ylim(0, 1.05)
+        ax.legend()
+    save(fig, "hazard.png")
+
+    fig, axes = plt.subplots(1, 2, figsize=(10, 4))
+    for ax, side in zip(axes, SIDES, strict=True):
+        width = 0.4
+        for i, (label, s) in enumerate(zip(labels, (base, new), strict=True)):
+            runs = s.dry_runs[side]
+            total = sum(runs.values()) or 1
+            ks = sorted(runs)
+            ax.bar([k + (i - 0.5) * width for k in ks], [runs[k] / total for k in ks],
+                   width=width, label=label)
+        ax.set_title(f"{side}: dry presses before a shot (observed)")
+        ax.set_xlabel("dry streak")
+        ax.set_ylabel("share of shots")
+        ax.legend()
+    save(fig, "dry_streaks.png")
+
+    fig, axes = plt.subplots(1, 2, figsize=(10, 4))
+    for ax, side in zip(axes, SIDES, strict=True):
+        width = 0.4
+        for i, (label, s) in enumerate(zip(labels, (base, new), strict=True)):
+            c = s.press_cards[side]
+            shots = sum(v for k, v in c.items() if k) or 1
+            ks = sorted(k for k in c if k)
+            ax.bar([k + (i - 0.5) * width for k in ks], [c[k] / shots for k in ks],
+                   width=width, label=label)
+        ax.set_title(f"{side}: cards per shot (observed)")
+        ax.set_xlabel("cards")
+        ax.set_ylabel("share of shots")
+        ax.legend()
+    save(fig, "shot_sizes.png")
+
+    fig, axes = plt.subplots(1, 2, figsize=(10, 4))
+    for ax, attr in zip(axes, ("turns", "presses"), strict=True):
+        top = max([*getattr(base, attr), *getattr(new, attr), 1])
+        bins = list(range(0, top + 10, max(1, top // 40)))
+        for label, s in zip(labels, (base, new), strict=True):
+            ax.hist(getattr(s, attr), bins=bins, histtype="step", density=True, label=label)
+        ax.set_title(f"{attr} per hand")
+        ax.set_xlabel(attr)
+        ax.legend()
+    save(fig, "hand_length.png")
+    return written
+
+
+def cmd_tune(args: argparse.Namespace) -> int:
+    base_settings = config.load(None)
+    new_settings = config.load(args.config)
+    bots = parse_bots(args.bots, args.players)
+    options = parse_options(args.rule)
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    bar = _bar(args, 2 * args.games, "tune")
+    try:
+        tick = bar.update if bar else None
+        base = simulate(args.games, args.players, args.seed, bots, base_settings, options,
+                        progress=tick)
+        new = simulate(args.games, args.players, args.seed, bots, new_settings, options,
+                       progress=tick)
+    finally:
+        if bar:
+            bar.close()
+    plots: list[str] = []
+    skipped = None
+    try:
+        plots = tune_plots(base, new, base_settings, new_settings, out)
+    except ImportError:
+        skipped = "matplotlib is not installed (pip install 'uno-launcher[plots]')."
+    report = tune_report(base, new, base_settings, new_settings, args.config, args.games,
+                         args.seed, plots, skipped)
+    path = out / "report.md"
+    config.atomic_write(path, report)
+    print(f"wrote {path}" + (f" and {len(plots)} plots" if plots else ""))
+    if skipped:
+        print(f"plots skipped: {skipped}")
+    return 0
+
+
+# --- registration ---------------------------------------------------------------------------
+
+
+def _at_least(lo: int) -> Callable[[str], int]:
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
+        if value < lo:
+            raise argparse.ArgumentTypeError(f"must be at least {lo}")
+        return value
+
+    return parse
+
+
+def _common(p: argparse.ArgumentParser, games: int) -> None:
+    p.add_argument("--players", type=_at_least(2), default=4,
+                   help="players at the table (default 4)")
+    p.add_argument("--games", type=_at_least(1), default=games,
+                   help=f"whole games, each to the target score (default {games})")
+    p.add_argument("--seed", type=int, default=1, help="seed of every random choice (default 1)")
+    p.add_argument("--bots", default="heuristic,random",
+                   help="bots by seat, repeated to fill the table: "
+                        f"{', '.join(BOTS)} (default heuristic,random)")
+    p.add_argument("--rule", action="append", default=[], metavar="NAME=VALUE",
+                   help="a house rule (GameOptions field, see docs/games.md); repeatable")
+    p.add_argument("--progress", action="store_true",
+                   help="show the progress bar even when stderr is not a terminal")
+    p.add_argument("--no-progress", action="store_true", help="never show the progress bar")
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    """Add ``simulate`` and ``tune`` to the ``launcher`` command."""
+    sim = subparsers.add_parser(
+        "simulate", help="play whole games of UNO Flip Attack with bots and print statistics")
+    _common(sim, 100)
+    sim.add_argument("--config", metavar="FILE", help="TOML config whose luck to use")
+    sim.add_argument("--target", type=int, help="points that win a game (default 500)")
+    sim.add_argument("--through-firmware", action="store_true",
+                     help="draw through the firmware on the simulated launcher (pins and "
+                          "manual reactor) instead of the direct luck model; exit 1 on a fault")
+    sim.set_defaults(func=cmd_simulate)
+
+    tune = subparsers.add_parser(
+        "tune", help="compare a luck configuration with the defaults over simulated games")
+    _common(tune, 300)
+    tune.add_argument("--config", metavar="FILE", required=True, help="TOML config to try")
+    tune.add_argument("--out", metavar="DIR", default="tune-report",
+                      help="folder for report.md and the plots (default ./tune-report)")
+    tune.set_defaults(func=cmd_tune)
+

@@ -1,0 +1,266 @@
+"""Summaries of simulated Flip Attack games: win rates, presses, shots, dry streaks."""
+
+from __future__ import annotations
+
+import math
+import statistics
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from launcher.games.cards import SIDES
+from launcher.games.flip_attack import (
+    Caught,
+    Effect,
+    FinishedHand,
+    FlipLid,
+    GameResult,
+    LuckEnded,
+    Pressed,
+)
+
+
+@dataclass
+class Summary:
+    """Everything ``launcher simulate`` reports, gathered over many games."""
+
+    bots: list[str]
+    games: int = 0
+    hands: int = 0
+    unfinished: int = 0  # hands stopped at max_turns
+    game_wins: list[int] = field(default_factory=list)
+    hand_wins: list[int] = field(default_factory=list)
+    turns: list[int] = field(default_factory=list)  # per hand
+    presses: list[int] = field(default_factory=list)
+    flips: list[int] = field(default_factory=list)
+    reloads: list[int] = field(default_factory=list)
+    press_cards: dict[str, Counter[int]] = field(
+        default_factory=lambda: {s: Counter() for s in SIDES})  # cards per press, 0 = dry
+    dry_runs: dict[str, Counter[int]] = field(
+        default_factory=lambda: {s: Counter() for s in SIDES})  # dry presses before a shot
+    empty_presses: int = 0  # presses on an empty launcher (nothing to reload)
+    caught: int = 0
+    luck_runs: int = 0
+    luck_busts: int = 0
+    luck_discards: int = 0
+    faults: Counter[str] = field(default_factory=Counter)
+
+    def __post_init__(self) -> None:
+        n = len(self.bots)
+        self.game_wins = self.game_wins or [0] * n
+        self.hand_wins = self.hand_wins or [0] * n
+
+    @property
+    def players(self) -> int:
+        return len(self.bots)
+
+    # -- derived figures --
+
+    def shot_rate(self, side: str) -> float:
+        """Share of presses (on a loaded launcher) that shot."""
+        c = self.press_cards[side]
+        n = sum(c.values())
+        return (n - c[0]) / n if n else math.nan
+
+    def cards_per_press(self, side: str) -> float:
+        c = self.press_cards[side]
+        n = sum(c.values())
+        return sum(k * v for k, v in c.items()) / n if n else math.nan
+
+    def cards_per_shot(self, side: str) -> float:
+        c = self.press_cards[side]
+        shots = sum(v for k, v in c.items() if k)
+        return sum(k * v for k, v in c.items()) / shots if shots else math.nan
+
+    def win_rates_by_bot(self) -> dict[str, tuple[float, float]]:
+        """Per bot kind: (share of games won, share of hands won), per seat it held."""
+        out: dict[str, tuple[float, float]] = {}
+        for name in dict.fromkeys(self.bots):
+            seats = [i for i, b in enumerate(self.bots) if b == name]
+            g = sum(self.game_wins[i] for i in seats) / max(self.games, 1) / len(seats)
+            h = sum(self.hand_wins[i] for i in seats) / max(self.hands, 1) / len(seats)
+            out[name] = (g, h)
+        return out
+
+
+class Recorder:
+    """Feeds a Summary from a table's effects (an observer) and finished hands and games."""
+
+    def __init__(self, summary: Summary) -> None:
+        self.summary = summary
+        self._streak = 0
+
+    def observe(self, effect: Effect) -> None:
+        s = self.summary
+        if isinstance(effect, Pressed):
+            if effect.empty:
+                s.empty_presses += 1
+                return
+            n = len(effect.cards)
+            s.press_cards[effect.side][n] += 1
+            if n:
+                s.dry_runs[effect.side][self._streak] += 1
+                self._streak = 0
+            else:
+                self._streak += 1
+        elif isinstance(effect, FlipLid):
+            self._streak = 0  # the firmware starts a new streak on the new side
+        elif isinstance(effect, Caught):
+            s.caught += 1
+        elif isinstance(effect, LuckEnded):
+            s.luck_runs += 1
+            s.luck_busts += effect.busted
+            s.luck_discards += effect.discarded
+
+    def hand(self, hand: FinishedHand) -> None:
+        s, st = self.summary, hand.state
+        s.hands += 1
+        if st.winner is None:
+            s.unfinished += 1
+        else:
+            s.hand_wins[st.winner] += 1
+        s.turns.append(st.turns)
+        s.presses.append(st.presses)
+        s.flips.append(st.flips)
+        s.reloads.append(st.reloads)
+
+    def game(self, result: GameResult) -> None:
+        s = self.summary
+        s.games += 1
+        if result.winner is not None:
+            s.game_wins[result.winner] += 1
+        for hand in result.hands:
+            self.hand(hand)
+
+    def faults(self, faults: Sequence[dict]) -> None:
+        for f in faults:
+            self.summary.faults[str(f.get("code", "?"))] += 1
+
+
+# --- text ------------------------------------------------------------------------------
+
+
+def _spread(values: Sequence[int]) -> str:
+    if not values:
+        return "-"
+    q = statistics.quantiles(values, n=10) if len(values) > 1 else [values[0]] * 9
+    return (f"mean {statistics.fmean(values):.1f}, median {statistics.median(values):g}, "
+            f"p10 {q[0]:g}, p90 {q[-1]:g}, max {max(values)}")
+
+
+def _bar(share: float, width: int = 30) -> str:
+    return "#" * round(share * width)
+
+
+def format_summary(s: Summary, title: str = "") -> str:
+    """The report ``launcher simulate`` prints."""
+    lines = []
+    if title:
+        lines.append(title)
+    lines.append(f"{s.games} games, {s.hands} hands, {s.players} players"
+                 + (f", {s.unfinished} hands stopped at the turn limit" if s.unfinished else ""))
+    lines.append("")
+    lines.append("win rates            games    hands")
+    for i, name in enumerate(s.bots):
+        g = s.game_wins[i] / s.games if s.games else math.nan
+        h = s.hand_wins[i] / s.hands if s.hands else math.nan
+        lines.append(f"  seat {i} {name:<11} {g:7.1%}  {h:7.1%}")
+    if len(set(s.bots)) > 1:
+        for name, (g, h) in s.win_rates_by_bot().items():
+            lines.append(f"  {name:<18} {g:7.1%}  {h:7.1%}  (per seat)")
+    lines.append("")
+    lines.append(f"turns per hand:    {_spread(s.turns)}")
+    lines.append(f"presses per hand:  {_spread(s.presses)}")
+    lines.append(f"flips per hand:    {_spread(s.flips)}")
+    lines.append(f"reloads:           {sum(s.reloads)} in all, "
+                 f"{sum(s.reloads) / max(s.hands, 1):.2f} per hand"
+                 + (f"; {s.empty_presses} presses found the launcher empty"
+                    if s.empty_presses else ""))
+    lines.append("")
+    lines.append("cards per press     presses  shot rate  cards/press  cards/shot")
+    for side in SIDES:
+        n = sum(s.press_cards[side].values())
+        lines.append(f"  {side:<16} {n:8d}  {s.shot_rate(side):9.1%}  "
+                     f"{s.cards_per_press(side):11.2f}  {s.cards_per_shot(side):10.2f}")
+    lines.append("")
+    lines.append("dry-streak histogram (dry presses before each shot)")
+    for side in SIDES:
+        runs = s.dry_runs[side]
+        total = sum(runs.values())
+        lines.append(f"  {side}: {total} shots")
+        for k in range(max(runs, default=-1) + 1):
+            share = runs[k] / total if total else 0.0
+            lines.append(f"    {k:2d} {runs[k]:8d} {share:6.1%} {_bar(share)}")
+    lines.append("")
+    bust = s.luck_busts / s.luck_runs if s.luck_runs else math.nan
+    lines.append(f"UNO catches: {s.caught}; Wild Press Your Luck runs: {s.luck_runs} "
+                 f"({bust:.0%} shot, {s.luck_discards} cards discarded)")
+    return "\n".join(lines)
+
+
+# --- significance -----------------------------------------------------------------------
+
+
+def chi_square_sf(x: float, df: int) -> float:
+    """P(X >= x) for a chi-square variable with ``df`` degrees of freedom."""
+    if df < 1:
+        raise ValueError("df must be at least 1")
+    if x <= 0:
+        return 1.0
+    a, z = df / 2.0, x / 2.0
+    if z < a + 1:
+        # Series for the lower regularised gamma function P(a, z).
+        term = total = 1.0 / a
+        k = a
+        while term > total * 1e-15:
+            k += 1
+            term *= z / k
+            total += term
+        return max(0.0, 1.0 - total * math.exp(-z + a * math.log(z) - math.lgamma(a)))
+    # Continued fraction (Lentz) for the upper function Q(a, z).
+    tiny = 1e-300
+    b = z + 1.0 - a
+    c = 1.0 / tiny
+    d = 1.0 / b
+    h = d
+    for i in range(1, 1000):
+        an = -i * (i - a)
+        b += 2.0
+        d = an * d + b
+        d = tiny if abs(d) < tiny else d
+        c = b + an / c
+        c = tiny if abs(c) < tiny else c
+        d = 1.0 / d
+        delta = d * c
+        h *= delta
+        if abs(delta - 1.0) < 1e-15:
+            break
+    return h * math.exp(-z + a * math.log(z) - math.lgamma(a))
+
+
+def chi_square(observed: Sequence[float], expected_shares: Sequence[float],
+               min_expected: float = 5.0) -> tuple[float, int, float]:
+    """Goodness of fit: (statistic, degrees of freedom, p-value).
+
+    Cells expected to hold fewer than ``min_expected`` counts are pooled with the next.
+    """
+    n = sum(observed)
+    cells: list[tuple[float, float]] = []
+    o_acc = e_acc = 0.0
+    for o, share in zip(observed, expected_shares, strict=True):
+        o_acc += o
+        e_acc += share * n
+        if e_acc >= min_expected:
+            cells.append((o_acc, e_acc))
+            o_acc = e_acc = 0.0
+    if e_acc > 0 or o_acc > 0:
+        if cells:
+            lo, le = cells.pop()
+            cells.append((lo + o_acc, le + e_acc))
+        else:
+            cells.append((o_acc, e_acc))
+    if len(cells) < 2:
+        return 0.0, 0, 1.0
+    stat = sum((o - e) ** 2 / e for o, e in cells if e > 0)
+    df = len(cells) - 1
+    return stat, df, chi_square_sf(stat, df)

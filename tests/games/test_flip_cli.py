@@ -1,0 +1,123 @@
+"""``launcher simulate`` and ``launcher tune`` from the command line."""
+
+from __future__ import annotations
+
+import io
+import re
+import sys
+
+import pytest
+
+from launcher.cli import main
+from launcher.games.cli import Progress, parse_bots, parse_options
+
+
+def run(capsys, *argv: str) -> tuple[int, str, str]:
+    rc = main(list(argv))
+    out, err = capsys.readouterr()
+    return rc, out, err
+
+
+def test_simulate_prints_the_summary(capsys):
+    rc, out, _ = run(capsys, "simulate", "--games", "4", "--seed", "5", "--no-progress")
+    assert rc == 0
+    assert "4 games" in out and "4 players" in out
+    seats = re.findall(r"seat (\d) (\w+) +([\d.]+)% +([\d.]+)%", out)
+    assert [(s, b) for s, b, _, _ in seats] == [("0", "heuristic"), ("1", "random"),
+                                                  ("2", "heuristic"), ("3", "random")]
+    assert sum(float(g) for _, _, g, _ in seats) == pytest.approx(100.0, abs=0.2)
+    for heading in ("turns per hand:", "presses per hand:", "flips per hand:", "reloads:",
+                    "cards per press", "dry-streak histogram"):
+        assert heading in out
+    assert re.search(r"mild +\d+ +[\d.]+% +[\d.]+ +[\d.]+", out)
+    assert "firmware faults" not in out
+
+
+def test_simulate_is_replayable_by_seed(capsys):
+    _, a, _ = run(capsys, "simulate", "--games", "2", "--seed", "9", "--no-progress")
+    _, b, _ = run(capsys, "simulate", "--games", "2", "--seed", "9", "--no-progress")
+    _, c, _ = run(capsys, "simulate", "--games", "2", "--seed", "10", "--no-progress")
+    assert a == b and a.replace("seed 9", "seed 10") != c
+
+
+def test_simulate_through_the_firmware_counts_faults(capsys):
+    rc, out, _ = run(capsys, "simulate", "--games", "2", "--players", "3", "--through-firmware",
+                     "--bots", "heuristic", "--no-progress")
+    assert rc == 0
+    assert "through the firmware" in out and "firmware faults: 0" in out
+    assert out.count("heuristic") >= 3
+
+
+def test_simulate_takes_house_rules_and_refuses_bad_ones(capsys):
+    rc, out, _ = run(capsys, "simulate", "--games", "1", "--players", "2", "--rule",
+                     "stack_hits=true", "--rule", "two_player_reverse=\"reverse\"",
+                     "--no-progress")
+    assert rc == 0 and "1 games" in out
+    rc, _, err = run(capsys, "simulate", "--games", "1", "--rule", "stack=true")
+    assert rc == 2 and "--rule stack" in err
+    rc, _, err = run(capsys, "simulate", "--games", "1", "--bots", "genius")
+    assert rc == 2 and "--bots" in err
+
+
+def test_parse_helpers():
+    assert parse_bots("heuristic,random", 5) == ["heuristic", "random", "heuristic", "random",
+                                                 "heuristic"]
+    opts = parse_options(["pyl_discard=\"colour\"", "max_turns=50"], target=200)
+    assert (opts.pyl_discard, opts.max_turns, opts.target_score) == ("colour", 50, 200)
+
+
+def test_progress_bar_redraws_only_when_it_moves():
+    stream = io.StringIO()
+    bar = Progress(200, "simulate", stream, width=10)
+    for _ in range(200):
+        bar.update()
+    bar.close()
+    text = stream.getvalue()
+    assert text.count("\r") == 11  # 0..10 tenths filled
+    assert text.endswith("[##########] 200/200\n")
+
+
+LUCKY = """
+[luck.wild]
+hazard = [0.5, 1.0]
+sizes = [1, 2]
+weights = [1, 1]
+"""
+
+
+def test_tune_writes_a_report_and_plots(capsys, tmp_path):
+    cfg = tmp_path / "lucky.toml"
+    cfg.write_text(LUCKY, encoding="utf-8")
+    out_dir = tmp_path / "report"
+    rc, out, _ = run(capsys, "tune", "--config", str(cfg), "--games", "3", "--out",
+                     str(out_dir), "--no-progress")
+    assert rc == 0 and "wrote" in out
+    report = (out_dir / "report.md").read_text(encoding="utf-8")
+    assert report.startswith(f"# Luck tuning report: {cfg}")
+    assert "| wild: shot rate, configured | 25.8% | 66.7% |" in report
+    assert "| wild: cards per shot, configured | 6.26 | 1.50 |" in report
+    pngs = sorted(p.name for p in out_dir.glob("*.png"))
+    assert pngs == ["dry_streaks.png", "hand_length.png", "hazard.png", "shot_sizes.png"]
+    assert all((out_dir / p).read_bytes().startswith(b"\x89PNG") for p in pngs)
+    for p in pngs:
+        assert f"]({p})" in report
+
+
+def test_tune_without_matplotlib_says_plots_were_skipped(capsys, tmp_path, monkeypatch):
+    monkeypatch.setitem(sys.modules, "matplotlib", None)  # import raises ImportError
+    cfg = tmp_path / "lucky.toml"
+    cfg.write_text(LUCKY, encoding="utf-8")
+    rc, out, _ = run(capsys, "tune", "--config", str(cfg), "--games", "2", "--out",
+                     str(tmp_path), "--no-progress")
+    assert rc == 0 and "plots skipped" in out
+    report = (tmp_path / "report.md").read_text(encoding="utf-8")
+    assert "Plots skipped: matplotlib is not installed" in report
+    assert not list(tmp_path.glob("*.png"))
+
+
+def test_tune_names_a_bad_config_key(capsys, tmp_path):
+    cfg = tmp_path / "bad.toml"
+    cfg.write_text("[luck.mild]\nhazard = [0.5, 0.9]\n", encoding="utf-8")
+    rc, _, err = run(capsys, "tune", "--config", str(cfg), "--games", "1", "--out",
+                     str(tmp_path))
+    assert rc == 2 and "luck.mild.hazard[1]" in err
