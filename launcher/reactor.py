@@ -99,16 +99,12 @@ class _TimerQueue:
             self.update(timer, nxt)
 
 
-class ManualReactor:
-    """A reactor for tests and simulations: time moves only in ``advance``."""
+class _TimersMixin:
+    """Timer bookkeeping shared by both reactors."""
 
-    def __init__(self, start: float = 0.0) -> None:
-        self._now = start
+    def __init__(self) -> None:
         self._timers = _TimerQueue()
         self._posted: queue.SimpleQueue[Callable[[], object]] = queue.SimpleQueue()
-
-    def monotonic(self) -> float:
-        return self._now
 
     def register_timer(
         self, callback: TimerCallback, waketime: float = NEVER, name: str = ""
@@ -120,6 +116,20 @@ class ManualReactor:
 
     def unregister_timer(self, timer: Timer) -> None:
         self._timers.unregister(timer)
+
+    def next_waketime(self) -> float:
+        return self._timers.next_waketime()
+
+
+class ManualReactor(_TimersMixin):
+    """A reactor for tests and simulations: time moves only in ``advance``."""
+
+    def __init__(self, start: float = 0.0) -> None:
+        super().__init__()
+        self._now = start
+
+    def monotonic(self) -> float:
+        return self._now
 
     def post(self, callback: Callable[[], object]) -> None:
         self._posted.put(callback)
@@ -149,9 +159,6 @@ class ManualReactor:
         self._now = end
         self.run_posted()
 
-    def next_waketime(self) -> float:
-        return self._timers.next_waketime()
-
 
 def _run_posted(callback: Callable[[], object]) -> None:
     try:
@@ -160,32 +167,20 @@ def _run_posted(callback: Callable[[], object]) -> None:
         log.exception("posted callback %r failed", callback)
 
 
-class RealReactor:
+class RealReactor(_TimersMixin):
     """The production reactor: one thread runs timers and posted callbacks.
 
     Timers are touched only on the reactor thread; other threads call ``post``.
     """
 
     def __init__(self, clock: Callable[[], float] = time.monotonic) -> None:
+        super().__init__()
         self._clock = clock
-        self._timers = _TimerQueue()
-        self._posted: queue.SimpleQueue[Callable[[], object]] = queue.SimpleQueue()
         self._wake = threading.Event()
         self._running = False
 
     def monotonic(self) -> float:
         return self._clock()
-
-    def register_timer(
-        self, callback: TimerCallback, waketime: float = NEVER, name: str = ""
-    ) -> Timer:
-        return self._timers.register(callback, waketime, name)
-
-    def update_timer(self, timer: Timer, waketime: float) -> None:
-        self._timers.update(timer, waketime)
-
-    def unregister_timer(self, timer: Timer) -> None:
-        self._timers.unregister(timer)
 
     def post(self, callback: Callable[[], object]) -> None:
         """Thread-safe: queue ``callback`` to run on the reactor thread."""

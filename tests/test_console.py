@@ -6,7 +6,6 @@ import builtins
 import json
 import logging
 import random
-import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -33,18 +32,6 @@ from launcher.console import (
 )
 from launcher.rig import SimRig
 from launcher.store import Store
-
-
-@pytest.fixture(autouse=True)
-def no_thread_left_behind() -> Iterator[None]:
-    """Fail a test that leaves a thread running."""
-    before = set(threading.enumerate())
-    yield
-    leaked = [t for t in threading.enumerate() if t not in before]
-    for t in leaked:
-        t.join(timeout=5)
-    alive = [t.name for t in leaked if t.is_alive()]
-    assert not alive, f"threads leaked: {alive}"
 
 
 class Bench:

@@ -16,10 +16,8 @@ import select
 import tempfile
 import threading
 import tty
-from collections.abc import Iterator
 from pathlib import Path
 
-import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -39,18 +37,6 @@ VOCABULARY = [
     "rotate", "jam", "unjam", "cards 6", "", "ok", "# event x", "bogus", "luck", "\t load\t3",
 ]
 ECHO = re.compile(r'(ok|ok .*|error .*|# .*|// .*|\{".*)', re.DOTALL)
-
-
-@pytest.fixture(autouse=True)
-def no_thread_left_behind() -> Iterator[None]:
-    """Fail a test that leaves a thread running."""
-    before = set(threading.enumerate())
-    yield
-    leaked = [t for t in threading.enumerate() if t not in before]
-    for t in leaked:
-        t.join(timeout=5)
-    alive = [t.name for t in leaked if t.is_alive()]
-    assert not alive, f"threads leaked: {alive}"
 
 
 def expected_replies(stream: bytes) -> int:

@@ -13,8 +13,6 @@ import ast
 import difflib
 import os
 import re
-import threading
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -43,18 +41,6 @@ SIM_VERBS = {
     "stall": lambda sim: sim.stall_rotator(True),
     "unstall": lambda sim: sim.stall_rotator(False),
 }
-
-
-@pytest.fixture(autouse=True)
-def no_thread_left_behind() -> Iterator[None]:
-    """Fail a test that leaves a thread running."""
-    before = set(threading.enumerate())
-    yield
-    leaked = [t for t in threading.enumerate() if t not in before]
-    for t in leaked:
-        t.join(timeout=5)
-    alive = [t.name for t in leaked if t.is_alive()]
-    assert not alive, f"threads leaked: {alive}"
 
 
 @dataclass

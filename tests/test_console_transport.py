@@ -45,18 +45,6 @@ from launcher.rig import SimRig
 WAIT = 10.0  # seconds a test waits for something that should come at once
 
 
-@pytest.fixture(autouse=True)
-def no_thread_left_behind() -> Iterator[None]:
-    """Fail a test that leaves a thread running."""
-    before = set(threading.enumerate())
-    yield
-    leaked = [t for t in threading.enumerate() if t not in before]
-    for t in leaked:
-        t.join(timeout=5)
-    alive = [t.name for t in leaked if t.is_alive()]
-    assert not alive, f"threads leaked: {alive}"
-
-
 # --- the framer --------------------------------------------------------------------------
 
 
