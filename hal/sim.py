@@ -3,7 +3,8 @@
 The physics model watches the output pins (motor, driver enable, rotator) and drives
 the input pins (button, lid switches, exit beam, cartridge sensors) on reactor time.
 Test verbs in the manner of gpiozero's mock pins: ``press()``, ``open_lid()``,
-``close_lid()``, ``load(cards)``, ``jam()``, ``stall_rotator()``, ``stick(sensor, level)``;
+``close_lid()``, ``load(cards)``, ``jam()``, ``stall_rotator()``, ``stall_roller()``,
+``hold_in_slot()``, ``stick(sensor, level)``;
 histories: ``motor_history``, ``ejected``.
 """
 
@@ -71,6 +72,7 @@ class SimLauncher:
         self.motor_history: list[MotorSample] = []
         self.jammed = False
         self.rotator_stalled = False
+        self.roller_stalled = False
         self.angle = 0.0  # cartridge angle, degrees; 0 = yellow half at the back
         self._stuck: dict[str, bool] = {}
         self._card_in_beam: Any = None
@@ -178,6 +180,14 @@ class SimLauncher:
     def stall_rotator(self, stalled: bool = True) -> None:
         self.rotator_stalled = stalled
 
+    def stall_roller(self, stalled: bool = True) -> None:
+        """The motor is driven but the roller does not grip: no card moves."""
+        self.roller_stalled = stalled
+
+    def hold_in_slot(self, held: bool = True) -> None:
+        """A hand (or a card) held in the exit slot blocks the beam (a stuck sensor still wins)."""
+        self._drive("exit_beam", held or self._card_in_beam is not None)
+
     def stick(self, sensor: str, active: bool | None) -> None:
         """Hold an input at a level whatever happens (``None`` lets it go)."""
         if active is None:
@@ -223,8 +233,8 @@ class SimLauncher:
         return self.physics.eject_interval / max(sample.in1, 0.05)
 
     def _eject(self, eventtime: float) -> float:
-        if self._card_in_beam is not None or not self.cartridge:
-            # Nothing moves: the slot is blocked, or the roller spins on an empty cartridge.
+        if self._card_in_beam is not None or not self.cartridge or self.roller_stalled:
+            # Nothing moves: the slot is blocked, the roller slips, or the cartridge is empty.
             return eventtime + self._eject_period(self.motor_history[-1])
         card = self.cartridge.pop(0)
         self._card_in_beam = card

@@ -1,0 +1,152 @@
+"""The ``launcher`` command: run on a Pi, bench on a laptop, check a config, and the rest."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import signal
+import sys
+from pathlib import Path
+
+from launcher import __version__, config
+from launcher.errors import ConfigError, LauncherError
+
+log = logging.getLogger("launcher")
+
+
+def _seed(settings: config.Settings, override: int | None) -> int:
+    if override is not None:
+        return override
+    if settings.luck.seed is not None:
+        return settings.luck.seed
+    return int.from_bytes(os.urandom(4), "big")
+
+
+def cmd_config_check(args: argparse.Namespace) -> int:
+    config.load(args.file)
+    print(f"ok: {args.file}")
+    return 0
+
+
+def cmd_config_default(args: argparse.Namespace) -> int:
+    sys.stdout.write(config.default_text())
+    return 0
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    from launcher.runner import run_firmware
+
+    settings = config.load(args.config)
+    return run_firmware(settings, seed=_seed(settings, args.seed), config_path=args.config,
+                        force_mock=False)
+
+
+def cmd_bench(args: argparse.Namespace) -> int:
+    from launcher.bench import run_bench
+
+    settings = config.load(args.config)
+    if args.state:
+        settings = _with_state(settings, args.state)
+    elif not args.config:
+        settings = _with_state(settings, str(default_bench_state()))
+    return run_bench(settings, seed=_seed(settings, args.seed), lines=args.lines,
+                     config_path=args.config)
+
+
+def _with_state(settings: config.Settings, path: str) -> config.Settings:
+    from dataclasses import replace
+
+    return replace(settings, state_path=Path(path))
+
+
+def default_bench_state() -> Path:
+    base = os.environ.get("XDG_STATE_HOME") or str(Path.home() / ".local" / "state")
+    return Path(base) / "launcher" / "bench-state.json"
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="launcher",
+        description="Firmware for the UNO Flip Attack card launcher. With no command: "
+        "`run` on a Raspberry Pi, `bench` (the simulated launcher) anywhere else.",
+    )
+    p.add_argument("--version", action="version", version=f"launcher {__version__}")
+    p.add_argument("-v", "--verbose", action="store_true", help="log debug detail")
+    sub = p.add_subparsers(dest="command", metavar="COMMAND")
+
+    run = sub.add_parser("run", help="run the firmware on the board the config names")
+    run.add_argument("--config", metavar="FILE", help="TOML config (default: built-in defaults)")
+    run.add_argument("--seed", type=int, help="luck seed (default: luck.seed, else random)")
+    run.set_defaults(func=cmd_run)
+
+    bench = sub.add_parser(
+        "bench", help="the firmware on a SIMULATED launcher, driven by keys or typed lines")
+    bench.add_argument("--config", metavar="FILE", help="TOML config (pins are ignored)")
+    bench.add_argument("--seed", type=int, help="luck seed (default: luck.seed, else random)")
+    bench.add_argument("--state", metavar="FILE",
+                       help="state file (default without --config: "
+                            "$XDG_STATE_HOME/launcher/bench-state.json)")
+    bench.add_argument("--lines", action="store_true",
+                       help="read whole command lines, no live view (default when stdin "
+                            "is not a terminal)")
+    bench.set_defaults(func=cmd_bench)
+
+    cfg = sub.add_parser("config", help="check or print configuration")
+    cfg_sub = cfg.add_subparsers(dest="config_command", metavar="ACTION", required=True)
+    check = cfg_sub.add_parser("check", help="check a config file; exit 2 naming a bad key")
+    check.add_argument("file", metavar="FILE")
+    check.set_defaults(func=cmd_config_check)
+    default = cfg_sub.add_parser("default", help="print the commented default config")
+    default.set_defaults(func=cmd_config_default)
+
+    for registrar in _registrars():
+        registrar(sub)
+    return p
+
+
+def _registrars() -> list:
+    from launcher import console_cli, pi_cli, sounds_cli
+    from launcher.games import cli as games_cli
+
+    return [console_cli.register, sounds_cli.register, games_cli.register, pi_cli.register]
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.command is None:
+        from hal.gpio import pi_model
+
+        args = parser.parse_args(["run" if pi_model() else "bench", *(argv or sys.argv[1:])])
+    # The bench shows every event on screen already; its log says only what goes wrong.
+    level = logging.WARNING if args.command == "bench" else logging.INFO
+    logging.basicConfig(
+        level=logging.DEBUG if args.verbose else level,
+        format="%(levelname)s %(name)s: %(message)s",
+        stream=sys.stderr,
+    )
+    try:
+        return int(args.func(args))
+    except ConfigError as exc:
+        print(f"config error: {exc}", file=sys.stderr)
+        return 2
+    except LauncherError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        return 130
+
+
+def install_signal_handlers(stop: object) -> None:
+    """SIGTERM and SIGINT ask the reactor to stop (systemd stops the service with SIGTERM)."""
+
+    def handler(signum: int, frame: object) -> None:
+        stop()  # type: ignore[operator]
+
+    signal.signal(signal.SIGTERM, handler)
+    signal.signal(signal.SIGINT, handler)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

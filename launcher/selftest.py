@@ -1,0 +1,671 @@
+"""``launcher selftest``: walk through every part of the launcher and say PASS or FAIL for each.
+
+On the Pi a person does each step when asked (press the button, open the lid...) and the
+test watches the pins. With ``--auto`` the same walk-through runs against the simulated
+launcher, a scripted operator doing each step through the simulator's verbs: that is how
+CI proves the self-test itself, fault by fault.
+
+The test drives the hardware directly, not through the firmware's state machine, so it
+keeps the firmware's safety rules itself: the motor runs only while the lid reads closed,
+for at most ``MOTOR_PULSE`` seconds, and every actuator is off when it ends, however it ends.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Protocol, TextIO
+
+from hal.base import Board, Input
+from hal.sim import Physics, SimLauncher
+from launcher import config, cues
+from launcher.config import Settings
+from launcher.reactor import NEVER, ManualReactor, Reactor, RealReactor
+from launcher.sound import AMP_TAIL, CuePlayer
+
+MOTOR_PULSE = 0.3  # seconds; the hard cap of the one motor run the self-test makes
+STEP_TIMEOUT = 30.0  # seconds a person gets for each step
+POLL = 0.01  # seconds between checks while waiting for a step
+REACTION = 0.4  # seconds the scripted operator takes to do what it is asked
+
+PASS, FAIL, SKIP, ABSENT = "PASS", "FAIL", "SKIP", "N/A"
+
+BUTTON = "button"
+LID_CLOSED = "lid closed switch"
+LID_OPEN = "lid open switch"
+ROTATOR = "rotator"
+HOME = "home sensor"
+SIDE = "side sensor"
+BEAM = "exit beam"
+MOTOR = "motor"
+LED = "status LED"
+SOUND_MILD = "sound (Mild)"
+SOUND_WILD = "sound (Wild)"
+PARTS = (BUTTON, LID_CLOSED, LID_OPEN, ROTATOR, HOME, SIDE, BEAM, MOTOR, LED, SOUND_MILD,
+         SOUND_WILD)
+
+# Step ids: what the operator is asked to do (the scripted operator acts on these).
+DO_PRESS = "press"
+DO_OPEN_AJAR = "open-ajar"
+DO_CLOSE = "close"
+DO_OPEN_FULL = "open-full"
+DO_CLOSE_AGAIN = "close-again"
+DO_BLOCK_BEAM = "block-beam"
+DO_LOAD = "load"
+DO_MOTOR = "motor"
+DO_LED = "led"
+DO_SOUND = "sound"
+
+
+@dataclass
+class Result:
+    """The verdict on one part; the first failure is the one reported."""
+
+    part: str
+    status: str = SKIP
+    detail: str = "not reached"
+
+    def set(self, status: str, detail: str = "") -> None:
+        if self.status == FAIL:
+            return
+        self.status, self.detail = status, detail
+
+
+@dataclass
+class Report:
+    """Every part's result, in walk-through order."""
+
+    results: dict[str, Result] = field(
+        default_factory=lambda: {part: Result(part) for part in PARTS})
+
+    def __getitem__(self, part: str) -> Result:
+        return self.results[part]
+
+    @property
+    def ok(self) -> bool:
+        return all(r.status in (PASS, ABSENT) for r in self.results.values())
+
+    def failed(self) -> list[str]:
+        return [p for p, r in self.results.items() if r.status not in (PASS, ABSENT)]
+
+    def lines(self) -> list[str]:
+        width = max(len(p) for p in PARTS)
+        return [f"  {r.status:<4}  {r.part:<{width}}  {r.detail}".rstrip()
+                for r in self.results.values()]
+
+
+class Operator(Protocol):
+    """The person at the launcher (or the script standing in for one)."""
+
+    def show(self, text: str) -> None: ...
+    def instruct(self, step: str, text: str) -> None: ...
+    def confirm(self, step: str, text: str) -> None: ...
+    def ask(self, step: str, question: str) -> bool: ...
+
+
+class Runner(Protocol):
+    """Lets reactor time pass until something holds."""
+
+    reactor: Reactor
+
+    def run_until(self, done: Callable[[], bool], timeout: float) -> bool: ...
+    def wait(self, seconds: float) -> None: ...
+
+
+class ManualRunner:
+    """For the simulated launcher: moves a ``ManualReactor`` on in small steps."""
+
+    def __init__(self, reactor: ManualReactor) -> None:
+        self.reactor = reactor
+
+    def run_until(self, done: Callable[[], bool], timeout: float) -> bool:
+        end = self.reactor.monotonic() + timeout
+        self.reactor.advance(0)
+        while not done():
+            left = end - self.reactor.monotonic()
+            if left <= 1e-9:
+                return False
+            self.reactor.advance(min(POLL, left))
+        return True
+
+    def wait(self, seconds: float) -> None:
+        self.reactor.advance(seconds)
+
+
+class RealRunner:
+    """For the Pi: runs the ``RealReactor`` until the condition holds or time is up."""
+
+    def __init__(self, reactor: RealReactor) -> None:
+        self.reactor = reactor
+
+    def run_until(self, done: Callable[[], bool], timeout: float) -> bool:
+        reactor = self.reactor
+        deadline = reactor.monotonic() + timeout
+
+        def check(eventtime: float) -> float:
+            if done() or eventtime >= deadline:
+                reactor.stop()
+                return NEVER
+            return min(eventtime + POLL, deadline)
+
+        timer = reactor.register_timer(check, reactor.monotonic(), "selftest.wait")
+        try:
+            reactor.run()
+        finally:
+            reactor.unregister_timer(timer)
+        return done()
+
+    def wait(self, seconds: float) -> None:
+        self.run_until(lambda: False, seconds)
+
+
+class Watch:
+    """Records every edge of the launcher's inputs, on reactor time, while a test runs."""
+
+    def __init__(self, board: Board, reactor: Reactor) -> None:
+        self.reactor = reactor
+        self.inputs: dict[str, Input] = {
+            "button": board.button, "lid_closed": board.lid_closed,
+            "lid_open": board.lid_open, "home": board.home, "yellow_back": board.yellow_back,
+        }
+        if board.exit_beam is not None:
+            self.inputs["exit_beam"] = board.exit_beam
+        self.edges: list[tuple[float, str, bool]] = []
+        self.on_edge: Callable[[str, bool], None] | None = None
+        for name, device in self.inputs.items():
+            device.on_change(self._callback(name))
+
+    def _callback(self, name: str) -> Callable[[bool], None]:
+        def changed(level: bool) -> None:
+            # gpiozero calls from its own threads on a Pi: hand the edge to the reactor.
+            self.reactor.post(lambda: self._edge(name, level))
+
+        return changed
+
+    def _edge(self, name: str, level: bool) -> None:
+        self.edges.append((self.reactor.monotonic(), name, level))
+        if self.on_edge is not None:
+            self.on_edge(name, level)
+
+    def level(self, name: str) -> bool:
+        return self.inputs[name].is_active
+
+    def mark(self) -> int:
+        return len(self.edges)
+
+    def seen(self, name: str, level: bool, since: int) -> bool:
+        return any(n == name and lv == level for _, n, lv in self.edges[since:])
+
+    def count(self, name: str, level: bool, since: int) -> int:
+        return sum(1 for _, n, lv in self.edges[since:] if n == name and lv == level)
+
+    def close(self) -> None:
+        for device in self.inputs.values():
+            device.on_change(None)
+
+
+class SelfTest:
+    """The walk-through; ``run()`` returns the report and leaves every actuator off."""
+
+    def __init__(self, board: Board, settings: Settings, runner: Runner, operator: Operator,
+                 player: CuePlayer, step_timeout: float = STEP_TIMEOUT) -> None:
+        self.board = board
+        self.settings = settings
+        self.runner = runner
+        self.reactor = runner.reactor
+        self.op = operator
+        self.player = player
+        self.timeout = step_timeout
+        self.report = Report()
+        self.watch = Watch(board, self.reactor)
+
+    def run(self) -> Report:
+        steps = (self.button, self.lid, self.rotation, self.close_again, self.beam,
+                 self.motor, self.led, self.sounds)
+        try:
+            for step in steps:
+                step()
+        finally:
+            self.watch.close()
+            self.board.safe()
+            self.board.led.off()
+        return self.report
+
+    # -- helpers --
+
+    def _wait(self, done: Callable[[], bool], timeout: float | None = None) -> bool:
+        return self.runner.run_until(done, self.timeout if timeout is None else timeout)
+
+    def _verdict(self, part: str, status: str, detail: str = "") -> None:
+        self.report[part].set(status, detail)
+        self.op.show(f"       {self.report[part].status} {part}"
+                     + (f": {self.report[part].detail}" if self.report[part].detail else ""))
+
+    # -- the steps --
+
+    def button(self) -> None:
+        w = self.watch
+        if w.level("button"):
+            self._verdict(BUTTON, FAIL, "reads pressed before anyone pressed it "
+                                        "(stuck switch, or wired to 3V3 instead of GND)")
+            return
+        self.op.instruct(DO_PRESS, "Press the button once and let it go.")
+        since = w.mark()
+        if not self._wait(lambda: w.seen("button", True, since)):
+            self._verdict(BUTTON, FAIL, f"no press seen in {self.timeout:g} s "
+                                        "(switch, wire to GPIO, or ground)")
+            return
+        if not self._wait(lambda: not w.level("button")):
+            self._verdict(BUTTON, FAIL, "pressed, but never let go (stuck switch)")
+            return
+        self._verdict(BUTTON, PASS)
+
+    def lid(self) -> None:
+        w = self.watch
+        self.op.instruct(DO_OPEN_AJAR, "Open the lid a little.")
+        opened = self._wait(lambda: not w.level("lid_closed"))
+        if not opened:
+            self._verdict(LID_CLOSED, FAIL, "still reads closed with the lid open "
+                                            "(stuck switch, or wired to 3V3)")
+        self.op.instruct(DO_CLOSE, "Close the lid fully.")
+        if not self._wait(lambda: w.level("lid_closed")):
+            self._verdict(LID_CLOSED, FAIL, "never read closed (switch, wire, or the lid "
+                                            "does not reach it)")
+        elif opened:
+            self._verdict(LID_CLOSED, PASS)
+        if w.level("lid_open"):
+            self._verdict(LID_OPEN, FAIL, "reads fully open with the lid closed (stuck)")
+        self.op.instruct(DO_OPEN_FULL, "Open the lid all the way, and keep it open: "
+                                       "the cartridge will turn.")
+        # Fully open is both switches agreeing: one already stuck must not pass for it.
+        if self._wait(lambda: w.level("lid_open") and not w.level("lid_closed")):
+            self._verdict(LID_OPEN, PASS)
+            self._verdict(LID_CLOSED, PASS)
+        elif not w.level("lid_open"):
+            self._verdict(LID_OPEN, FAIL, "never read fully open (switch, wire, or the lid "
+                                          "does not reach it)")
+        else:
+            self._verdict(LID_OPEN, PASS)
+            self._verdict(LID_CLOSED, FAIL, "reads closed with the lid fully open (stuck)")
+
+    def rotation(self) -> None:
+        w = self.watch
+        if not w.level("lid_open"):
+            reason = "not tried: the lid does not read fully open"
+            for part in (ROTATOR, HOME, SIDE):
+                self._verdict(part, SKIP, reason)
+            return
+        started_home = w.level("home")
+        since = w.mark()
+        arrived = [False]
+
+        def edge(name: str, level: bool) -> None:
+            if name == "home" and level and (not started_home or w.seen("home", False, since)):
+                self.board.rotator.off()  # at the next detent: stop right here
+                arrived[0] = True
+            if name == "lid_open" and not level:
+                self.board.rotator.off()  # fingers: never turn with the lid coming down
+
+        w.on_edge = edge
+        limit = self.settings.timing.rotation_timeout
+        self.board.rotator.on()
+        try:
+            self._wait(lambda: arrived[0] or not w.level("lid_open"), limit)
+        finally:
+            self.board.rotator.off()
+            w.on_edge = None
+        left_home = w.seen("home", False, since)
+        toggles = w.count("yellow_back", True, since) + w.count("yellow_back", False, since)
+        if not arrived[0] and not w.level("lid_open"):
+            for part in (ROTATOR, HOME, SIDE):
+                self._verdict(part, SKIP, "the lid left fully open during the turn")
+            return
+        if arrived[0] and toggles == 1:
+            side = "Mild" if w.level("yellow_back") else "Wild"
+            self._verdict(ROTATOR, PASS, f"half a turn, now {side} side in play")
+            self._verdict(HOME, PASS)
+            self._verdict(SIDE, PASS)
+        elif arrived[0] and not started_home:
+            self._verdict(ROTATOR, PASS, "reached a detent")
+            self._verdict(HOME, PASS)
+            self._verdict(SIDE, SKIP, "the cartridge started between detents: run the "
+                                      "self-test again to check this one")
+        elif arrived[0]:
+            self._verdict(ROTATOR, PASS, "reached the next detent")
+            self._verdict(HOME, PASS)
+            self._verdict(SIDE, FAIL, f"changed {toggles} times over half a turn, not once "
+                                      "(magnet, sensor, or wire)")
+        elif toggles:
+            self._verdict(ROTATOR, PASS, "the cartridge turned (the side sensor changed)")
+            self._verdict(HOME, FAIL, f"no detent seen in {limit:g} s of turning "
+                                      "(magnet, sensor, or wire)")
+            self._verdict(SIDE, PASS)
+        elif left_home:
+            self._verdict(ROTATOR, FAIL, f"left the detent but did not reach the next in "
+                                         f"{limit:g} s (slipping or stalling)")
+            self._verdict(HOME, PASS, "left its detent")
+            self._verdict(SIDE, SKIP, "not tested: the cartridge did not turn far enough")
+        else:
+            self._verdict(ROTATOR, FAIL, f"the cartridge did not move in {limit:g} s "
+                                         "(gear motor stalled, MOSFET, or wire)")
+            for part in (HOME, SIDE):
+                self._verdict(part, SKIP, "not tested: the cartridge did not turn")
+
+    def close_again(self) -> None:
+        self.op.instruct(DO_CLOSE_AGAIN, "Close the lid.")
+        self._wait(lambda: self.watch.level("lid_closed"))
+
+    def beam(self) -> None:
+        w = self.watch
+        if self.board.exit_beam is None:
+            self._verdict(BEAM, ABSENT, "no exit beam configured (pins.exit_beam = -1)")
+            return
+        if w.level("exit_beam"):
+            self._verdict(BEAM, FAIL, "reads blocked with the slot empty (misaligned, "
+                                      "unpowered, or a card in the slot)")
+            return
+        self.op.instruct(DO_BLOCK_BEAM, "Push a card into the exit slot, then pull it out.")
+        since = w.mark()
+        if not self._wait(lambda: w.seen("exit_beam", True, since)):
+            self._verdict(BEAM, FAIL, f"never saw the card in {self.timeout:g} s "
+                                      "(emitter, receiver, or wire)")
+            return
+        if not self._wait(lambda: not w.level("exit_beam")):
+            self._verdict(BEAM, FAIL, "still blocked after the card was pulled out")
+            return
+        self._verdict(BEAM, PASS)
+
+    def motor(self) -> None:
+        w, board = self.watch, self.board
+        self.op.confirm(DO_LOAD, "Put a few cards in the cartridge and close the lid.")
+        if not w.level("lid_closed"):
+            self._verdict(MOTOR, SKIP, "not run: the lid does not read closed")
+            return
+        use_beam = board.exit_beam is not None and self.report[BEAM].status == PASS
+        self.op.instruct(DO_MOTOR, f"The roller turns for {MOTOR_PULSE:g} s now.")
+        since = w.mark()
+        self.pulse(MOTOR_PULSE)
+        if use_beam:
+            jam = self.settings.timing.jam_timeout
+            self._wait(lambda: not w.level("exit_beam"), jam)
+            cards = w.count("exit_beam", False, since)
+            if w.level("exit_beam"):
+                self._verdict(MOTOR, FAIL, f"a card is stuck in the slot after {jam:g} s "
+                                           "(jammed roller or slot): clear it")
+            elif cards == 0:
+                self._verdict(MOTOR, FAIL, f"no card reached the beam in a {MOTOR_PULSE:g} s "
+                                           "run (cards loaded? roller, driver, wires, motor "
+                                           "supply)")
+            else:
+                self._verdict(MOTOR, PASS, f"{cards} card(s) out in {MOTOR_PULSE:g} s")
+            return
+        if self.op.ask(DO_MOTOR, "Did the roller turn?"):
+            self._verdict(MOTOR, PASS, "turned (judged by eye: no working beam to count cards)")
+        else:
+            self._verdict(MOTOR, FAIL, "did not turn (driver, wires, motor supply)")
+
+    def pulse(self, seconds: float) -> None:
+        """Run the roller for ``seconds`` (never more than ``MOTOR_PULSE``), lid closed only."""
+        board, w = self.board, self.watch
+        seconds = min(seconds, MOTOR_PULSE)
+        done = [False]
+
+        def stop(eventtime: float = 0.0) -> float:
+            board.motor.stop(brake=self.settings.motor.brake)
+            board.motor_enable.off()
+            done[0] = True
+            return NEVER
+
+        def edge(name: str, level: bool) -> None:
+            if name == "lid_closed" and not level:
+                stop()  # the interlock: the lid lifted mid-run
+
+        timer = self.reactor.register_timer(stop, NEVER, "selftest.pulse")
+        w.on_edge = edge
+        try:
+            board.motor_enable.on()
+            board.motor.forward(self.settings.motor.speed)
+            self.reactor.update_timer(timer, self.reactor.monotonic() + seconds)
+            self._wait(lambda: done[0], seconds + 1.0)
+        finally:
+            stop()
+            w.on_edge = None
+            self.reactor.unregister_timer(timer)
+
+    def led(self) -> None:
+        self.board.led.on()
+        self.op.instruct(DO_LED, "The status LED is on now.")
+        lit = self.op.ask(DO_LED, "Is the status LED lit?")
+        self.board.led.off()
+        self._verdict(LED, PASS if lit else FAIL, "" if lit else "not lit (LED polarity, "
+                                                                 "resistor, or wire)")
+
+    def sounds(self) -> None:
+        for part, side in ((SOUND_MILD, "mild"), (SOUND_WILD, "wild")):
+            cue = cues.flip(side)
+            self.op.instruct(DO_SOUND, f"Listen: the {side.capitalize()} side's flip sound.")
+            self.player.play(cue)
+            self.runner.wait(self.player.durations[cue] + AMP_TAIL + POLL)
+            error = getattr(self.player.speaker, "error", None)
+            if error:
+                self._verdict(part, FAIL, f"the audio device failed: {error}")
+            elif self.op.ask(DO_SOUND, f"Did you hear the {side.capitalize()} sound?"):
+                self._verdict(part, PASS)
+            else:
+                self._verdict(part, FAIL, "not heard (amp wiring, SD pin, I2S overlay, "
+                                          "speaker)")
+
+
+# --- people and scripts --------------------------------------------------------------------
+
+
+class HumanOperator:
+    """Prompts on a terminal; answers come from the keyboard."""
+
+    def __init__(self, out: TextIO = sys.stdout, inp: TextIO = sys.stdin) -> None:
+        self.out = out
+        self.inp = inp
+        self.n = 0
+
+    def show(self, text: str) -> None:
+        print(text, file=self.out, flush=True)
+
+    def instruct(self, step: str, text: str) -> None:
+        self.n += 1
+        self.show(f"[{self.n}] {text}")
+
+    def confirm(self, step: str, text: str) -> None:
+        self.instruct(step, text + " Then press Enter.")
+        self.inp.readline()
+
+    def ask(self, step: str, question: str) -> bool:
+        print(f"    {question} [y/n] ", end="", file=self.out, flush=True)
+        answer = self.inp.readline()
+        return answer.strip().lower() in ("y", "yes")
+
+
+class ScriptedOperator:
+    """Does each step on the simulated launcher as a person would, ``REACTION`` s after asked.
+
+    It knows nothing of the faults a test injected: it acts through the simulator's
+    verbs, and answers questions from what a person would see and hear: the roller
+    turning, the LED pin, and the sound that reached the speaker while the amp was on.
+    """
+
+    def __init__(self, sim: SimLauncher, player: CuePlayer, out: TextIO | None = None,
+                 cards: int = 6) -> None:
+        self.sim = sim
+        self.player = player
+        self.reactor = sim.reactor
+        self.out = out
+        self.cards = cards
+        self.heard: list[str] = []
+        self.log: list[str] = []
+        self._since = 0.0
+        self._ear = self.reactor.register_timer(self._listen, NEVER, "operator.ear")
+        self._timers = [self._ear]
+
+    def show(self, text: str) -> None:
+        if self.out is not None:
+            print(text, file=self.out)
+
+    def instruct(self, step: str, text: str) -> None:
+        self.show(f"[{step}] {text}")
+        self.log.append(step)
+        self._since = self.reactor.monotonic()
+        action = self._actions().get(step)
+        if action is not None:
+            self._later(action, REACTION, step)
+        if step == DO_SOUND:
+            self.heard = []
+            self.reactor.update_timer(self._ear, self._since)
+
+    def confirm(self, step: str, text: str) -> None:
+        self.show(f"[{step}] {text}")
+        self.log.append(step)
+        if step == DO_LOAD:
+            self.sim.load(f"card{i}" for i in range(self.cards))
+            self.sim.close_lid()
+
+    def ask(self, step: str, question: str) -> bool:
+        if step == DO_MOTOR:
+            answer = any(s.running and s.time >= self._since for s in self.sim.motor_history)
+        elif step == DO_LED:
+            answer = self.sim.level("led") > 0
+        elif step == DO_SOUND:
+            answer = bool(self.heard)
+            self.reactor.update_timer(self._ear, NEVER)
+        else:
+            answer = False
+        self.show(f"    {question} {'yes' if answer else 'no'}")
+        return answer
+
+    def _actions(self) -> dict[str, Callable[[], None]]:
+        sim = self.sim
+        return {
+            DO_PRESS: sim.press,
+            DO_OPEN_AJAR: lambda: sim.open_lid(full=False),
+            DO_CLOSE: sim.close_lid,
+            DO_OPEN_FULL: lambda: sim.open_lid(full=True),
+            DO_CLOSE_AGAIN: sim.close_lid,
+            DO_BLOCK_BEAM: self._card_in_and_out,
+        }
+
+    def _card_in_and_out(self) -> None:
+        self.sim.hold_in_slot(True)
+        self._later(lambda: self.sim.hold_in_slot(False), REACTION, "unblock")
+
+    def _later(self, action: Callable[[], None], delay: float, name: str) -> None:
+        def fire(eventtime: float) -> float:
+            action()
+            return NEVER
+
+        self._timers.append(self.reactor.register_timer(
+            fire, self.reactor.monotonic() + delay, f"operator.{name}"))
+
+    def _listen(self, eventtime: float) -> float:
+        # Heard = the speaker is sounding a cue while the amplifier is powered.
+        speaker = self.player.speaker
+        sounding = getattr(speaker, "current", None)
+        if sounding is not None and self.sim.level("amp_enable") > 0:
+            self.heard.append(sounding)
+        return eventtime + POLL
+
+    def close(self) -> None:
+        for timer in self._timers:
+            self.reactor.unregister_timer(timer)
+
+
+# --- the command ---------------------------------------------------------------------------
+
+
+def simulated_bench(settings: Settings, physics: Physics | None = None
+                    ) -> tuple[SimLauncher, CuePlayer, ManualRunner]:
+    """A simulated launcher with a recording speaker on its amp pin, on a manual reactor."""
+    from hal.audio import RecordingSpeaker
+    from launcher.sound import load_pack
+
+    reactor = ManualReactor()
+    sim = SimLauncher(reactor, settings.pins, physics)
+    pack = load_pack(settings.audio.pack)
+    speaker = RecordingSpeaker(clock=reactor.monotonic)
+    speaker.load(pack.files)
+    player = CuePlayer(speaker, sim.board.amp, reactor, pack.durations)
+    return sim, player, ManualRunner(reactor)
+
+
+def run_auto(settings: Settings, out: TextIO | None = sys.stdout,
+             prepare: Callable[[SimLauncher, CuePlayer], None] | None = None,
+             physics: Physics | None = None) -> Report:
+    """The self-test on the simulated launcher with the scripted operator.
+
+    ``prepare`` runs after the bench is built and before the test: tests inject faults there.
+    """
+    sim, player, runner = simulated_bench(settings, physics)
+    if prepare is not None:
+        prepare(sim, player)
+    operator = ScriptedOperator(sim, player, out)
+    try:
+        return SelfTest(sim.board, settings, runner, operator, player).run()
+    finally:
+        operator.close()
+        player.close()
+        sim.board.close()
+
+
+def run_on_hardware(settings: Settings, out: TextIO = sys.stdout,
+                    inp: TextIO = sys.stdin) -> Report | None:
+    """The interactive self-test on the board the config names; None if there is no Pi."""
+    from launcher.app import open_board
+    from launcher.sound import build_cue_player
+
+    reactor = RealReactor()
+    board, sim = open_board(settings, reactor)
+    if sim is not None:
+        board.close()
+        return None
+    operator = HumanOperator(out, inp)
+    try:
+        player = build_cue_player(settings, board.amp, reactor, operator.show)
+        try:
+            return SelfTest(board, settings, RealRunner(reactor), operator, player).run()
+        finally:
+            player.close()
+    finally:
+        board.close()
+
+
+def print_report(report: Report, out: TextIO) -> None:
+    print("\nself-test summary:", file=out)
+    for line in report.lines():
+        print(line, file=out)
+    failed = report.failed()
+    if failed:
+        print(f"selftest: {len(failed)} of {len(PARTS)} parts not passed: "
+              + ", ".join(failed), file=out)
+    else:
+        print("selftest: every part passed", file=out)
+
+
+def cmd_selftest(args: argparse.Namespace) -> int:
+    settings = config.load(args.config)
+    out = sys.stdout
+    if args.auto:
+        print("launcher selftest --auto: the SIMULATED launcher, a script doing each step",
+              file=out)
+        report = run_auto(settings, out)
+    else:
+        print("launcher selftest: do each step when asked; Ctrl-C stops (motors off).",
+              file=out)
+        print("Stop the service first if it runs: sudo systemctl stop launcher", file=out)
+        hw = run_on_hardware(settings, out)
+        if hw is None:
+            print("no Raspberry Pi here (or pin_factory = \"mock\"): use --auto for the "
+                  "simulated launcher", file=sys.stderr)
+            return 2
+        report = hw
+    print_report(report, out)
+    return 0 if report.ok else 1
+

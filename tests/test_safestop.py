@@ -1,0 +1,288 @@
+"""``launcher safe-stop`` leaves the motor and rotator pins low, whatever the dead process left."""
+
+from __future__ import annotations
+
+import re
+import shlex
+from collections.abc import Callable
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+from gpiozero.pins.mock import MockFactory, MockPWMPin
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from hal.gpio import GpioOutput, build_board
+from launcher import config
+from launcher import machine as m
+from launcher.cli import build_parser, main
+from launcher.errors import ConfigError, HardwareError
+from launcher.rig import STEP, SimRig
+from launcher.runner import RESTART_EXIT
+from launcher.safestop import SAFE_LOW, drive_safe, factory_names, safe_stop, settings_for_safe_stop
+
+MOCK = replace(config.load(), pin_factory="mock")
+
+
+class ReleasedPin(MockPWMPin):
+    """A mock pin that remembers the level it had when it was first let go.
+
+    gpiozero's mock PWM pin drops to 0 when closed, which would hide a pin that safe-stop
+    never drove; the level at release is what the real pin keeps (pigpio) or what the
+    pull-down has to hold (lgpio).
+    """
+
+    released_at: float | None = None
+
+    def close(self) -> None:
+        if self.released_at is None:
+            self.released_at = float(self.state)
+        super().close()
+
+
+def after_kill(dead: MockFactory) -> MockFactory:
+    """What a fresh process finds after ``kill -9``: new pins at the dead process's levels.
+
+    That is pigpio's behaviour (the daemon keeps every output as it was last set): the
+    new factory holds no reservation, and each output still drives its old level.
+    """
+    fresh = MockFactory(pin_class=ReleasedPin)
+    for name in SAFE_LOW:
+        number = getattr(MOCK.pins, name)
+        old, new = dead.pin(number), fresh.pin(number)
+        if old.function == "output":
+            new.function = "output"
+            new.frequency = old.frequency
+            new.state = old.state
+    return fresh
+
+
+def levels(factory: MockFactory) -> dict[str, float]:
+    return {name: float(factory.pin(getattr(MOCK.pins, name)).state) for name in SAFE_LOW}
+
+
+def grab(factory: MockFactory) -> dict[str, ReleasedPin]:
+    """The pins safe-stop must drive (taken before it runs: closing the factory forgets them)."""
+    return {name: factory.pin(getattr(MOCK.pins, name)) for name in SAFE_LOW}
+
+
+def released(pins: dict[str, ReleasedPin]) -> dict[str, float | None]:
+    return {name: pin.released_at for name, pin in pins.items()}
+
+
+def stop_on(factory: MockFactory) -> tuple[str, dict]:
+    """Run safe-stop against ``factory``; the factory used and the levels the pins were left at."""
+    pins = grab(factory)
+    used = safe_stop(MOCK, make=lambda name: factory)
+    return used, released(pins)
+
+
+ALL_LOW = dict.fromkeys(SAFE_LOW, 0.0)
+
+
+def test_a_board_killed_while_the_motor_runs():
+    dead = MockFactory(pin_class=MockPWMPin)
+    board = build_board(MOCK.pins, dead)
+    board.motor_enable.on()
+    board.motor.forward(0.85)
+    board.rotator.on()
+    fresh = after_kill(dead)
+    assert levels(fresh) == {"motor_sleep": 1.0, "motor_in1": 0.85, "motor_in2": 0.0,
+                             "rotator": 1.0}
+    assert stop_on(fresh) == ("mock", ALL_LOW)
+    board.close()
+
+
+def _press_until_the_motor_runs(rig: SimRig) -> None:
+    for _ in range(20):
+        rig.sim.press()
+        for _ in range(int(0.5 / STEP)):
+            rig.advance(STEP)
+            if rig.sim.motor_running:
+                return
+        rig.settle()
+        rig.advance(rig.settings.timing.mash_guard + STEP)
+    raise AssertionError("no shot in 20 presses")
+
+
+def _mid_shot(rig: SimRig) -> None:
+    rig.load([f"c{i}" for i in range(40)])
+    _press_until_the_motor_runs(rig)
+
+
+def _after_a_shot(rig: SimRig) -> None:
+    _mid_shot(rig)
+    rig.settle()  # the shot ends with a brake: IN1 and IN2 both high
+
+
+def _rotating(rig: SimRig) -> None:
+    rig.sim.open_lid(full=True)
+    rig.advance(0.3)
+
+
+def _rotator_stalled(rig: SimRig) -> None:
+    rig.sim.stall_rotator()
+    rig.sim.open_lid(full=True)
+    rig.advance(0.3)
+
+
+def _jammed(rig: SimRig) -> None:
+    rig.sim.jam()
+    _mid_shot(rig)
+    rig.advance(rig.settings.timing.jam_timeout + 0.5)
+
+
+def _asleep(rig: SimRig) -> None:
+    rig.advance(rig.settings.timing.sleep_after + 1)
+
+
+STATES: dict[str, tuple[Callable[[SimRig], None], Callable[[SimRig], bool]]] = {
+    # name: (how to get there, what must hold there for the case to mean anything)
+    "ready": (lambda rig: None, lambda rig: rig.state == m.READY),
+    "mid-shot": (_mid_shot, lambda rig: rig.sim.motor_running),
+    "braking after a shot": (
+        _after_a_shot, lambda rig: rig.sim.level("motor_in1") == rig.sim.level("motor_in2") == 1),
+    "rotating": (_rotating, lambda rig: rig.state == m.ROTATING and rig.sim.level("rotator") == 1),
+    "rotator stalled": (_rotator_stalled, lambda rig: rig.sim.level("rotator") == 1),
+    "jammed": (_jammed, lambda rig: rig.state == m.FAULT),
+    "asleep": (_asleep, lambda rig: rig.state == m.ASLEEP),
+}
+
+
+@pytest.mark.parametrize("state", list(STATES))
+def test_safe_stop_from_every_state_of_the_simulated_launcher(state):
+    get_there, holds = STATES[state]
+    rig = SimRig(seed=3)
+    get_there(rig)
+    assert holds(rig), f"the rig did not reach {state}"
+    fresh = after_kill(rig.sim.factory)
+    assert levels(fresh) == {name: rig.sim.level(name) for name in SAFE_LOW}
+    assert stop_on(fresh) == ("mock", ALL_LOW)
+    rig.close()
+
+
+LEVEL = st.one_of(st.none(), st.just(0.0), st.just(1.0), st.floats(0.01, 1.0))
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.fixed_dictionaries({name: LEVEL for name in SAFE_LOW}))
+def test_safe_stop_from_any_pin_levels(left):
+    """Any mix of outputs at any duty, or pins left as inputs (None): all low afterwards."""
+    dead = MockFactory(pin_class=MockPWMPin)
+    for name, level in left.items():
+        pin = dead.pin(getattr(MOCK.pins, name))
+        if level is not None:
+            pin.function = "output"
+            pin.frequency = 1000
+            pin.state = level
+    assert stop_on(after_kill(dead)) == ("mock", ALL_LOW)
+
+
+def test_a_part_that_fails_does_not_stop_the_others():
+    factory = MockFactory(pin_class=ReleasedPin)
+    for name in ("motor_in1", "motor_sleep"):
+        pin = factory.pin(getattr(MOCK.pins, name))
+        pin.function = "output"
+        pin.state = 1
+    squatter = GpioOutput(MOCK.pins.rotator, factory)  # the rotator pin is taken
+    pins = grab(factory)
+    with pytest.raises(HardwareError, match="rotator"):
+        drive_safe(MOCK.pins, factory)
+    assert released(pins) == {"motor_sleep": 0.0, "motor_in1": 0.0, "motor_in2": 0.0,
+                                 "rotator": None}
+    squatter.close()
+
+
+def test_pigpio_down_falls_back_to_the_native_factory():
+    dead = MockFactory(pin_class=MockPWMPin)
+    board = build_board(MOCK.pins, dead)
+    board.motor_enable.on()
+    board.motor.forward(1.0)
+    fresh = after_kill(dead)
+    tried: list[str] = []
+
+    def make(name: str) -> MockFactory:
+        tried.append(name)
+        if name == "pigpio":
+            raise HardwareError("pin factory pigpio failed: daemon not running")
+        return fresh
+
+    pins = grab(fresh)
+    assert safe_stop(replace(MOCK, pin_factory="pigpio"), make=make) == "native"
+    assert tried == ["pigpio", "native"]
+    assert released(pins) == ALL_LOW
+    board.close()
+
+
+def test_no_factory_at_all_is_an_error_naming_each_attempt():
+    def make(name: str) -> MockFactory:
+        raise HardwareError(f"pin factory {name} failed")
+
+    with pytest.raises(HardwareError, match=r"pigpio failed.*native failed"):
+        safe_stop(replace(MOCK, pin_factory="pigpio"), make=make)
+
+
+@pytest.mark.parametrize(("factory", "model", "expected"), [
+    ("lgpio", None, ["lgpio"]),
+    ("pigpio", None, ["pigpio", "native"]),
+    ("auto", "Raspberry Pi 5 Model B Rev 1.0", ["lgpio"]),
+    ("auto", "Raspberry Pi 4 Model B Rev 1.4", ["pigpio", "native"]),
+    ("auto", None, ["mock"]),
+])
+def test_factory_order(factory, model, expected, monkeypatch):
+    monkeypatch.delenv("GPIOZERO_PIN_FACTORY", raising=False)
+    assert factory_names(replace(MOCK, pin_factory=factory), model) == expected
+
+
+def _write(tmp_path, text: str):
+    path = tmp_path / "launcher.toml"
+    path.write_text(text, encoding="utf-8")
+    return str(path)
+
+
+def test_command_exits_0_and_names_the_pins(tmp_path, capsys, monkeypatch):
+    monkeypatch.delenv("GPIOZERO_PIN_FACTORY", raising=False)
+    path = _write(tmp_path, '[board]\npin_factory = "mock"\n[pins]\nmotor_in1 = 20\n')
+    assert main(["safe-stop", "--config", path]) == 0
+    out = capsys.readouterr().out
+    assert "motor_in1=20" in out and "(mock)" in out
+
+
+def test_a_config_broken_outside_the_pins_still_stops_the_right_pins(tmp_path, capsys):
+    path = _write(tmp_path, '[board]\npin_factory = "mock"\n[pins]\nmotor_in1 = 20\n'
+                            '[motor]\nspeed = 7.0\n')
+    settings, problem = settings_for_safe_stop(path)
+    assert isinstance(problem, ConfigError) and problem.key == "motor.speed"
+    assert settings.pins.motor_in1 == 20 and settings.pin_factory == "mock"
+    assert main(["safe-stop", "--config", path]) == 0
+    assert "motor_in1=20" in capsys.readouterr().out
+
+
+def test_broken_pins_are_not_guessed(tmp_path, capsys):
+    path = _write(tmp_path, '[pins]\nmotor_in1 = 13\n')  # clashes with motor_in2
+    with pytest.raises(ConfigError, match=r"pins\.motor_in1"):
+        settings_for_safe_stop(path)
+    assert main(["safe-stop", "--config", path]) == 2
+    assert "pins.motor_in1" in capsys.readouterr().err
+
+
+def test_the_systemd_unit_runs_commands_the_cli_knows():
+    """ExecStart and ExecStopPost name real sub-commands, the venv and the config installed."""
+    root = Path(__file__).resolve().parents[1]
+    unit = (root / "systemd" / "launcher.service").read_text(encoding="utf-8")
+    install = (root / "systemd" / "install.sh").read_text(encoding="utf-8")
+    lines = dict(re.findall(r"^(ExecStart|ExecStopPost)=(.+)$", unit, re.MULTILINE))
+    assert set(lines) == {"ExecStart", "ExecStopPost"}
+    parser = build_parser()
+    for key, command in (("ExecStart", "run"), ("ExecStopPost", "safe-stop")):
+        program, *argv = shlex.split(lines[key])
+        assert program == "/opt/launcher/venv/bin/launcher"
+        args = parser.parse_args(argv)
+        assert args.command == command
+        assert args.config == "/etc/launcher/launcher.toml"
+    # The console's restart request exits with this status; systemd must restart on it.
+    assert f"RestartForceExitStatus={RESTART_EXIT}" in unit
+    assert f"SuccessExitStatus={RESTART_EXIT}" in unit
+    assert "PREFIX=/opt/launcher\nVENV=$PREFIX/venv\n" in install
+    assert "CONFIG=$CONFIG_DIR/launcher.toml" in install and "CONFIG_DIR=/etc/launcher" in install
