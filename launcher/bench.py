@@ -69,13 +69,26 @@ class Bench:
         self.sim.load(f"card {i}" for i in range(BENCH_DECK - len(self.sim.cartridge)))
         self.app.load(len(self.sim.cartridge))
 
-    def run_line(self, line: str) -> None:
-        if line.strip() == "reload":
+    def run_line(self, line: str) -> float:
+        """Run one typed line; returns how long to hold the next input back (``wait S``)."""
+        words = line.split()
+        if words == ["reload"]:
             self.reload_cartridge()
             self._console_line("ok reloaded the simulated cartridge")
-            return
+            return 0.0
+        if words[:1] == ["wait"]:
+            try:
+                seconds = float(words[1]) if len(words) == 2 else -1.0
+            except ValueError:
+                seconds = -1.0
+            if not 0 <= seconds <= 600:
+                self._console_line("error usage wait SECONDS (0 to 600): let time pass")
+                return 0.0
+            self._console_line(f"ok waiting={seconds:g}")
+            return seconds
         for reply in self.console.handle_line(line):
             self._console_line(reply)
+        return 0.0
 
     # -- the live view --
 
@@ -150,28 +163,29 @@ def run_bench(settings: config.Settings, seed: int, lines: bool = False,
     install_signal_handlers(bench.reactor.stop)
     if not live:
         out.write("# SIMULATED launcher (no hardware). One console command per line; "
-                  "`help` lists them, `reload` refills the cartridge.\n")
+                  "`help` lists them, `reload` refills the cartridge, `wait S` lets time "
+                  "pass.\n")
     bench.app.start()
     bench.reload_cartridge()
     typing = bench.typing
 
-    def on_input(item: str) -> None:
+    def on_input(item: str) -> float:
         if item == "\x04":
             bench.reactor.stop()
-            return
+            return 0.0
         if not live:
-            bench.run_line(item)
-            return
+            return bench.run_line(item)
         if typing:
             if item in ("\n", "\r"):
-                bench.run_line("".join(typing[1:]))
+                line = "".join(typing[1:])
                 typing.clear()
+                return bench.run_line(line)
             elif item in ("\x7f", "\b"):
                 if len(typing) > 1:
                     typing.pop()
             else:
                 typing.append(item)
-            return
+            return 0.0
         if item == "q":
             bench.reactor.stop()
         elif item == ":":
@@ -180,6 +194,7 @@ def run_bench(settings: config.Settings, seed: int, lines: bool = False,
             bench.run_line("reload")
         elif item in KEYS:
             bench.run_line(KEYS[item])
+        return 0.0
 
     def post(item: str) -> None:
         # One input at a time: the next waits until this one and the pin edges it caused
@@ -187,8 +202,12 @@ def run_bench(settings: config.Settings, seed: int, lines: bool = False,
         done = threading.Event()
 
         def handle() -> None:
-            on_input(item)
-            bench.reactor.post(done.set)
+            hold = on_input(item)
+            if hold > 0:
+                bench.reactor.register_timer(lambda t: done.set() or NEVER,
+                                             bench.reactor.monotonic() + hold, "bench.wait")
+            else:
+                bench.reactor.post(done.set)
 
         bench.reactor.post(handle)
         done.wait()

@@ -108,7 +108,7 @@ def test_bom_lines_and_total_add_up():
     assert stated and float(stated.group(1)) == pytest.approx(total)
 
 
-DOCS = [*sorted(HARDWARE.glob("*.md")), ROOT / "docs" / "build-your-own.md",
+DOCS = [*sorted(HARDWARE.glob("*.md")), ROOT / "README.md",
         ROOT / "systemd" / "README.md"]
 
 

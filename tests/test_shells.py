@@ -1,0 +1,76 @@
+"""The two shells as processes: `launcher bench` fed lines, `launcher run` under a fake systemd."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+from pathlib import Path
+
+LAUNCHER = [sys.executable, "-m", "launcher.cli"]
+ENV = {**os.environ, "ALSA_CONFIG_PATH": "", "GPIOZERO_PIN_FACTORY": ""}
+
+
+def null_alsa(tmp_path: Path) -> dict[str, str]:
+    conf = tmp_path / "alsa.conf"
+    conf.write_text("pcm.!default { type null }\n")
+    return {**ENV, "ALSA_CONFIG_PATH": str(conf)}
+
+
+def test_bench_reads_console_lines_and_says_it_is_simulated(tmp_path):
+    script = "status\npress\nwait 0.5\nlid full\nwait 2\nside\nlid close\nnot-a-command\n"
+    proc = subprocess.run([*LAUNCHER, "bench", "--seed", "5", "--state", str(tmp_path / "s.json")],
+                          input=script, capture_output=True, text=True, timeout=60,
+                          env=null_alsa(tmp_path), check=False)
+    assert proc.returncode == 0, proc.stderr
+    out = proc.stdout.splitlines()
+    assert out[0].startswith("# SIMULATED launcher")
+    finals = [line for line in out if line.startswith(("ok", "error"))]
+    assert len(finals) == 8  # exactly one final line per command
+    assert finals[0].startswith("ok state=ready side=mild")
+    assert "simulated=true" in finals[0]
+    assert finals[-1].startswith("error unknown")
+    assert "# event flip side=wild" in out
+    assert json.loads((tmp_path / "s.json").read_text())["side"] == "wild"
+
+
+def test_run_tells_systemd_it_is_ready_and_stops_cleanly_on_sigterm(tmp_path):
+    notify = tmp_path / "notify.sock"
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+    sock.bind(str(notify))
+    sock.settimeout(30)
+    cfg = tmp_path / "launcher.toml"
+    state = tmp_path / "state.json"
+    cfg.write_text(f'[board]\npin_factory = "mock"\n[state]\npath = "{state}"\n'
+                   '[console]\nport = ""\n[luck]\nseed = 3\n')
+    env = {**null_alsa(tmp_path), "NOTIFY_SOCKET": str(notify),
+           "WATCHDOG_USEC": "2000000", "WATCHDOG_PID": ""}
+    proc = subprocess.Popen([*LAUNCHER, "run", "--config", str(cfg)], env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        messages = []
+        while not any("WATCHDOG=1" in m for m in messages):
+            messages.append(sock.recv(4096).decode())
+        assert any(m.startswith("READY=1") for m in messages)
+        proc.send_signal(signal.SIGTERM)
+        _, err = proc.communicate(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+        sock.close()
+    assert proc.returncode == 0, err
+    assert "SIMULATED" in err
+    assert json.loads(state.read_text())["version"] == 1
+
+
+def test_run_refuses_a_bad_config_with_exit_2(tmp_path):
+    cfg = tmp_path / "bad.toml"
+    cfg.write_text("[motor]\nspeed = 3\n")
+    proc = subprocess.run([*LAUNCHER, "run", "--config", str(cfg)], capture_output=True,
+                          text=True, timeout=60, env=ENV, check=False)
+    assert proc.returncode == 2
+    assert proc.stderr.strip() == "config error: motor.speed = 3: must be within 0.1..1"
