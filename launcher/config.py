@@ -290,20 +290,28 @@ def merge(defaults: Mapping[str, Any], overrides: Mapping[str, Any], where: str 
     return out
 
 
+def read_toml(path: str | os.PathLike[str]) -> dict[str, Any]:
+    """A TOML file's tables; a missing or broken file is a ``ConfigError`` naming it."""
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except OSError as exc:
+        raise ConfigError("file", str(path), exc.strerror or str(exc)) from exc
+    return parse_toml(text, str(path))
+
+
+def parse_toml(text: str, name: str) -> dict[str, Any]:
+    try:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError("file", name, f"not valid TOML: {exc}") from exc
+
+
 def load_raw(path: str | os.PathLike[str] | None) -> dict[str, Any]:
     """The defaults with ``path`` laid over them (unchecked)."""
     raw = default_raw()
     if path is None:
         return raw
-    try:
-        text = Path(path).read_text(encoding="utf-8")
-    except OSError as exc:
-        raise ConfigError("file", str(path), exc.strerror or str(exc)) from exc
-    try:
-        user = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
-        raise ConfigError("file", str(path), f"not valid TOML: {exc}") from exc
-    return merge(raw, user)
+    return merge(raw, read_toml(path))
 
 
 def load(path: str | os.PathLike[str] | None = None) -> Settings:

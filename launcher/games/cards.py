@@ -4,13 +4,12 @@ from __future__ import annotations
 
 import os
 import random
-import tomllib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from importlib import resources
-from pathlib import Path
 from typing import Any
 
+from launcher.config import parse_toml, read_toml
 from launcher.errors import ConfigError
 
 MILD = "mild"
@@ -200,13 +199,5 @@ def load_deck(path: str | os.PathLike[str] | None = None) -> tuple[Card, ...]:
     """Read a deck file (``None``: the shipped ``data/flip_attack_deck.toml``)."""
     if path is None:
         text = resources.files("launcher.games").joinpath("data", DECK_FILE).read_text("utf-8")
-    else:
-        try:
-            text = Path(path).read_text(encoding="utf-8")
-        except OSError as exc:
-            raise ConfigError("file", str(path), exc.strerror or str(exc)) from exc
-    try:
-        raw = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
-        raise ConfigError("file", str(path or DECK_FILE), f"not valid TOML: {exc}") from exc
-    return build_deck(raw)
+        return build_deck(parse_toml(text, DECK_FILE))
+    return build_deck(read_toml(path))

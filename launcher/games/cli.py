@@ -273,35 +273,25 @@ def tune_plots(base: Summary, new: Summary, base_settings: Settings, new_setting
         ax.legend()
     save(fig, "hazard.png")
 
-    fig, axes = plt.subplots(1, 2, figsize=(10, 4))
-    for ax, side in zip(axes, SIDES, strict=True):
-        width = 0.4
-        for i, (label, s) in enumerate(zip(labels, (base, new), strict=True)):
-            runs = s.dry_runs[side]
-            total = sum(runs.values()) or 1
-            ks = sorted(runs)
-            ax.bar([k + (i - 0.5) * width for k in ks], [runs[k] / total for k in ks],
-                   width=width, label=label)
-        ax.set_title(f"{side}: dry presses before a shot (observed)")
-        ax.set_xlabel("dry streak")
-        ax.set_ylabel("share of shots")
-        ax.legend()
-    save(fig, "dry_streaks.png")
+    def shares(field: str, keep_zero: bool, title: str, xlabel: str, name: str) -> None:
+        """Per side, both runs side by side: the share of shots at each value."""
+        fig, axes = plt.subplots(1, 2, figsize=(10, 4))
+        for ax, side in zip(axes, SIDES, strict=True):
+            width = 0.4
+            for i, (label, s) in enumerate(zip(labels, (base, new), strict=True)):
+                c = getattr(s, field)[side]
+                ks = sorted(k for k in c if k or keep_zero)
+                total = sum(c[k] for k in ks) or 1
+                ax.bar([k + (i - 0.5) * width for k in ks], [c[k] / total for k in ks],
+                       width=width, label=label)
+            ax.set_title(f"{side}: {title} (observed)")
+            ax.set_xlabel(xlabel)
+            ax.set_ylabel("share of shots")
+            ax.legend()
+        save(fig, name)
 
-    fig, axes = plt.subplots(1, 2, figsize=(10, 4))
-    for ax, side in zip(axes, SIDES, strict=True):
-        width = 0.4
-        for i, (label, s) in enumerate(zip(labels, (base, new), strict=True)):
-            c = s.press_cards[side]
-            shots = sum(v for k, v in c.items() if k) or 1
-            ks = sorted(k for k in c if k)
-            ax.bar([k + (i - 0.5) * width for k in ks], [c[k] / shots for k in ks],
-                   width=width, label=label)
-        ax.set_title(f"{side}: cards per shot (observed)")
-        ax.set_xlabel("cards")
-        ax.set_ylabel("share of shots")
-        ax.legend()
-    save(fig, "shot_sizes.png")
+    shares("dry_runs", True, "dry presses before a shot", "dry streak", "dry_streaks.png")
+    shares("press_cards", False, "cards per shot", "cards", "shot_sizes.png")
 
     fig, axes = plt.subplots(1, 2, figsize=(10, 4))
     for ax, attr in zip(axes, ("turns", "presses"), strict=True):
