@@ -72,6 +72,10 @@ class Bench:
     def run_line(self, line: str) -> float:
         """Run one typed line; returns how long to hold the next input back (``wait S``)."""
         words = line.split()
+        if words in (["quit"], ["exit"]):
+            self.reactor.stop()
+            self._console_line("ok bye")
+            return 0.0
         if words == ["reload"]:
             self.reload_cartridge()
             self._console_line("ok reloaded the simulated cartridge")
@@ -164,7 +168,7 @@ def run_bench(settings: config.Settings, seed: int, lines: bool = False,
     if not live:
         out.write("# SIMULATED launcher (no hardware). One console command per line; "
                   "`help` lists them, `reload` refills the cartridge, `wait S` lets time "
-                  "pass.\n")
+                  "pass, `quit` ends.\n")
     bench.app.start()
     bench.reload_cartridge()
     typing = bench.typing

@@ -21,7 +21,8 @@ def null_alsa(tmp_path: Path) -> dict[str, str]:
 
 
 def test_bench_reads_console_lines_and_says_it_is_simulated(tmp_path):
-    script = "status\npress\nwait 0.5\nlid full\nwait 2\nside\nlid close\nnot-a-command\n"
+    script = ("status\npress\nwait 0.5\nlid full\nwait 2\nside\nlid close\nnot-a-command\n"
+              "quit\nstatus\n")
     proc = subprocess.run([*LAUNCHER, "bench", "--seed", "5", "--state", str(tmp_path / "s.json")],
                           input=script, capture_output=True, text=True, timeout=60,
                           env=null_alsa(tmp_path), check=False)
@@ -29,10 +30,10 @@ def test_bench_reads_console_lines_and_says_it_is_simulated(tmp_path):
     out = proc.stdout.splitlines()
     assert out[0].startswith("# SIMULATED launcher")
     finals = [line for line in out if line.startswith(("ok", "error"))]
-    assert len(finals) == 8  # exactly one final line per command
+    assert len(finals) == 9  # exactly one final line per command, and none after `quit`
     assert finals[0].startswith("ok state=ready side=mild")
     assert "simulated=true" in finals[0]
-    assert finals[-1].startswith("error unknown")
+    assert finals[-2].startswith("error unknown") and finals[-1] == "ok bye"
     assert "# event flip side=wild" in out
     assert json.loads((tmp_path / "s.json").read_text())["side"] == "wild"
 
