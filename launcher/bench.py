@@ -166,7 +166,8 @@ def run_bench(settings: config.Settings, seed: int, lines: bool = False,
     bench = Bench(settings, seed, config_path, out)
     install_signal_handlers(bench.reactor.stop)
     if not live:
-        out.write("# SIMULATED launcher (no hardware). One console command per line; "
+        out.write(f"# SIMULATED launcher (no hardware), luck seed {seed}. One console command "
+                  "per line; "
                   "`help` lists them, `reload` refills the cartridge, `wait S` lets time "
                   "pass, `quit` ends.\n")
     bench.app.start()
