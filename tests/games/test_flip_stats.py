@@ -74,6 +74,12 @@ def test_direct_launcher_shot_rate_is_the_configured_one(side_name):
     z = (shots - n / mu) / math.sqrt(n * var / mu**3)
     assert abs(z) < 3.3, f"shot rate {shots / n:.4f} vs {luck.shot_rate(side):.4f} (z={z:.2f})"
     # The whole distributions, not just the means.
+    assert_follows_tables(side, runs, sizes)
+
+
+def assert_follows_tables(side, runs, sizes) -> None:
+    """Dry runs before each shot and shot sizes both pass a chi-square test at ALPHA."""
+    probs = run_lengths(side)
     _, _, p_runs = chi_square([runs[k] for k in range(len(probs))], probs)
     assert p_runs > ALPHA
     total = sum(side.weights)
@@ -94,13 +100,7 @@ def test_firmware_launcher_draws_from_the_same_tables(side_name):
         assert launcher.faults == []
     finally:
         launcher.close()
-    probs = run_lengths(side)
-    _, _, p_runs = chi_square([runs[k] for k in range(len(probs))], probs)
-    assert p_runs > ALPHA
-    total = sum(side.weights)
-    _, _, p_sizes = chi_square([sizes[s] for s in side.sizes],
-                               [w / total for w in side.weights])
-    assert p_sizes > ALPHA
+    assert_follows_tables(side, runs, sizes)
 
 
 def test_heuristic_bot_beats_random_bot_heads_up():
