@@ -18,7 +18,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from launcher import config
+from launcher.core import config
 from launcher.games.bots import make_bot
 from launcher.games.cards import load_deck
 from launcher.games.flip_attack import GameOptions, Table

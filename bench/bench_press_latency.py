@@ -36,10 +36,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from hal.audio import SimpleAudioSpeaker
 from hal.sim import Physics, SimLauncher
-from launcher import config, machine
-from launcher.app import Launcher
-from launcher.reactor import ManualReactor, RealReactor
-from launcher.sound import CuePlayer, load_pack
+from launcher.core import config, machine
+from launcher.core.reactor import ManualReactor, RealReactor
+from launcher.firmware.app import Launcher
+from launcher.firmware.sound import CuePlayer, load_pack
 
 TARGET_P99 = 0.002
 

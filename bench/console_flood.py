@@ -26,13 +26,13 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from hal.sim import SimLauncher
-from launcher import config
-from launcher.app import Launcher
-from launcher.console import Console
-from launcher.console_transport import BUDGET, INBOX_LINES, TICK, SerialTransport
-from launcher.reactor import NEVER, RealReactor
-from launcher.rig import CueLog
-from launcher.store import Store
+from launcher.core import config
+from launcher.core.reactor import NEVER, RealReactor
+from launcher.core.store import Store
+from launcher.firmware.app import Launcher
+from launcher.firmware.console import Console
+from launcher.firmware.transport import BUDGET, INBOX_LINES, TICK, SerialTransport
+from launcher.sim.rig import CueLog
 
 PROBE = 0.010
 

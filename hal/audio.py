@@ -1,7 +1,7 @@
 """Speakers: simpleaudio, an ``aplay`` subprocess, a silent one and a recording one for tests.
 
 Every speaker has one voice: ``play`` replaces whatever is sounding. Which cue may cut
-which is the cue player's business (``launcher/sound.py``), not the speaker's.
+which is the cue player's business (``launcher/firmware/sound.py``), not the speaker's.
 
 A lost audio device (an exception from the backend while playing) never reaches the
 caller: it is logged once per outage, kept in ``error``, and the next play tries again.
@@ -24,7 +24,7 @@ from types import ModuleType
 from typing import IO, Any
 
 from hal.base import Speaker
-from launcher.errors import ConfigError, LauncherError
+from launcher.core.errors import ConfigError, LauncherError
 
 log = logging.getLogger(__name__)
 

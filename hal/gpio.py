@@ -12,8 +12,8 @@ from gpiozero import DigitalInputDevice, DigitalOutputDevice, PWMOutputDevice
 from gpiozero.pins import Factory
 
 from hal.base import Board
-from launcher.config import Pins
-from launcher.errors import HardwareError
+from launcher.core.config import Pins
+from launcher.core.errors import HardwareError
 
 MODEL_FILE = Path("/proc/device-tree/model")
 PWM_FREQUENCY = 1000  # Hz; DRV8833 and TB6612 are happy anywhere from 100 Hz to 50 kHz

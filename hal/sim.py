@@ -18,8 +18,8 @@ from gpiozero.pins.mock import MockFactory, MockPWMPin
 
 from hal.base import Board
 from hal.gpio import build_board
-from launcher.config import Pins
-from launcher.reactor import NEVER, Reactor
+from launcher.core.config import Pins
+from launcher.core.reactor import NEVER, Reactor
 
 
 class SimPin(MockPWMPin):

@@ -6,8 +6,8 @@ import threading
 
 import pytest
 
-from launcher import config
-from launcher.rig import SimRig
+from launcher.core import config
+from launcher.sim.rig import SimRig
 
 
 @pytest.fixture(autouse=True)

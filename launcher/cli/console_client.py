@@ -13,7 +13,7 @@ from typing import Any, TextIO
 
 import serial
 
-from launcher.console_transport import BAUD, READ_TIMEOUT, LineFramer
+from launcher.firmware.transport import BAUD, READ_TIMEOUT, LineFramer
 
 HISTORY = Path("~/.launcher_console_history")
 REPLY_WAIT = 10  # seconds to wait for a command's final line

@@ -9,8 +9,9 @@ import signal
 import sys
 from pathlib import Path
 
-from launcher import __version__, config
-from launcher.errors import ConfigError, LauncherError
+from launcher import __version__
+from launcher.core import config
+from launcher.core.errors import ConfigError, LauncherError
 
 log = logging.getLogger("launcher")
 
@@ -35,7 +36,7 @@ def cmd_config_default(args: argparse.Namespace) -> int:
 
 
 def cmd_run(args: argparse.Namespace) -> int:
-    from launcher.runner import run_firmware
+    from launcher.firmware.runner import run_firmware
 
     settings = config.load(args.config)
     return run_firmware(settings, seed=_seed(settings, args.seed), config_path=args.config,
@@ -43,7 +44,7 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 
 def cmd_bench(args: argparse.Namespace) -> int:
-    from launcher.bench import run_bench
+    from launcher.cli.play import run_bench
 
     settings = config.load(args.config)
     if args.state:
@@ -106,8 +107,10 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _registrars() -> list:
-    from launcher import console_cli, pi_cli, sounds_cli
-    from launcher.games import cli as games_cli
+    from launcher.cli import console_client as console_cli
+    from launcher.cli import pi as pi_cli
+    from launcher.cli import simulate as games_cli
+    from launcher.cli import sounds as sounds_cli
 
     return [console_cli.register, sounds_cli.register, games_cli.register, pi_cli.register]
 

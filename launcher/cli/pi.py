@@ -27,12 +27,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def _safe_stop(args: argparse.Namespace) -> int:
-    from launcher.safestop import cmd_safe_stop
+    from launcher.firmware.safestop import cmd_safe_stop
 
     return cmd_safe_stop(args)
 
 
 def _selftest(args: argparse.Namespace) -> int:
-    from launcher.selftest import cmd_selftest
+    from launcher.firmware.selftest import cmd_selftest
 
     return cmd_selftest(args)

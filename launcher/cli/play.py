@@ -16,9 +16,9 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, TextIO
 
-from launcher import config
-from launcher.app import build_app
-from launcher.reactor import NEVER, RealReactor
+from launcher.core import config
+from launcher.core.reactor import NEVER, RealReactor
+from launcher.firmware.app import build_app
 
 BENCH_DECK = 84  # 112 cards less 4 hands of 7: a full launcher at the start of a game
 
@@ -33,7 +33,7 @@ class Bench:
 
     def __init__(self, settings: config.Settings, seed: int, config_path: str | None,
                  out: TextIO) -> None:
-        from launcher.console import Console
+        from launcher.firmware.console import Console
 
         self.out = out
         self.reactor = RealReactor()
@@ -158,7 +158,7 @@ def _cbreak(stream: TextIO) -> Iterator[None]:
 def run_bench(settings: config.Settings, seed: int, lines: bool = False,
               config_path: str | None = None, stdin: TextIO | None = None,
               stdout: TextIO | None = None) -> int:
-    from launcher.cli import install_signal_handlers
+    from launcher.cli.main import install_signal_handlers
 
     stdin = stdin or sys.stdin
     out = stdout or sys.stdout

@@ -12,9 +12,9 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, TextIO
 
-from launcher import config, luck
-from launcher.config import Settings
-from launcher.errors import ConfigError
+from launcher.core import config, luck
+from launcher.core.config import Settings
+from launcher.core.errors import ConfigError
 from launcher.games.bots import BOTS, make_bot
 from launcher.games.cards import SIDES, load_deck
 from launcher.games.flip_attack import GameOptions, Table

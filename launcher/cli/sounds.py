@@ -9,9 +9,10 @@ from pathlib import Path
 from typing import Any
 
 from hal.audio import read_wav
-from launcher import config, cues, soundgen
-from launcher.reactor import NEVER, RealReactor
-from launcher.sound import CuePlayer, Pack, build_cue_player, load_pack, sounds_dir
+from launcher.core import config, cues
+from launcher.core.reactor import NEVER, RealReactor
+from launcher.firmware.sound import CuePlayer, Pack, build_cue_player, load_pack, sounds_dir
+from launcher.tools import soundgen
 
 PLOTS_HINT = "launcher sounds sheet needs matplotlib and numpy: pip install 'uno-launcher[plots]'"
 WAIT_MARGIN = 2.0  # seconds a play may overrun its cue's length before we give up waiting

@@ -12,7 +12,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from launcher.errors import MISSING, ConfigError
+from launcher.core.errors import MISSING, ConfigError
 
 SIDES = ("mild", "wild")
 PIN_FACTORIES = ("auto", "lgpio", "pigpio", "native", "mock")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import random
 from itertools import accumulate
 
-from launcher.config import SideLuck
+from launcher.core.config import SideLuck
 
 
 def shot_size(side: SideLuck, rng: random.Random) -> int:

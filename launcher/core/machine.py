@@ -13,8 +13,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from launcher import cues, luck
-from launcher.config import Settings
+from launcher.core import cues, luck
+from launcher.core.config import Settings
 
 # --- states ------------------------------------------------------------------------------
 

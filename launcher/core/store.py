@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from launcher.config import atomic_write
+from launcher.core.config import atomic_write
 
 log = logging.getLogger(__name__)
 

@@ -16,10 +16,10 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from hal.base import Board, Input, Output
-from launcher import machine as m
-from launcher.config import Settings
-from launcher.reactor import NEVER, Reactor, Timer
-from launcher.store import Saved, Store
+from launcher.core import machine as m
+from launcher.core.config import Settings
+from launcher.core.reactor import NEVER, Reactor, Timer
+from launcher.core.store import Saved, Store
 
 log = logging.getLogger("launcher")
 
@@ -27,7 +27,7 @@ Listener = Callable[[str, dict[str, Any]], None]
 
 
 class CueSink(Protocol):
-    """What the shell needs from sound (``launcher.sound.CuePlayer`` is the real one)."""
+    """What the shell needs from sound (``launcher.firmware.sound.CuePlayer`` is the real one)."""
 
     def play(self, name: str) -> None: ...
     def sleep(self) -> None: ...
@@ -359,7 +359,7 @@ def build_app(settings: Settings, reactor: Reactor, rng: random.Random, *,
               simulate: bool = False, warn: Callable[[str], None] = log.warning
               ) -> tuple[Launcher, Any]:
     """The whole firmware: board, sound, state file, machine. Returns (launcher, sim or None)."""
-    from launcher.sound import build_cue_player
+    from launcher.firmware.sound import build_cue_player
 
     board, sim = open_board(settings, reactor, simulate=simulate)
     player = build_cue_player(settings, board.amp, reactor, warn)

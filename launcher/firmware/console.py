@@ -21,14 +21,15 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import launcher
-from launcher import config, cues, luck, selftest
-from launcher import machine as m
-from launcher.errors import ConfigError, LauncherError
-from launcher.reactor import NEVER, Timer
+from launcher.core import config, cues, luck
+from launcher.core import machine as m
+from launcher.core.errors import ConfigError, LauncherError
+from launcher.core.reactor import NEVER, Timer
+from launcher.firmware import selftest
 
 if TYPE_CHECKING:
     from hal.sim import SimLauncher
-    from launcher.app import Launcher
+    from launcher.firmware.app import Launcher
 
 log = logging.getLogger("launcher.console")
 

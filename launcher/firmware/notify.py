@@ -12,7 +12,7 @@ import os
 import socket
 from collections.abc import Mapping
 
-from launcher.reactor import NEVER, Reactor, Timer
+from launcher.core.reactor import NEVER, Reactor, Timer
 
 log = logging.getLogger(__name__)
 

@@ -6,10 +6,10 @@ import logging
 import random
 from pathlib import Path
 
-from launcher import config
-from launcher.app import build_app
-from launcher.notify import Notifier, Watchdog
-from launcher.reactor import RealReactor
+from launcher.core import config
+from launcher.core.reactor import RealReactor
+from launcher.firmware.app import build_app
+from launcher.firmware.notify import Notifier, Watchdog
 
 log = logging.getLogger("launcher")
 
@@ -19,9 +19,9 @@ RESTART_EXIT = 75  # `reboot-safe`: a clean exit that systemd's Restart=on-failu
 def run_firmware(settings: config.Settings, seed: int, config_path: str | None = None,
                  force_mock: bool = False) -> int:
     """Run until SIGTERM/SIGINT (exit 0) or a console restart request (exit 75)."""
-    from launcher.cli import install_signal_handlers
-    from launcher.console import Console
-    from launcher.console_transport import SerialTransport
+    from launcher.cli.main import install_signal_handlers
+    from launcher.firmware.console import Console
+    from launcher.firmware.transport import SerialTransport
 
     reactor = RealReactor()
     notifier = Notifier.from_env()

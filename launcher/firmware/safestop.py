@@ -19,9 +19,9 @@ from pathlib import Path
 from gpiozero.pins import Factory
 
 from hal.gpio import GpioOutput, HBridgeMotor, auto_factory_name, make_factory, pi_model
-from launcher import config
-from launcher.config import Pins, Settings
-from launcher.errors import ConfigError, HardwareError
+from launcher.core import config
+from launcher.core.config import Pins, Settings
+from launcher.core.errors import ConfigError, HardwareError
 
 log = logging.getLogger(__name__)
 

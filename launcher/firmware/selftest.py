@@ -20,10 +20,10 @@ from typing import Protocol, TextIO
 
 from hal.base import Board, Input
 from hal.sim import Physics, SimLauncher
-from launcher import config, cues
-from launcher.config import Settings
-from launcher.reactor import NEVER, ManualReactor, Reactor, RealReactor
-from launcher.sound import AMP_TAIL, CuePlayer
+from launcher.core import config, cues
+from launcher.core.config import Settings
+from launcher.core.reactor import NEVER, ManualReactor, Reactor, RealReactor
+from launcher.firmware.sound import AMP_TAIL, CuePlayer
 
 MOTOR_PULSE = 0.3  # seconds; the hard cap of the one motor run the self-test makes
 STEP_TIMEOUT = 30.0  # seconds a person gets for each step
@@ -585,7 +585,7 @@ def simulated_bench(settings: Settings, physics: Physics | None = None
                     ) -> tuple[SimLauncher, CuePlayer, ManualRunner]:
     """A simulated launcher with a recording speaker on its amp pin, on a manual reactor."""
     from hal.audio import RecordingSpeaker
-    from launcher.sound import load_pack
+    from launcher.firmware.sound import load_pack
 
     reactor = ManualReactor()
     sim = SimLauncher(reactor, settings.pins, physics)
@@ -618,8 +618,8 @@ def run_auto(settings: Settings, out: TextIO | None = sys.stdout,
 def run_on_hardware(settings: Settings, out: TextIO = sys.stdout,
                     inp: TextIO = sys.stdin) -> Report | None:
     """The interactive self-test on the board the config names; None if there is no Pi."""
-    from launcher.app import open_board
-    from launcher.sound import build_cue_player
+    from launcher.firmware.app import open_board
+    from launcher.firmware.sound import build_cue_player
 
     reactor = RealReactor()
     board, sim = open_board(settings, reactor)

@@ -27,10 +27,10 @@ from pathlib import Path
 import launcher
 from hal.audio import make_speaker, read_wav
 from hal.base import Output, Speaker
-from launcher import cues
-from launcher.config import Settings
-from launcher.errors import ConfigError
-from launcher.reactor import NEVER, Reactor
+from launcher.core import cues
+from launcher.core.config import Settings
+from launcher.core.errors import ConfigError
+from launcher.core.reactor import NEVER, Reactor
 
 log = logging.getLogger(__name__)
 

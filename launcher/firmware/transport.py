@@ -23,8 +23,8 @@ from typing import Any, BinaryIO, Protocol
 
 import serial
 
-from launcher.console import MAX_LINE, Console
-from launcher.reactor import NEVER, Reactor
+from launcher.core.reactor import NEVER, Reactor
+from launcher.firmware.console import MAX_LINE, Console
 
 log = logging.getLogger("launcher.console")
 

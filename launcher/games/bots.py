@@ -6,9 +6,9 @@ import random
 from collections.abc import Sequence
 from dataclasses import replace
 
-from launcher import config
-from launcher import luck as luck_model
-from launcher.config import Luck
+from launcher.core import config
+from launcher.core import luck as luck_model
+from launcher.core.config import Luck
 from launcher.games.cards import (
     DISCARD_ALL,
     FLIP,

@@ -9,8 +9,8 @@ from dataclasses import dataclass
 from importlib import resources
 from typing import Any
 
-from launcher.config import parse_toml, read_toml
-from launcher.errors import ConfigError
+from launcher.core.config import parse_toml, read_toml
+from launcher.core.errors import ConfigError
 
 MILD = "mild"
 WILD = "wild"

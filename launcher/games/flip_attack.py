@@ -15,7 +15,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, fields
 from typing import TYPE_CHECKING, Literal, Protocol
 
-from launcher.errors import LauncherError
+from launcher.core.errors import LauncherError
 from launcher.games.cards import (
     COLOURS,
     DISCARD_ALL,

@@ -6,8 +6,8 @@ import random
 from collections.abc import Sequence
 from typing import Any, Protocol
 
-from launcher import config, luck
-from launcher.config import Luck, Settings
+from launcher.core import config, luck
+from launcher.core.config import Luck, Settings
 from launcher.games.cards import MILD, Card, other_side
 
 
@@ -46,7 +46,7 @@ class Launcher(Protocol):
 class DirectLauncher:
     """A fast model of the firmware's press-your-luck rules, with no pins and no time.
 
-    It draws with ``launcher.luck.draw`` from the same luck settings and keeps the same
+    It draws with ``launcher.core.luck.draw`` from the same luck settings and keeps the same
     dry-streak bookkeeping as the firmware's state machine: a shot or a flip resets the
     streak, and a press on an empty launcher draws nothing (the firmware plays its
     reload cue instead).
@@ -107,7 +107,7 @@ class DirectLauncher:
 
 
 class FirmwareLauncher:
-    """The real firmware on the simulated launcher (``launcher.rig.SimRig``).
+    """The real firmware on the simulated launcher (``launcher.sim.rig.SimRig``).
 
     It only does what a player does: press the button and pick up what the roller
     ejected, open and close the lid, put cards into the cartridge and tell the firmware
@@ -117,7 +117,7 @@ class FirmwareLauncher:
     def __init__(self, settings: Settings | None = None, seed: int = 0,
                  rig: Any = None) -> None:
         if rig is None:
-            from launcher.rig import SimRig
+            from launcher.sim.rig import SimRig
 
             rig = SimRig(settings=settings, seed=seed)
         self.rig = rig

@@ -6,11 +6,11 @@ import random
 from typing import Any
 
 from hal.sim import Physics, SimLauncher
-from launcher import config, machine
-from launcher.app import CueSink, Launcher
-from launcher.config import Settings
-from launcher.reactor import ManualReactor
-from launcher.store import Store
+from launcher.core import config, machine
+from launcher.core.config import Settings
+from launcher.core.reactor import ManualReactor
+from launcher.core.store import Store
+from launcher.firmware.app import CueSink, Launcher
 
 STEP = 0.02  # seconds of reactor time per settle step
 

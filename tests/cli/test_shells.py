@@ -10,7 +10,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-LAUNCHER = [sys.executable, "-m", "launcher.cli"]
+LAUNCHER = [sys.executable, "-m", "launcher.cli.main"]
 ENV = {**os.environ, "ALSA_CONFIG_PATH": "", "GPIOZERO_PIN_FACTORY": ""}
 
 

@@ -12,8 +12,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from hal.audio import read_wav
-from launcher import cues, soundgen
-from launcher.sound import MANIFEST, load_pack, read_manifest, sounds_dir
+from launcher.core import cues
+from launcher.firmware.sound import MANIFEST, load_pack, read_manifest, sounds_dir
+from launcher.tools import soundgen
 
 COMMITTED = sounds_dir() / "default"
 PRESS = {side: [cues.press(side, k) for k in range(1, cues.LEVELS + 1)] for side in cues.SIDES}

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from launcher import config
-from launcher.cli import main
-from launcher.errors import ConfigError, LauncherError
+from launcher.cli.main import main
+from launcher.core import config
+from launcher.core.errors import ConfigError, LauncherError
 
 
 def write(tmp_path: Path, text: str) -> Path:
@@ -75,7 +75,7 @@ def test_config_check_exits_2_with_one_line(tmp_path, capsys):
 
 def test_config_check_as_a_process(tmp_path):
     bad = write(tmp_path, "[timing]\nmax_run_ms = -5\n")
-    proc = subprocess.run([sys.executable, "-m", "launcher.cli", "config", "check", str(bad)],
+    proc = subprocess.run([sys.executable, "-m", "launcher.cli.main", "config", "check", str(bad)],
                           capture_output=True, text=True, check=False)
     assert proc.returncode == 2
     assert proc.stderr.strip() == "config error: timing.max_run_ms = -5: must be above 0"

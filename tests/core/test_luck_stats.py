@@ -13,8 +13,8 @@ from collections import Counter
 
 import pytest
 
-from launcher import config, luck
-from launcher.rig import SimRig
+from launcher.core import config, luck
+from launcher.sim.rig import SimRig
 
 Z = 3.29  # two-sided normal quantile for alpha = 0.001
 

@@ -7,9 +7,9 @@ from dataclasses import replace
 
 import pytest
 
-from launcher import config, cues
-from launcher import machine as m
-from launcher.machine import Command, Event
+from launcher.core import config, cues
+from launcher.core import machine as m
+from launcher.core.machine import Command, Event
 
 
 class FixedRandom(random.Random):

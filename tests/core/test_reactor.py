@@ -6,7 +6,7 @@ import threading
 
 import pytest
 
-from launcher.reactor import NEVER, ManualReactor, RealReactor
+from launcher.core.reactor import NEVER, ManualReactor, RealReactor
 
 
 def test_timers_fire_in_order_at_their_time():

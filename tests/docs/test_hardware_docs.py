@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from gpiozero import pi_info
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 HARDWARE = ROOT / "hardware"
 DEFAULT_PINS: dict[str, int] = tomllib.loads(
     (ROOT / "launcher" / "default.toml").read_text(encoding="utf-8"))["pins"]

@@ -5,10 +5,10 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from launcher import config, machine
-from launcher.cli import build_parser
+from launcher.cli.main import build_parser
+from launcher.core import config, machine
 
-README = (Path(__file__).parents[1] / "README.md").read_text(encoding="utf-8")
+README = (Path(__file__).parents[2] / "README.md").read_text(encoding="utf-8")
 
 
 def test_state_diagram_is_the_machines_own():
@@ -27,7 +27,7 @@ def test_pinout_table_matches_the_default_config():
 
 def test_the_two_commands_are_there():
     assert "make bench" in README and "make test" in README
-    makefile = (Path(__file__).parents[1] / "Makefile").read_text()
+    makefile = (Path(__file__).parents[2] / "Makefile").read_text()
     assert re.search(r"^bench: .*\n\t.*launcher bench$", makefile, re.M)
     assert re.search(r"^test: lint\n\t.*pytest$", makefile, re.M)
 

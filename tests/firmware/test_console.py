@@ -12,9 +12,10 @@ from typing import Any
 
 import pytest
 
-from launcher import config, cues
-from launcher import machine as m
-from launcher.console import (
+from launcher.core import config, cues
+from launcher.core import machine as m
+from launcher.core.store import Store
+from launcher.firmware.console import (
     E_DEBUG,
     E_HARDWARE,
     E_INTERNAL,
@@ -30,8 +31,7 @@ from launcher.console import (
     Console,
     text_value,
 )
-from launcher.rig import SimRig
-from launcher.store import Store
+from launcher.sim.rig import SimRig
 
 
 class Bench:
@@ -560,14 +560,14 @@ def test_random_command_sequences_keep_the_console_answering() -> None:
 
 
 def test_error_code_table_is_complete() -> None:
-    import launcher.console as c
+    import launcher.firmware.console as c
 
     codes = {v for k, v in vars(c).items() if k.startswith("E_")}
     assert codes == set(ERROR_CODES)
 
 
 def test_the_docs_show_every_command_with_its_help(bench: Bench) -> None:
-    docs = (Path(__file__).resolve().parents[1] / "docs" / "console.md").read_text(
+    docs = (Path(__file__).resolve().parents[2] / "docs" / "console.md").read_text(
         encoding="utf-8")
     for spec in bench.console.commands:
         assert f"`{spec.usage}`" in docs, spec.usage

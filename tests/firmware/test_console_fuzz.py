@@ -21,11 +21,11 @@ from pathlib import Path
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from launcher import config
-from launcher import machine as m
-from launcher.console import MAX_LINE, Console
-from launcher.console_transport import TICK, LineFramer, Overlong, SerialTransport
-from launcher.rig import SimRig
+from launcher.core import config
+from launcher.core import machine as m
+from launcher.firmware.console import MAX_LINE, Console
+from launcher.firmware.transport import TICK, LineFramer, Overlong, SerialTransport
+from launcher.sim.rig import SimRig
 
 VOCABULARY = [
     "status", "press", "lid open", "lid full", "lid close", "side", "load 7", "load 999",

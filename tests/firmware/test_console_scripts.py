@@ -1,4 +1,4 @@
-"""Scripted console sessions (tests/scripts/*.txt) run against the simulated launcher, diffed.
+"""Scripted console sessions (tests/firmware/scripts/*.txt) against the simulated launcher, diffed.
 
 In the manner of Klipper's batch mode: each script is a transcript. Lines starting ``> `` are
 sent to the console; the lines after them are the exact output expected (``# event`` lines
@@ -19,11 +19,11 @@ from typing import Any
 
 import pytest
 
-from launcher import config
-from launcher.console import Console
-from launcher.console_transport import LineFramer, Overlong
-from launcher.rig import SimRig
-from launcher.store import Store
+from launcher.core import config
+from launcher.core.store import Store
+from launcher.firmware.console import Console
+from launcher.firmware.transport import LineFramer, Overlong
+from launcher.sim.rig import SimRig
 
 SCRIPTS = Path(__file__).parent / "scripts"
 UPDATE = os.environ.get("CONSOLE_SCRIPTS_UPDATE") == "1"

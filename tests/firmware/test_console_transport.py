@@ -26,9 +26,10 @@ from typing import Any
 import pytest
 import serial
 
-from launcher import console_cli
-from launcher.console import Console
-from launcher.console_transport import (
+from launcher.cli import console_client as console_cli
+from launcher.core.reactor import NEVER
+from launcher.firmware.console import Console
+from launcher.firmware.transport import (
     BUDGET,
     INBOX_LINES,
     OUTBOX_LINES,
@@ -39,8 +40,7 @@ from launcher.console_transport import (
     SerialTransport,
     StreamTransport,
 )
-from launcher.reactor import NEVER
-from launcher.rig import SimRig
+from launcher.sim.rig import SimRig
 
 WAIT = 10.0  # seconds a test waits for something that should come at once
 

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from launcher.notify import Notifier, Watchdog, watchdog_timeout
-from launcher.reactor import NEVER, ManualReactor, RealReactor
+from launcher.core.reactor import NEVER, ManualReactor, RealReactor
+from launcher.firmware.notify import Notifier, Watchdog, watchdog_timeout
 
 
 class FakeSystemd:
@@ -89,7 +89,7 @@ def test_a_vanished_socket_is_logged_once_and_not_raised(systemd, tmp_path, capl
     notifier = Notifier.from_env()
     systemd.close()
     (tmp_path / "notify").unlink()
-    with caplog.at_level(logging.WARNING, logger="launcher.notify"):
+    with caplog.at_level(logging.WARNING, logger="launcher.firmware.notify"):
         assert notifier.ready() is False
         assert notifier.watchdog() is False
     assert len([r for r in caplog.records if "sd_notify" in r.getMessage()]) == 1

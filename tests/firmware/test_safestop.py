@@ -14,13 +14,19 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from hal.gpio import GpioOutput, build_board
-from launcher import config
-from launcher import machine as m
-from launcher.cli import build_parser, main
-from launcher.errors import ConfigError, HardwareError
-from launcher.rig import STEP, SimRig
-from launcher.runner import RESTART_EXIT
-from launcher.safestop import SAFE_LOW, drive_safe, factory_names, safe_stop, settings_for_safe_stop
+from launcher.cli.main import build_parser, main
+from launcher.core import config
+from launcher.core import machine as m
+from launcher.core.errors import ConfigError, HardwareError
+from launcher.firmware.runner import RESTART_EXIT
+from launcher.firmware.safestop import (
+    SAFE_LOW,
+    drive_safe,
+    factory_names,
+    safe_stop,
+    settings_for_safe_stop,
+)
+from launcher.sim.rig import STEP, SimRig
 
 MOCK = replace(config.load(), pin_factory="mock")
 
@@ -269,7 +275,7 @@ def test_broken_pins_are_not_guessed(tmp_path, capsys):
 
 def test_the_systemd_unit_runs_commands_the_cli_knows():
     """ExecStart and ExecStopPost name real sub-commands, the venv and the config installed."""
-    root = Path(__file__).resolve().parents[1]
+    root = Path(__file__).resolve().parents[2]
     unit = (root / "systemd" / "launcher.service").read_text(encoding="utf-8")
     install = (root / "systemd" / "install.sh").read_text(encoding="utf-8")
     lines = dict(re.findall(r"^(ExecStart|ExecStopPost)=(.+)$", unit, re.MULTILINE))

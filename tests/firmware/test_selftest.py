@@ -8,10 +8,11 @@ from collections.abc import Callable
 import pytest
 
 from hal.sim import Physics, SimLauncher
-from launcher import config, selftest
-from launcher.cli import main
-from launcher.reactor import RealReactor
-from launcher.selftest import (
+from launcher.cli.main import main
+from launcher.core import config
+from launcher.core.reactor import RealReactor
+from launcher.firmware import selftest
+from launcher.firmware.selftest import (
     BEAM,
     BUTTON,
     FAIL,

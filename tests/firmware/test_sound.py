@@ -12,12 +12,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from hal.audio import NullSpeaker, RecordingSpeaker
-from launcher import cli, cues
-from launcher import machine as m
-from launcher.errors import ConfigError
-from launcher.reactor import ManualReactor
-from launcher.rig import SimRig
-from launcher.sound import (
+from launcher.cli import main as cli
+from launcher.core import cues
+from launcher.core import machine as m
+from launcher.core.errors import ConfigError
+from launcher.core.reactor import ManualReactor
+from launcher.firmware.sound import (
     AMP_TAIL,
     CuePlayer,
     build_cue_player,
@@ -25,6 +25,7 @@ from launcher.sound import (
     pack_path,
     sounds_dir,
 )
+from launcher.sim.rig import SimRig
 
 PACK = load_pack("default")
 D = PACK.durations

@@ -8,8 +8,8 @@ import sys
 
 import pytest
 
-from launcher.cli import main
-from launcher.games.cli import Progress, parse_bots, parse_options
+from launcher.cli.main import main
+from launcher.cli.simulate import Progress, parse_bots, parse_options
 
 
 def run(capsys, *argv: str) -> tuple[int, str, str]:

@@ -6,7 +6,7 @@ import random
 
 import pytest
 
-from launcher import config
+from launcher.core import config
 from launcher.games.bots import HeuristicBot, RandomBot
 from launcher.games.cards import load_deck
 from launcher.games.flip_attack import FlipLid, GameOptions, Load, Pressed, Table

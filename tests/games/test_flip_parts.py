@@ -9,8 +9,8 @@ from dataclasses import replace
 import pytest
 from flip_position import Cards, position
 
-from launcher import config
-from launcher.errors import ConfigError
+from launcher.core import config
+from launcher.core.errors import ConfigError
 from launcher.games import flip_attack as fa
 from launcher.games.bots import HeuristicBot, RandomBot, make_bot
 from launcher.games.cards import (

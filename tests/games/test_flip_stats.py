@@ -8,8 +8,8 @@ from collections import Counter
 
 import pytest
 
-from launcher import config, luck
-from launcher.config import SideLuck
+from launcher.core import config, luck
+from launcher.core.config import SideLuck
 from launcher.games.bots import HeuristicBot, RandomBot
 from launcher.games.cards import MILD, WILD, load_deck
 from launcher.games.flip_attack import Table

@@ -25,11 +25,11 @@ from hal.audio import (
     make_speaker,
     read_wav,
 )
-from launcher import cues
-from launcher.errors import ConfigError
-from launcher.sound import load_pack
+from launcher.core import cues
+from launcher.core.errors import ConfigError
+from launcher.firmware.sound import load_pack
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 PACK = load_pack("default")
 ALSA_NULL = "pcm.!default { type null }\n"
 ALSA_NO_CARD = "pcm.!default { type hw card 7 }\n"  # a sound card that is not there
@@ -344,8 +344,8 @@ PLAY_SCRIPT = """
     import json, logging, sys
     logging.basicConfig(level=logging.INFO, stream=sys.stderr)
     from hal.audio import SimpleAudioSpeaker, make_speaker
-    from launcher import cues
-    from launcher.sound import load_pack
+    from launcher.core import cues
+    from launcher.firmware.sound import load_pack
 
     warnings = []
     speaker = make_speaker("simpleaudio", warnings.append)
@@ -389,7 +389,7 @@ def test_real_simpleaudio_without_a_sound_card_keeps_going(real_simpleaudio, tmp
 
 
 def test_launcher_sounds_play_on_the_real_backend(real_simpleaudio, tmp_path):
-    code = ("import sys; from launcher.cli import main; "
+    code = ("import sys; from launcher.cli.main import main; "
             "sys.exit(main(['sounds', 'play', 'mild_press_1', '--backend', 'simpleaudio']))")
     ok = run_python(code, alsa_env(tmp_path, ALSA_NULL))
     assert ok.returncode == 0, ok.stderr

@@ -14,8 +14,8 @@ from hal.gpio import (
     make_factory,
     pi_model,
 )
-from launcher import config
-from launcher.errors import HardwareError
+from launcher.core import config
+from launcher.core.errors import HardwareError
 
 
 @pytest.fixture

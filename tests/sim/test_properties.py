@@ -5,8 +5,8 @@ from __future__ import annotations
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from launcher import machine as m
-from launcher.rig import SimRig
+from launcher.core import machine as m
+from launcher.sim.rig import SimRig
 
 ACTIONS = st.lists(
     st.one_of(

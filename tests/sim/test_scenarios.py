@@ -5,10 +5,10 @@ from __future__ import annotations
 import json
 from dataclasses import replace
 
-from launcher import config, cues
-from launcher import machine as m
-from launcher.rig import SimRig
-from launcher.store import Store
+from launcher.core import config, cues
+from launcher.core import machine as m
+from launcher.core.store import Store
+from launcher.sim.rig import SimRig
 
 
 def motor_stopped_at(rig: SimRig) -> float | None:
@@ -111,7 +111,7 @@ def shooting_rig(seed: int = 0) -> SimRig:
     for s in range(seed, seed + 200):
         rig = SimRig(seed=s)
         probe = rig.app.rng.getstate()
-        from launcher import luck
+        from launcher.core import luck
 
         if luck.draw(rig.settings.luck.mild, 0, rig.app.rng) >= 2:
             rig.app.rng.setstate(probe)
