@@ -23,8 +23,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import IO, Any
 
-from hal.base import Speaker
-from launcher.core.errors import ConfigError, LauncherError
+from hal.base import HalError, Speaker
 
 log = logging.getLogger(__name__)
 
@@ -85,7 +84,7 @@ def write_wav(path: Path, wav: Wav) -> None:
         w.writeframes(wav.frames)
 
 
-class Unavailable(LauncherError, RuntimeError):
+class Unavailable(HalError, RuntimeError):
     """A backend cannot run on this machine (module or program missing)."""
 
 
@@ -442,7 +441,7 @@ def make_speaker(backend: str, warn: Callable[[str], None], volume: float = 1.0)
     if backend == "recording":
         return RecordingSpeaker()
     if backend not in BACKENDS:
-        raise ConfigError("audio.backend", backend, "must be one of " + ", ".join(BACKENDS))
+        raise ValueError(f"audio backend {backend!r}: must be one of " + ", ".join(BACKENDS))
     first = "simpleaudio" if backend == "auto" else backend
     skipped: list[str] = []
     for name in CHAIN[CHAIN.index(first):]:

@@ -11,7 +11,48 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Protocol
+from typing import Any, Protocol
+
+NEVER = float("inf")  # a wake time that never comes
+
+
+class HalError(Exception):
+    """Root of the errors the hardware layer raises on purpose."""
+
+
+class HardwareError(HalError, RuntimeError):
+    """A pin factory or device could not start; the message says what to do."""
+
+
+class Scheduler(Protocol):
+    """The clock the simulated launcher runs on: a reactor's timer interface.
+
+    A timer callback gets the event time and returns its next wake time, or ``NEVER``.
+    """
+
+    def monotonic(self) -> float: ...
+    def register_timer(self, callback: Callable[[float], float], waketime: float = NEVER,
+                       name: str = "") -> Any: ...
+    def update_timer(self, timer: Any, waketime: float) -> None: ...
+    def unregister_timer(self, timer: Any) -> None: ...
+
+
+@dataclass(frozen=True)
+class Pins:
+    """BCM pin numbers of every part (``exit_beam`` None: no beam fitted)."""
+
+    button: int
+    motor_in1: int
+    motor_in2: int
+    motor_sleep: int
+    exit_beam: int | None
+    lid_closed: int
+    lid_open: int
+    rotator: int
+    home: int
+    yellow_back: int
+    amp_enable: int
+    led: int
 
 
 class Input(Protocol):

@@ -11,9 +11,7 @@ from pathlib import Path
 from gpiozero import DigitalInputDevice, DigitalOutputDevice, PWMOutputDevice
 from gpiozero.pins import Factory
 
-from hal.base import Board
-from launcher.core.config import Pins
-from launcher.core.errors import HardwareError
+from hal.base import Board, HardwareError, Pins
 
 MODEL_FILE = Path("/proc/device-tree/model")
 PWM_FREQUENCY = 1000  # Hz; DRV8833 and TB6612 are happy anywhere from 100 Hz to 50 kHz
@@ -37,6 +35,19 @@ def auto_factory_name(env: dict[str, str] | None = None, model: str | None = Non
     if model is None:
         return "mock"
     return "lgpio" if "Raspberry Pi 5" in model else "pigpio"
+
+
+def factory_name(setting: str, model: str | None, env: dict[str, str] | None = None) -> str:
+    """The one choice of pin factory: ``board.pin_factory`` as given, or what "auto" means
+    on this machine (``model`` is ``pi_model()``)."""
+    if setting != "auto":
+        return setting
+    return auto_factory_name(env, model)
+
+
+def open_board(pins: Pins, name: str) -> Board:
+    """The real board on the named pin factory (see ``factory_name``)."""
+    return build_board(pins, make_factory(name), name=name)
 
 
 _HINTS = {

@@ -16,10 +16,8 @@ from typing import Any
 
 from gpiozero.pins.mock import MockFactory, MockPWMPin
 
-from hal.base import Board
+from hal.base import NEVER, Board, Pins, Scheduler
 from hal.gpio import build_board
-from launcher.core.config import Pins
-from launcher.core.reactor import NEVER, Reactor
 
 
 class SimPin(MockPWMPin):
@@ -59,7 +57,7 @@ class MotorSample:
 class SimLauncher:
     """The launcher's mechanics around a mock board; every change happens on reactor time."""
 
-    def __init__(self, reactor: Reactor, pins: Pins, physics: Physics | None = None,
+    def __init__(self, reactor: Scheduler, pins: Pins, physics: Physics | None = None,
                  side: str = "mild") -> None:
         self.reactor = reactor
         self.pins = pins

@@ -9,6 +9,7 @@ import signal
 import sys
 from pathlib import Path
 
+from hal.base import HalError
 from launcher import __version__
 from launcher.core import config
 from launcher.core.errors import ConfigError, LauncherError
@@ -134,7 +135,7 @@ def main(argv: list[str] | None = None) -> int:
     except ConfigError as exc:
         print(f"config error: {exc}", file=sys.stderr)
         return 2
-    except LauncherError as exc:
+    except (LauncherError, HalError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:

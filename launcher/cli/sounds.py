@@ -86,11 +86,9 @@ class _NoAmp:
 
 def _open_amp(settings: config.Settings) -> Any:
     """The amplifier enable pin, so that a Pi's amp really sounds; a stand-in if it is busy."""
-    from hal.gpio import GpioOutput, auto_factory_name, make_factory, pi_model
+    from hal.gpio import GpioOutput, factory_name, make_factory, pi_model
 
-    name = settings.pin_factory
-    if name == "auto":
-        name = auto_factory_name(model=pi_model())
+    name = factory_name(settings.pin_factory, pi_model())
     try:
         return GpioOutput(settings.pins.amp_enable, make_factory(name))
     except Exception as exc:  # gpiozero has an error type per factory; any of them means "no pin"

@@ -12,27 +12,12 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from hal.base import Pins
 from launcher.core.errors import MISSING, ConfigError
 
 SIDES = ("mild", "wild")
 PIN_FACTORIES = ("auto", "lgpio", "pigpio", "native", "mock")
 AUDIO_BACKENDS = ("auto", "simpleaudio", "aplay", "null", "recording")
-
-
-@dataclass(frozen=True)
-class Pins:
-    button: int
-    motor_in1: int
-    motor_in2: int
-    motor_sleep: int
-    exit_beam: int | None  # None: no beam, timed fallback
-    lid_closed: int
-    lid_open: int
-    rotator: int
-    home: int
-    yellow_back: int
-    amp_enable: int
-    led: int
 
 
 @dataclass(frozen=True)

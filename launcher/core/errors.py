@@ -18,10 +18,6 @@ class ConfigError(LauncherError, ValueError):
         super().__init__(f"{key} = {shown}: {reason}")
 
 
-class HardwareError(LauncherError, RuntimeError):
-    """A pin factory or device could not start; the message says what to do."""
-
-
 class _Missing:
     def __repr__(self) -> str:
         return "(missing)"

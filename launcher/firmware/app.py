@@ -342,17 +342,15 @@ def open_board(settings: Settings, reactor: Reactor, *, simulate: bool = False
 
     This and ``build_app`` are the only places that know real hardware from simulated.
     """
-    from hal.gpio import auto_factory_name, build_board, make_factory, pi_model
+    from hal.gpio import factory_name, open_board, pi_model
 
-    name = "mock" if simulate else settings.pin_factory
-    if name == "auto":
-        name = auto_factory_name(model=pi_model())
+    name = "mock" if simulate else factory_name(settings.pin_factory, pi_model())
     if name == "mock":
         from hal.sim import SimLauncher
 
         sim = SimLauncher(reactor, settings.pins)
         return sim.board, sim
-    return build_board(settings.pins, make_factory(name), name=name), None
+    return open_board(settings.pins, name), None
 
 
 def build_app(settings: Settings, reactor: Reactor, rng: random.Random, *,

@@ -18,10 +18,11 @@ from pathlib import Path
 
 from gpiozero.pins import Factory
 
-from hal.gpio import GpioOutput, HBridgeMotor, auto_factory_name, make_factory, pi_model
+from hal.base import HardwareError, Pins
+from hal.gpio import GpioOutput, HBridgeMotor, factory_name, make_factory, pi_model
 from launcher.core import config
-from launcher.core.config import Pins, Settings
-from launcher.core.errors import ConfigError, HardwareError
+from launcher.core.config import Settings
+from launcher.core.errors import ConfigError
 
 log = logging.getLogger(__name__)
 
@@ -98,9 +99,7 @@ def settings_for_safe_stop(path: str | None) -> tuple[Settings, ConfigError | No
 def factory_names(settings: Settings, model: str | None = None,
                   env: dict[str, str] | None = None) -> list[str]:
     """The pin factories to try, in order."""
-    name = settings.pin_factory
-    if name == "auto":
-        name = auto_factory_name(env, model)
+    name = factory_name(settings.pin_factory, model, env)
     return [name] + ([FALLBACK[name]] if name in FALLBACK else [])
 
 

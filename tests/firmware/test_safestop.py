@@ -13,11 +13,12 @@ from gpiozero.pins.mock import MockFactory, MockPWMPin
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from hal.base import HardwareError
 from hal.gpio import GpioOutput, build_board
 from launcher.cli.main import build_parser, main
 from launcher.core import config
 from launcher.core import machine as m
-from launcher.core.errors import ConfigError, HardwareError
+from launcher.core.errors import ConfigError
 from launcher.firmware.runner import RESTART_EXIT
 from launcher.firmware.safestop import (
     SAFE_LOW,

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 from gpiozero.pins.mock import MockFactory, MockPWMPin
 
+from hal.base import HardwareError
 from hal.gpio import (
     GpioInput,
     GpioOutput,
@@ -15,7 +16,6 @@ from hal.gpio import (
     pi_model,
 )
 from launcher.core import config
-from launcher.core.errors import HardwareError
 
 
 @pytest.fixture
