@@ -1,10 +1,10 @@
 # Two commands do all the set-up on a fresh machine (see README.md):
-#   make bench   - the firmware on the simulated launcher
+#   make play   - the firmware on the simulated launcher
 #   make test    - lint and the whole test suite
 VENV ?= .venv
 STAMP := $(VENV)/.installed-stamp
 
-.PHONY: setup bench test lint benchmarks sounds clean
+.PHONY: setup play test lint benchmarks sounds clean
 
 $(STAMP): pyproject.toml .ci/setup
 	bash .ci/setup $(VENV)
@@ -12,8 +12,8 @@ $(STAMP): pyproject.toml .ci/setup
 
 setup: $(STAMP)
 
-bench: $(STAMP)
-	$(VENV)/bin/launcher bench
+play: $(STAMP)
+	$(VENV)/bin/launcher play
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check .

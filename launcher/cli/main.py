@@ -1,4 +1,4 @@
-"""The ``launcher`` command: run on a Pi, bench on a laptop, check a config, and the rest."""
+"""The ``launcher`` command: run on a Pi, play on a laptop, check a config, and the rest."""
 
 from __future__ import annotations
 
@@ -44,15 +44,15 @@ def cmd_run(args: argparse.Namespace) -> int:
                         force_mock=False)
 
 
-def cmd_bench(args: argparse.Namespace) -> int:
-    from launcher.cli.play import run_bench
+def cmd_play(args: argparse.Namespace) -> int:
+    from launcher.cli.play import run_play
 
     settings = config.load(args.config)
     if args.state:
         settings = _with_state(settings, args.state)
     elif not args.config:
-        settings = _with_state(settings, str(default_bench_state()))
-    return run_bench(settings, seed=_seed(settings, args.seed), lines=args.lines,
+        settings = _with_state(settings, str(default_play_state()))
+    return run_play(settings, seed=_seed(settings, args.seed), lines=args.lines,
                      config_path=args.config)
 
 
@@ -62,16 +62,16 @@ def _with_state(settings: config.Settings, path: str) -> config.Settings:
     return replace(settings, state_path=Path(path))
 
 
-def default_bench_state() -> Path:
+def default_play_state() -> Path:
     base = os.environ.get("XDG_STATE_HOME") or str(Path.home() / ".local" / "state")
-    return Path(base) / "launcher" / "bench-state.json"
+    return Path(base) / "launcher" / "play-state.json"
 
 
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="launcher",
         description="Firmware for the UNO Flip Attack card launcher. With no command: "
-        "`run` on a Raspberry Pi, `bench` (the simulated launcher) anywhere else.",
+        "`run` on a Raspberry Pi, `play` (the simulated launcher) anywhere else.",
     )
     p.add_argument("--version", action="version", version=f"launcher {__version__}")
     p.add_argument("-v", "--verbose", action="store_true", help="log debug detail")
@@ -82,17 +82,17 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--seed", type=int, help="luck seed (default: luck.seed, else random)")
     run.set_defaults(func=cmd_run)
 
-    bench = sub.add_parser(
-        "bench", help="the firmware on a SIMULATED launcher, driven by keys or typed lines")
-    bench.add_argument("--config", metavar="FILE", help="TOML config (pins are ignored)")
-    bench.add_argument("--seed", type=int, help="luck seed (default: luck.seed, else random)")
-    bench.add_argument("--state", metavar="FILE",
+    play = sub.add_parser(
+        "play", help="the firmware on a SIMULATED launcher, driven by keys or typed lines")
+    play.add_argument("--config", metavar="FILE", help="TOML config (pins are ignored)")
+    play.add_argument("--seed", type=int, help="luck seed (default: luck.seed, else random)")
+    play.add_argument("--state", metavar="FILE",
                        help="state file (default without --config: "
-                            "$XDG_STATE_HOME/launcher/bench-state.json)")
-    bench.add_argument("--lines", action="store_true",
+                            "$XDG_STATE_HOME/launcher/play-state.json)")
+    play.add_argument("--lines", action="store_true",
                        help="read whole command lines, no live view (default when stdin "
                             "is not a terminal)")
-    bench.set_defaults(func=cmd_bench)
+    play.set_defaults(func=cmd_play)
 
     cfg = sub.add_parser("config", help="check or print configuration")
     cfg_sub = cfg.add_subparsers(dest="config_command", metavar="ACTION", required=True)
@@ -122,9 +122,9 @@ def main(argv: list[str] | None = None) -> int:
     if args.command is None:
         from hal.gpio import pi_model
 
-        args = parser.parse_args(["run" if pi_model() else "bench", *(argv or sys.argv[1:])])
-    # The bench shows every event on screen already; its log says only what goes wrong.
-    level = logging.WARNING if args.command == "bench" else logging.INFO
+        args = parser.parse_args(["run" if pi_model() else "play", *(argv or sys.argv[1:])])
+    # The play screen shows every event on screen already; its log says only what goes wrong.
+    level = logging.WARNING if args.command == "play" else logging.INFO
     logging.basicConfig(
         level=logging.DEBUG if args.verbose else level,
         format="%(levelname)s %(name)s: %(message)s",

@@ -1,4 +1,4 @@
-"""``launcher bench``: the firmware on a simulated launcher, in a terminal.
+"""``launcher play``: the firmware on a simulated launcher, in a terminal.
 
 On a terminal: single keys, and a live one-screen view with the events scrolling below.
 Otherwise (a pipe, a script): one console command per line, replies and events as lines.
@@ -28,7 +28,7 @@ KEYS: dict[str, str] = {  # key -> console command (the screen lists them)
 }
 
 
-class Bench:
+class Playground:
     """The simulated unit plus its console, fed from the keyboard or from lines."""
 
     def __init__(self, settings: config.Settings, seed: int, config_path: str | None,
@@ -48,7 +48,7 @@ class Bench:
         self.last_shot = "none yet"
         self.typing: list[str] = []  # a command being typed after ':' in the live view
         self.app.listeners.append(self._event)
-        self._view_timer = self.reactor.register_timer(self._redraw, NEVER, "bench.view")
+        self._view_timer = self.reactor.register_timer(self._redraw, NEVER, "play.view")
 
     def _warn(self, text: str) -> None:
         print(f"warning: {text}", file=sys.stderr)
@@ -155,7 +155,7 @@ def _cbreak(stream: TextIO) -> Iterator[None]:
         termios.tcsetattr(fd, termios.TCSADRAIN, old)
 
 
-def run_bench(settings: config.Settings, seed: int, lines: bool = False,
+def run_play(settings: config.Settings, seed: int, lines: bool = False,
               config_path: str | None = None, stdin: TextIO | None = None,
               stdout: TextIO | None = None) -> int:
     from launcher.cli.main import install_signal_handlers
@@ -163,28 +163,28 @@ def run_bench(settings: config.Settings, seed: int, lines: bool = False,
     stdin = stdin or sys.stdin
     out = stdout or sys.stdout
     live = not lines and stdin.isatty() and out.isatty()
-    bench = Bench(settings, seed, config_path, out)
-    install_signal_handlers(bench.reactor.stop)
+    play = Playground(settings, seed, config_path, out)
+    install_signal_handlers(play.reactor.stop)
     if not live:
         out.write(f"# SIMULATED launcher (no hardware), luck seed {seed}. One console command "
                   "per line; "
                   "`help` lists them, `reload` refills the cartridge, `wait S` lets time "
                   "pass, `quit` ends.\n")
-    bench.app.start()
-    bench.reload_cartridge()
-    typing = bench.typing
+    play.app.start()
+    play.reload_cartridge()
+    typing = play.typing
 
     def on_input(item: str) -> float:
         if item == "\x04":
-            bench.reactor.stop()
+            play.reactor.stop()
             return 0.0
         if not live:
-            return bench.run_line(item)
+            return play.run_line(item)
         if typing:
             if item in ("\n", "\r"):
                 line = "".join(typing[1:])
                 typing.clear()
-                return bench.run_line(line)
+                return play.run_line(line)
             elif item in ("\x7f", "\b"):
                 if len(typing) > 1:
                     typing.pop()
@@ -192,13 +192,13 @@ def run_bench(settings: config.Settings, seed: int, lines: bool = False,
                 typing.append(item)
             return 0.0
         if item == "q":
-            bench.reactor.stop()
+            play.reactor.stop()
         elif item == ":":
             typing.append(":")
         elif item == "r":
-            bench.run_line("reload")
+            play.run_line("reload")
         elif item in KEYS:
-            bench.run_line(KEYS[item])
+            play.run_line(KEYS[item])
         return 0.0
 
     def post(item: str) -> None:
@@ -209,28 +209,28 @@ def run_bench(settings: config.Settings, seed: int, lines: bool = False,
         def handle() -> None:
             hold = on_input(item)
             if hold > 0:
-                bench.reactor.register_timer(lambda t: done.set() or NEVER,
-                                             bench.reactor.monotonic() + hold, "bench.wait")
+                play.reactor.register_timer(lambda t: done.set() or NEVER,
+                                             play.reactor.monotonic() + hold, "play.wait")
             else:
-                bench.reactor.post(done.set)
+                play.reactor.post(done.set)
 
-        bench.reactor.post(handle)
+        play.reactor.post(handle)
         done.wait()
 
-    bench.live = live
+    play.live = live
     thread = threading.Thread(target=_reader, args=(stdin, post, live), daemon=True,
-                              name="bench-input")
+                              name="play-input")
     thread.start()
     try:
         if live:
-            bench.reactor.update_timer(bench._view_timer, bench.reactor.monotonic())
+            play.reactor.update_timer(play._view_timer, play.reactor.monotonic())
             with _cbreak(stdin):
-                bench.reactor.run()
+                play.reactor.run()
             out.write("\n")
         else:
-            bench.reactor.run()
+            play.reactor.run()
     finally:
-        bench.app.stop()
-        bench.app.board.close()
+        play.app.stop()
+        play.app.board.close()
     return 0
 

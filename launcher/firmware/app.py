@@ -2,7 +2,7 @@
 
 ``Launcher`` turns pin edges into machine events (debounced, on the reactor thread),
 carries out the machine's commands on the board, the cue player and the reactor, and
-tells its listeners (console, bench, log) what happened. ``build_app`` is the only place
+tells its listeners (console, play screen, log) what happened. ``build_app`` is the only place
 that knows a real board from a simulated one.
 """
 
@@ -289,7 +289,7 @@ class Launcher:
         self.store.save(self.saved())
         return NEVER
 
-    # -- requests from the console and the bench --
+    # -- requests from the console and the play screen --
 
     def press(self) -> None:
         """A press that did not come from the button (console, tests)."""

@@ -288,7 +288,7 @@ class Console:
                                     else config.load_raw(config_path))
         self.running_raw: dict[str, Any] = copy.deepcopy(self.raw)
         self.unsaved: set[str] = set()
-        self.write = write  # where event lines go (the transport, the bench, a test)
+        self.write = write  # where event lines go (the transport, the play screen, a test)
         self.reboot = reboot  # the owner's "exit so that systemd restarts us"
         self.json = False
         self.debug = False

@@ -581,7 +581,7 @@ class ScriptedOperator:
 # --- the command ---------------------------------------------------------------------------
 
 
-def simulated_bench(settings: Settings, physics: Physics | None = None
+def simulated_unit(settings: Settings, physics: Physics | None = None
                     ) -> tuple[SimLauncher, CuePlayer, ManualRunner]:
     """A simulated launcher with a recording speaker on its amp pin, on a manual reactor."""
     from hal.audio import RecordingSpeaker
@@ -601,9 +601,9 @@ def run_auto(settings: Settings, out: TextIO | None = sys.stdout,
              physics: Physics | None = None) -> Report:
     """The self-test on the simulated launcher with the scripted operator.
 
-    ``prepare`` runs after the bench is built and before the test: tests inject faults there.
+    ``prepare`` runs after the unit is built and before the test: tests inject faults there.
     """
-    sim, player, runner = simulated_bench(settings, physics)
+    sim, player, runner = simulated_unit(settings, physics)
     if prepare is not None:
         prepare(sim, player)
     operator = ScriptedOperator(sim, player, out)

@@ -113,7 +113,7 @@ class Inbox:
         self._scheduled = False
         self._closed = False
         self._timer = reactor.register_timer(self._drain, NEVER, "console.inbox")
-        # What the flood tests and the bench look at.
+        # What the flood tests and the play screen look at.
         self.handled = 0
         self.wakes = 0
         self.emptied = 0
@@ -514,7 +514,7 @@ class SerialTransport(Transport):
 
 
 class StreamTransport(Transport):
-    """The console on stdin and stdout (``launcher bench``, pipes, tests)."""
+    """The console on stdin and stdout (``launcher play``, pipes, tests)."""
 
     name = "console-stdio"
 

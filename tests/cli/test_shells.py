@@ -1,4 +1,4 @@
-"""The two shells as processes: `launcher bench` fed lines, `launcher run` under a fake systemd."""
+"""The two shells as processes: `launcher play` fed lines, `launcher run` under a fake systemd."""
 
 from __future__ import annotations
 
@@ -20,10 +20,10 @@ def null_alsa(tmp_path: Path) -> dict[str, str]:
     return {**ENV, "ALSA_CONFIG_PATH": str(conf)}
 
 
-def test_bench_reads_console_lines_and_says_it_is_simulated(tmp_path):
+def test_play_reads_console_lines_and_says_it_is_simulated(tmp_path):
     script = ("status\npress\nwait 0.5\nlid full\nwait 2\nside\nlid close\nnot-a-command\n"
               "quit\nstatus\n")
-    proc = subprocess.run([*LAUNCHER, "bench", "--seed", "5", "--state", str(tmp_path / "s.json")],
+    proc = subprocess.run([*LAUNCHER, "play", "--seed", "5", "--state", str(tmp_path / "s.json")],
                           input=script, capture_output=True, text=True, timeout=60,
                           env=null_alsa(tmp_path), check=False)
     assert proc.returncode == 0, proc.stderr

@@ -26,9 +26,9 @@ def test_pinout_table_matches_the_default_config():
 
 
 def test_the_two_commands_are_there():
-    assert "make bench" in README and "make test" in README
+    assert "make play" in README and "make test" in README
     makefile = (Path(__file__).parents[2] / "Makefile").read_text()
-    assert re.search(r"^bench: .*\n\t.*launcher bench$", makefile, re.M)
+    assert re.search(r"^play: .*\n\t.*launcher play$", makefile, re.M)
     assert re.search(r"^test: lint\n\t.*pytest$", makefile, re.M)
 
 

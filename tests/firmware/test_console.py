@@ -34,7 +34,7 @@ from launcher.firmware.console import (
 from launcher.sim.rig import SimRig
 
 
-class Bench:
+class Session:
     """A console on a SimRig, with its event lines collected."""
 
     def __init__(self, **kw: Any) -> None:
@@ -60,8 +60,8 @@ class Bench:
 
 
 @pytest.fixture
-def bench() -> Iterator[Bench]:
-    b = Bench()
+def session() -> Iterator[Session]:
+    b = Session()
     yield b
     b.close()
 
@@ -73,82 +73,82 @@ def is_final(line: str) -> bool:
 # --- the protocol ------------------------------------------------------------------------
 
 
-def test_every_reply_ends_with_one_final_line(bench: Bench) -> None:
+def test_every_reply_ends_with_one_final_line(session: Session) -> None:
     lines = ["status", "help", "help luck", "log 3", "luck show", "sounds list", "bogus",
              "load x", "", "stats", "inventory"]
     for line in lines:
-        out = bench(line)
+        out = session(line)
         assert is_final(out[-1]), (line, out)
         assert not any(is_final(x) for x in out[:-1]), (line, out)
         assert all(x.startswith("// ") for x in out[:-1]), (line, out)
 
 
-def test_error_lines_carry_a_known_code(bench: Bench) -> None:
+def test_error_lines_carry_a_known_code(session: Session) -> None:
     for line in ["bogus", "load", "load x", "lid", "motor run 5", "clear", "config save",
                  "reboot-safe", b"\xff"]:
-        reply = bench.final(line)
+        reply = session.final(line)
         code = reply.split()[1]
         assert reply.startswith("error ") and code in ERROR_CODES, reply
 
 
 @pytest.mark.parametrize("word", ["stat", "statu", "STATUS", "status!", "xstatus", "sta tus",
                                   "lo", "lu", "conf", "motorrun", "json-on", "hel"])
-def test_words_are_matched_exactly(bench: Bench, word: str) -> None:
-    assert bench.final(word).startswith(f"error {E_UNKNOWN} ")
+def test_words_are_matched_exactly(session: Session, word: str) -> None:
+    assert session.final(word).startswith(f"error {E_UNKNOWN} ")
 
 
-def test_help_lists_every_command_and_each_one_alone(bench: Bench) -> None:
-    out = bench("help")
-    names = [spec.usage for spec in bench.console.commands]
+def test_help_lists_every_command_and_each_one_alone(session: Session) -> None:
+    out = session("help")
+    names = [spec.usage for spec in session.console.commands]
     assert len(out) == len(names) + 1
     for usage, line in zip(names, out, strict=False):
         assert line.startswith(f"// {usage} ")
-    for spec in bench.console.commands:
-        one = bench(f"help {spec.name}")
+    for spec in session.console.commands:
+        one = session(f"help {spec.name}")
         assert one[0].startswith(f"// {spec.usage} ") and one[-1] == "ok commands=1"
 
 
-def test_registered_commands_use_the_same_dispatcher(bench: Bench) -> None:
+def test_registered_commands_use_the_same_dispatcher(session: Session) -> None:
     seen = []
 
     def hello(args: Any) -> dict[str, Any]:
         seen.append(args.words)
         return {"hello": args.word(0)}
 
-    bench.console.register("hello", "NAME", "greet", hello, min_args=1, max_args=1)
-    assert bench.final("hello you") == "ok hello=you"
-    assert bench.final("hello") == f"error {E_USAGE} expected: hello NAME"
+    session.console.register("hello", "NAME", "greet", hello, min_args=1, max_args=1)
+    assert session.final("hello you") == "ok hello=you"
+    assert session.final("hello") == f"error {E_USAGE} expected: hello NAME"
     assert seen == [["you"]]
     with pytest.raises(ValueError):
-        bench.console.register("hello", "", "again", hello)
+        session.console.register("hello", "", "again", hello)
     with pytest.raises(ValueError):
-        bench.console.register("status x", "", "a group over a command", hello)
+        session.console.register("status x", "", "a group over a command", hello)
 
 
 def test_a_failing_command_is_an_internal_error_and_the_console_lives_on(
-        bench: Bench, caplog: pytest.LogCaptureFixture) -> None:
+        session: Session, caplog: pytest.LogCaptureFixture) -> None:
     def boom(args: Any) -> None:
         raise RuntimeError("boom")
 
-    bench.console.register("boom", "", "fails", boom)
+    session.console.register("boom", "", "fails", boom)
     with caplog.at_level(logging.ERROR, logger="launcher.console"):
-        reply = bench.final("boom")
+        reply = session.final("boom")
     assert reply == f"error {E_INTERNAL} RuntimeError: boom (logged)"
     assert "Traceback" in caplog.text and "boom" in caplog.text
-    assert bench.final("status").startswith("ok state=ready")
-    assert bench.console.counters["internal"] == 1
+    assert session.final("status").startswith("ok state=ready")
+    assert session.console.counters["internal"] == 1
 
 
-def test_user_errors_from_handlers_are_not_internal(bench: Bench) -> None:
+def test_user_errors_from_handlers_are_not_internal(session: Session) -> None:
     def picky(args: Any) -> None:
         raise CommandError(E_VALUE, "not like that")
 
-    bench.console.register("picky", "", "refuses", picky)
-    assert bench.final("picky") == f"error {E_VALUE} not like that"
-    assert bench.console.counters["internal"] == 0
+    session.console.register("picky", "", "refuses", picky)
+    assert session.final("picky") == f"error {E_VALUE} not like that"
+    assert session.console.counters["internal"] == 0
 
 
-def test_input_is_never_evaluated(bench: Bench, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_input_is_never_evaluated(session: Session, monkeypatch: pytest.MonkeyPatch) -> None:
     def forbidden(*args: Any, **kw: Any) -> None:
         raise AssertionError("the console evaluated its input")
 
@@ -158,18 +158,18 @@ def test_input_is_never_evaluated(bench: Bench, monkeypatch: pytest.MonkeyPatch)
              "config set audio.pack __import__('os')", "load __import__('os')",
              "luck set mild hazard [__import__('os')]", "config get __class__",
              "help __init__", "status.__class__", "{{7*7}}", "$(reboot)", "; ls"]
-    replies = [bench.final(line) for line in lines]
+    replies = [session.final(line) for line in lines]
     monkeypatch.undo()
     assert all(is_final(r) for r in replies)
     # A value that is not a TOML value stays a plain string.
     assert replies[3] == "ok audio.pack=__import__('os') applied=restart unsaved=1"
-    assert bench.console.counters["internal"] == 0
+    assert session.console.counters["internal"] == 0
 
 
-def test_a_trailing_line_end_is_allowed(bench: Bench) -> None:
-    assert bench.final("load 3\n") == "ok inventory=3"
-    assert bench.final(b"load 4\r\n") == "ok inventory=4"
-    assert bench.final("load\n4").startswith("error line control character U+000A")
+def test_a_trailing_line_end_is_allowed(session: Session) -> None:
+    assert session.final("load 3\n") == "ok inventory=3"
+    assert session.final(b"load 4\r\n") == "ok inventory=4"
+    assert session.final("load\n4").startswith("error line control character U+000A")
 
 
 @pytest.mark.parametrize(("value", "text"), [
@@ -184,11 +184,11 @@ def test_text_values(value: Any, text: str) -> None:
 # --- JSON mode ---------------------------------------------------------------------------
 
 
-def test_json_mode_answers_and_events_are_objects(bench: Bench) -> None:
-    assert bench("json on") == ['{"ok":true,"data":{"json":"on"}}']
-    bench.events.clear()
-    out = bench("load 4") + bench("bogus") + bench("log 1") + bench("help press")
-    objs = [json.loads(x) for x in out + bench.events]
+def test_json_mode_answers_and_events_are_objects(session: Session) -> None:
+    assert session("json on") == ['{"ok":true,"data":{"json":"on"}}']
+    session.events.clear()
+    out = session("load 4") + session("bogus") + session("log 1") + session("help press")
+    objs = [json.loads(x) for x in out + session.events]
     replies = [o for o in objs if "ok" in o]
     events = [o for o in objs if "event" in o]
     assert [r["ok"] for r in replies] == [True, False, True, True]
@@ -196,13 +196,13 @@ def test_json_mode_answers_and_events_are_objects(bench: Bench) -> None:
     assert replies[2]["events"][0]["event"] == "loaded"
     assert replies[3]["commands"][0]["command"] == "press"
     assert events == [{"event": "loaded", "t": 0.0, "data": {"cards": 4}}]
-    assert bench("json off") == ["ok json=off"]
+    assert session("json off") == ["ok json=off"]
 
 
-def test_json_lines_are_single_lines(bench: Bench) -> None:
-    bench("json on")
+def test_json_lines_are_single_lines(session: Session) -> None:
+    session("json on")
     for line in ["help", "luck show", "sounds list", "config set audio.pack \"a b\\n\""]:
-        out = bench(line)
+        out = session(line)
         assert len(out) == 1 and "\n" not in out[0]
         json.loads(out[0])
 
@@ -210,32 +210,32 @@ def test_json_lines_are_single_lines(bench: Bench) -> None:
 # --- the launcher through the console ----------------------------------------------------
 
 
-def test_press_and_events_reach_the_writer(bench: Bench) -> None:
-    bench("cards 10")
-    bench("load 10")
-    bench("luck set mild hazard [1.0] sizes [3] weights [1]")
-    bench.events.clear()
-    assert bench.final("press") == "ok state=shooting"
-    bench.rig.advance(1.0)
-    assert "# event shoot side=mild cards=3" in bench.events
-    assert "# event shot side=mild cards=3 asked=3" in bench.events
-    assert bench.final("inventory") == "ok inventory=7 cards_shot=3 cartridge=7 tray=3"
+def test_press_and_events_reach_the_writer(session: Session) -> None:
+    session("cards 10")
+    session("load 10")
+    session("luck set mild hazard [1.0] sizes [3] weights [1]")
+    session.events.clear()
+    assert session.final("press") == "ok state=shooting"
+    session.rig.advance(1.0)
+    assert "# event shoot side=mild cards=3" in session.events
+    assert "# event shot side=mild cards=3 asked=3" in session.events
+    assert session.final("inventory") == "ok inventory=7 cards_shot=3 cartridge=7 tray=3"
 
 
-def test_lid_commands_move_the_simulated_lid(bench: Bench) -> None:
-    assert bench.final("lid open") == "ok lid=ajar"
-    bench.rig.advance(0.05)
-    assert bench.rig.state == m.LID_OPEN
-    assert bench.final("lid full") == "ok lid=full"
-    bench.rig.advance(1.5)
-    assert bench.rig.side == "wild"
-    bench("lid close")
-    bench.rig.advance(0.05)
-    assert bench.rig.state == m.READY
+def test_lid_commands_move_the_simulated_lid(session: Session) -> None:
+    assert session.final("lid open") == "ok lid=ajar"
+    session.rig.advance(0.05)
+    assert session.rig.state == m.LID_OPEN
+    assert session.final("lid full") == "ok lid=full"
+    session.rig.advance(1.5)
+    assert session.rig.side == "wild"
+    session("lid close")
+    session.rig.advance(0.05)
+    assert session.rig.state == m.READY
 
 
 def test_on_real_hardware_the_lid_is_physical() -> None:
-    b = Bench(sim=None)
+    b = Session(sim=None)
     try:
         for word in ("open", "full", "close"):
             reply = b.final(f"lid {word}")
@@ -247,53 +247,53 @@ def test_on_real_hardware_the_lid_is_physical() -> None:
         b.close()
 
 
-def test_sleep_wake_clear_refuse_in_the_wrong_state(bench: Bench) -> None:
-    assert bench.final("wake") == f"error {E_STATE} not asleep (ready)"
-    assert bench.final("clear") == f"error {E_STATE} no fault to clear (ready)"
-    assert bench.final("sleep") == "ok state=asleep"
-    assert bench.rig.app.board.motor_enable.is_active is False
-    assert bench.final("sleep") == f"error {E_STATE} already asleep"
-    assert bench.final("wake") == "ok state=ready"
+def test_sleep_wake_clear_refuse_in_the_wrong_state(session: Session) -> None:
+    assert session.final("wake") == f"error {E_STATE} not asleep (ready)"
+    assert session.final("clear") == f"error {E_STATE} no fault to clear (ready)"
+    assert session.final("sleep") == "ok state=asleep"
+    assert session.rig.app.board.motor_enable.is_active is False
+    assert session.final("sleep") == f"error {E_STATE} already asleep"
+    assert session.final("wake") == "ok state=ready"
 
 
-def test_clear_leaves_a_fault(bench: Bench) -> None:
-    bench("cards 5")
-    bench("load 5")
-    bench("luck set mild hazard [1.0] sizes [2] weights [1]")
-    bench("jam")
-    bench("press")
-    bench.rig.advance(1.0)
-    assert bench.rig.state == m.FAULT
-    bench("unjam")
-    assert bench.final("clear") == "ok cleared=jam state=ready"
+def test_clear_leaves_a_fault(session: Session) -> None:
+    session("cards 5")
+    session("load 5")
+    session("luck set mild hazard [1.0] sizes [2] weights [1]")
+    session("jam")
+    session("press")
+    session.rig.advance(1.0)
+    assert session.rig.state == m.FAULT
+    session("unjam")
+    assert session.final("clear") == "ok cleared=jam state=ready"
 
 
-def test_sounds_play_reaches_the_cue_player(bench: Bench) -> None:
-    assert bench.final("sounds play wild_flip") == "ok cue=wild_flip"
-    assert bench.rig.cues.played[-1] == "wild_flip"
-    assert bench.final("sounds play nope").startswith(f"error {E_VALUE} no cue 'nope'")
-    assert bench("sounds list")[:-1] == [f"// {c}" for c in cues.all_cues()]
+def test_sounds_play_reaches_the_cue_player(session: Session) -> None:
+    assert session.final("sounds play wild_flip") == "ok cue=wild_flip"
+    assert session.rig.cues.played[-1] == "wild_flip"
+    assert session.final("sounds play nope").startswith(f"error {E_VALUE} no cue 'nope'")
+    assert session("sounds list")[:-1] == [f"// {c}" for c in cues.all_cues()]
 
 
-def test_log_shows_the_last_events(bench: Bench) -> None:
+def test_log_shows_the_last_events(session: Session) -> None:
     for n in (1, 2, 3):
-        bench(f"load {n}")
-    out = bench("log 2")
+        session(f"load {n}")
+    out = session("log 2")
     assert out == ["// 0.000 loaded cards=2", "// 0.000 loaded cards=3", "ok events=2"]
-    assert bench("log")[-1] == "ok events=3"
+    assert session("log")[-1] == "ok events=3"
 
 
-def test_stats_counts_the_launcher_and_the_console(bench: Bench) -> None:
-    bench("press")
-    bench("bogus")
-    reply = bench.final("stats")
+def test_stats_counts_the_launcher_and_the_console(session: Session) -> None:
+    session("press")
+    session("bogus")
+    reply = session.final("stats")
     assert "presses=1 " in reply and "console_errors=1 " in reply
     assert "console_lines=3 " in reply
 
 
 def test_seed_replays_the_same_presses() -> None:
     def run(seed: int) -> list[str]:
-        b = Bench()
+        b = Session()
         try:
             b("cards 80")
             b("load 80")
@@ -315,41 +315,41 @@ def test_seed_replays_the_same_presses() -> None:
 # --- luck and config ---------------------------------------------------------------------
 
 
-def test_luck_set_is_checked_as_config_and_applied(bench: Bench) -> None:
-    reply = bench.final("luck set wild sizes [2, 3] weights [1, 3]")
+def test_luck_set_is_checked_as_config_and_applied(session: Session) -> None:
+    reply = session.final("luck set wild sizes [2, 3] weights [1, 3]")
     assert reply.startswith("ok side=wild ") and "sizes=[2,3] weights=[1,3]" in reply
-    assert bench.rig.app.settings.luck.wild.sizes == (2, 3)
-    assert bench.rig.app.machine.settings.luck.wild.weights == (1.0, 3.0)
-    bad = bench.final("luck set wild sizes [2, 3, 4]")
+    assert session.rig.app.settings.luck.wild.sizes == (2, 3)
+    assert session.rig.app.machine.settings.luck.wild.weights == (1.0, 3.0)
+    bad = session.final("luck set wild sizes [2, 3, 4]")
     assert bad == (f"error {E_VALUE} luck.wild.weights = [1.0, 3.0]: "
                    "must have one weight per size (3)")
-    assert bench.rig.app.settings.luck.wild.sizes == (2, 3)  # nothing half-applied
+    assert session.rig.app.settings.luck.wild.sizes == (2, 3)  # nothing half-applied
 
 
-def test_config_set_live_and_restart_keys(bench: Bench) -> None:
-    assert bench.final("config set timing.jam_timeout_ms 500") == \
+def test_config_set_live_and_restart_keys(session: Session) -> None:
+    assert session.final("config set timing.jam_timeout_ms 500") == \
         "ok timing.jam_timeout_ms=500 applied=now unsaved=1"
-    assert bench.rig.app.settings.timing.jam_timeout == 0.5
-    assert bench.final("config set pins.led 4") == "ok pins.led=4 applied=restart unsaved=2"
-    assert bench.rig.app.settings.pins.led == 26
-    assert bench.final("config get pins.led") == "ok pins.led=4 running=26"
+    assert session.rig.app.settings.timing.jam_timeout == 0.5
+    assert session.final("config set pins.led 4") == "ok pins.led=4 applied=restart unsaved=2"
+    assert session.rig.app.settings.pins.led == 26
+    assert session.final("config get pins.led") == "ok pins.led=4 running=26"
     # A live change after a pending pin change still applies (pins are not touched).
-    assert bench.final("config set motor.speed 0.5").endswith("applied=now unsaved=3")
-    assert bench.rig.app.settings.motor.speed == 0.5
-    assert bench.final("config set timing.debounce_ms 10").endswith("applied=restart unsaved=4")
+    assert session.final("config set motor.speed 0.5").endswith("applied=now unsaved=3")
+    assert session.rig.app.settings.motor.speed == 0.5
+    assert session.final("config set timing.debounce_ms 10").endswith("applied=restart unsaved=4")
 
 
-def test_config_errors_name_the_key(bench: Bench) -> None:
-    assert bench.final("config set motor.speed 2") == \
+def test_config_errors_name_the_key(session: Session) -> None:
+    assert session.final("config set motor.speed 2") == \
         f"error {E_VALUE} motor.speed = 2: must be within 0.1..1"
-    assert bench.final("config set motor.sped 1") == \
+    assert session.final("config set motor.sped 1") == \
         f"error {E_VALUE} motor.sped = (missing): unknown key"
-    assert bench.final("config get motor").startswith(f"error {E_VALUE} motor is a table")
+    assert session.final("config get motor").startswith(f"error {E_VALUE} motor is a table")
 
 
 def test_config_save_writes_a_file_that_loads_back(tmp_path: Path) -> None:
     path = tmp_path / "etc" / "launcher.toml"
-    b = Bench(config_path=path, raw_config=config.default_raw())
+    b = Session(config_path=path, raw_config=config.default_raw())
     try:
         b("config set timing.jam_timeout_ms 650")
         b("luck set mild hazard [0.5, 1.0]")
@@ -370,7 +370,7 @@ def test_config_save_writes_a_file_that_loads_back(tmp_path: Path) -> None:
 def test_config_save_failure_is_an_io_error(tmp_path: Path) -> None:
     blocker = tmp_path / "file"
     blocker.write_text("not a folder", encoding="utf-8")
-    b = Bench(config_path=blocker / "launcher.toml", raw_config=config.default_raw())
+    b = Session(config_path=blocker / "launcher.toml", raw_config=config.default_raw())
     try:
         reply = b.final("config save")
         assert reply.startswith(f"error {E_IO} cannot write {blocker}/launcher.toml")
@@ -381,7 +381,7 @@ def test_config_save_failure_is_an_io_error(tmp_path: Path) -> None:
 def test_console_reads_the_config_file_when_not_given_one(tmp_path: Path) -> None:
     path = tmp_path / "launcher.toml"
     path.write_text("[motor]\nspeed = 0.6\n", encoding="utf-8")
-    b = Bench(config_path=path)
+    b = Session(config_path=path)
     try:
         assert b.final("config get motor.speed") == "ok motor.speed=0.6"
     finally:
@@ -391,105 +391,105 @@ def test_console_reads_the_config_file_when_not_given_one(tmp_path: Path) -> Non
 # --- debug commands ----------------------------------------------------------------------
 
 
-def test_motor_run_needs_debug_a_closed_lid_and_is_capped(bench: Bench) -> None:
-    motor = bench.rig.app.board.motor
-    assert bench.final("motor run 100").startswith(f"error {E_DEBUG} ")
-    bench("debug on")
-    assert bench.final(f"motor run {MOTOR_RUN_MAX_MS + 1}").startswith(f"error {E_VALUE} ")
-    bench("lid open")
-    bench.rig.advance(0.05)
-    assert bench.final("motor run 100") == f"error {E_STATE} refused: the lid is not closed"
+def test_motor_run_needs_debug_a_closed_lid_and_is_capped(session: Session) -> None:
+    motor = session.rig.app.board.motor
+    assert session.final("motor run 100").startswith(f"error {E_DEBUG} ")
+    session("debug on")
+    assert session.final(f"motor run {MOTOR_RUN_MAX_MS + 1}").startswith(f"error {E_VALUE} ")
+    session("lid open")
+    session.rig.advance(0.05)
+    assert session.final("motor run 100") == f"error {E_STATE} refused: the lid is not closed"
     assert motor.speed == 0
-    bench("lid close")
-    bench.rig.advance(0.05)
-    assert bench.final(f"motor run {MOTOR_RUN_MAX_MS}").startswith("ok motor=on ")
+    session("lid close")
+    session.rig.advance(0.05)
+    assert session.final(f"motor run {MOTOR_RUN_MAX_MS}").startswith("ok motor=on ")
     assert motor.speed > 0
-    bench.rig.advance(MOTOR_RUN_MAX_MS / 1000 - 0.001)
+    session.rig.advance(MOTOR_RUN_MAX_MS / 1000 - 0.001)
     assert motor.speed > 0
-    bench.rig.advance(0.002)
+    session.rig.advance(0.002)
     assert motor.speed == 0
-    assert bench.events[-1] == "# event motor_run end=done after=0.3"
+    assert session.events[-1] == "# event motor_run end=done after=0.3"
 
 
-def test_motor_run_stops_when_the_lid_opens(bench: Bench) -> None:
-    bench("debug on")
-    bench("motor run 300")
-    bench.rig.advance(0.05)
-    bench.rig.sim.open_lid(full=False)
-    bench.rig.advance(0)
-    assert bench.rig.app.board.motor.speed == 0
-    assert "# event motor_run end=interrupted after=0.05 state=lid_open" in bench.events
+def test_motor_run_stops_when_the_lid_opens(session: Session) -> None:
+    session("debug on")
+    session("motor run 300")
+    session.rig.advance(0.05)
+    session.rig.sim.open_lid(full=False)
+    session.rig.advance(0)
+    assert session.rig.app.board.motor.speed == 0
+    assert "# event motor_run end=interrupted after=0.05 state=lid_open" in session.events
 
 
-def test_a_shot_during_a_motor_run_keeps_its_motor(bench: Bench) -> None:
-    bench("cards 10")
-    bench("load 10")
-    bench("luck set mild hazard [1.0] sizes [4] weights [1]")
-    bench("debug on")
-    bench("motor run 100")
-    bench.rig.advance(0.3)  # the run is over, and it ejected cards of its own
-    ran = len(bench.rig.sim.ejected)
-    bench("motor run 50")
-    bench("press")
-    assert bench.rig.state == m.SHOOTING
-    bench.rig.advance(0.06)
-    assert bench.rig.app.board.motor.speed > 0  # the run's timer did not stop the shot
-    bench.rig.settle()
-    assert bench.rig.state == m.READY
-    assert len(bench.rig.sim.ejected) == ran + 4
+def test_a_shot_during_a_motor_run_keeps_its_motor(session: Session) -> None:
+    session("cards 10")
+    session("load 10")
+    session("luck set mild hazard [1.0] sizes [4] weights [1]")
+    session("debug on")
+    session("motor run 100")
+    session.rig.advance(0.3)  # the run is over, and it ejected cards of its own
+    ran = len(session.rig.sim.ejected)
+    session("motor run 50")
+    session("press")
+    assert session.rig.state == m.SHOOTING
+    session.rig.advance(0.06)
+    assert session.rig.app.board.motor.speed > 0  # the run's timer did not stop the shot
+    session.rig.settle()
+    assert session.rig.state == m.READY
+    assert len(session.rig.sim.ejected) == ran + 4
 
 
-def test_debug_off_and_reset_stop_a_run(bench: Bench) -> None:
-    motor = bench.rig.app.board.motor
-    bench("debug on")
-    bench("motor run 300")
-    bench("debug off")
+def test_debug_off_and_reset_stop_a_run(session: Session) -> None:
+    motor = session.rig.app.board.motor
+    session("debug on")
+    session("motor run 300")
+    session("debug off")
     assert motor.speed == 0
-    bench("debug on")
-    bench("motor run 300")
-    bench.console.reset()
-    assert motor.speed == 0 and not bench.console.debug and not bench.console.json
-    assert bench.final("motor run 100").startswith(f"error {E_DEBUG} ")
+    session("debug on")
+    session("motor run 300")
+    session.console.reset()
+    assert motor.speed == 0 and not session.console.debug and not session.console.json
+    assert session.final("motor run 100").startswith(f"error {E_DEBUG} ")
 
 
-def test_rotate_turns_once_round_and_stops(bench: Bench) -> None:
-    board = bench.rig.app.board
-    bench("debug on")
-    assert bench.final("rotate") == "ok rotator=on limit=8"
-    assert bench.final("rotate") == f"error {E_STATE} a debug rotate run is going on"
-    assert bench.final("motor run 10") == f"error {E_STATE} a debug rotate run is going on"
-    bench.rig.advance(3.0)
+def test_rotate_turns_once_round_and_stops(session: Session) -> None:
+    board = session.rig.app.board
+    session("debug on")
+    assert session.final("rotate") == "ok rotator=on limit=8"
+    assert session.final("rotate") == f"error {E_STATE} a debug rotate run is going on"
+    assert session.final("motor run 10") == f"error {E_STATE} a debug rotate run is going on"
+    session.rig.advance(3.0)
     assert not board.rotator.is_active
-    assert bench.events[-1].startswith("# event rotate end=done ")
-    assert "detents=2 yellow_changes=2" in bench.events[-1]
-    assert bench.rig.sim.side == bench.rig.side == "mild"
-    assert bench.rig.state == m.READY and not bench.rig.faults
+    assert session.events[-1].startswith("# event rotate end=done ")
+    assert "detents=2 yellow_changes=2" in session.events[-1]
+    assert session.rig.sim.side == session.rig.side == "mild"
+    assert session.rig.state == m.READY and not session.rig.faults
 
 
-def test_rotate_with_a_stalled_rotator_is_capped(bench: Bench) -> None:
-    bench.rig.sim.stall_rotator()
-    bench("debug on")
-    bench("rotate")
-    bench.rig.advance(7.9)
-    assert bench.rig.app.board.rotator.is_active
-    bench.rig.advance(0.2)
-    assert not bench.rig.app.board.rotator.is_active
-    assert bench.events[-1].startswith("# event rotate end=timeout after=8")
+def test_rotate_with_a_stalled_rotator_is_capped(session: Session) -> None:
+    session.rig.sim.stall_rotator()
+    session("debug on")
+    session("rotate")
+    session.rig.advance(7.9)
+    assert session.rig.app.board.rotator.is_active
+    session.rig.advance(0.2)
+    assert not session.rig.app.board.rotator.is_active
+    assert session.events[-1].startswith("# event rotate end=timeout after=8")
 
 
 # --- selftest, version, reboot-safe ------------------------------------------------------
 
 
-def test_selftest_runs_the_walk_through_on_a_simulated_unit(bench: Bench) -> None:
-    out = bench("selftest")
+def test_selftest_runs_the_walk_through_on_a_simulated_unit(session: Session) -> None:
+    out = session("selftest")
     assert out[-1] == 'ok parts=11 passed=11 failed=0 on="a fresh simulated launcher"'
     assert out[0] == "// PASS button"
     assert all(line.startswith("// PASS ") for line in out[:-1])
-    assert bench.rig.state == m.READY and bench.rig.app.board.motor.speed == 0
+    assert session.rig.state == m.READY and session.rig.app.board.motor.speed == 0
 
 
 def test_selftest_on_a_real_board_says_how_to_run_it() -> None:
-    b = Bench(sim=None)
+    b = Session(sim=None)
     try:
         reply = b.final("selftest")
         assert reply.startswith(f"error {E_UNAVAILABLE} on a real board the self-test needs")
@@ -501,7 +501,7 @@ def test_selftest_on_a_real_board_says_how_to_run_it() -> None:
 def test_reboot_safe_stops_saves_and_asks_the_owner(tmp_path: Path) -> None:
     state = tmp_path / "state.json"
     asked: list[bool] = []
-    b = Bench(store=Store(state), reboot=lambda: asked.append(True))
+    b = Session(store=Store(state), reboot=lambda: asked.append(True))
     try:
         b("load 9")
         b("debug on")
@@ -521,19 +521,19 @@ def test_reboot_safe_stops_saves_and_asks_the_owner(tmp_path: Path) -> None:
 # --- robustness --------------------------------------------------------------------------
 
 
-def test_a_failing_writer_does_not_break_the_launcher(bench: Bench) -> None:
+def test_a_failing_writer_does_not_break_the_launcher(session: Session) -> None:
     def broken(line: str) -> None:
         raise OSError("gone")
 
-    bench.console.write = broken
-    assert bench.final("load 3") == "ok inventory=3"
-    assert bench.rig.app.machine.memory.inventory == 3
+    session.console.write = broken
+    assert session.final("load 3") == "ok inventory=3"
+    assert session.rig.app.machine.memory.inventory == 3
 
 
-def test_close_detaches_from_the_launcher(bench: Bench) -> None:
-    bench.console.close()
-    bench.rig.app.load(4)
-    assert bench.events == []
+def test_close_detaches_from_the_launcher(session: Session) -> None:
+    session.console.close()
+    session.rig.app.load(4)
+    assert session.events == []
 
 
 def test_random_command_sequences_keep_the_console_answering() -> None:
@@ -545,7 +545,7 @@ def test_random_command_sequences_keep_the_console_answering() -> None:
              "config set motor.speed 0.7", "selftest", "sounds play wild_bam", "version",
              "help", "json on", "json off", "debug on", "debug off", "motor run 120",
              "rotate", "jam", "unjam", "cards 4", "load", "luck set x", "config save", "??"]
-    b = Bench()
+    b = Session()
     try:
         for _ in range(600):
             out = b(rng.choice(words))
@@ -566,10 +566,10 @@ def test_error_code_table_is_complete() -> None:
     assert codes == set(ERROR_CODES)
 
 
-def test_the_docs_show_every_command_with_its_help(bench: Bench) -> None:
+def test_the_docs_show_every_command_with_its_help(session: Session) -> None:
     docs = (Path(__file__).resolve().parents[2] / "docs" / "console.md").read_text(
         encoding="utf-8")
-    for spec in bench.console.commands:
+    for spec in session.console.commands:
         assert f"`{spec.usage}`" in docs, spec.usage
         assert spec.help in " ".join(docs.split()), spec.help
     for code in ERROR_CODES:

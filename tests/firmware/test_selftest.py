@@ -33,17 +33,17 @@ from launcher.firmware.selftest import (
     Report,
     ScriptedOperator,
     SelfTest,
-    simulated_bench,
+    simulated_unit,
 )
 
 SETTINGS = config.load()
 
 
-def run_bench(prepare: Callable[[SimLauncher, object], None] | None = None,
+def run_walkthrough(prepare: Callable[[SimLauncher, object], None] | None = None,
               physics: Physics | None = None, settings: config.Settings = SETTINGS
               ) -> tuple[Report, SimLauncher, ScriptedOperator]:
-    """Run the self-test on a fresh simulated bench; the sim is left open for inspection."""
-    sim, player, runner = simulated_bench(settings, physics)
+    """Run the self-test on a fresh simulated unit; the sim is left open for inspection."""
+    sim, player, runner = simulated_unit(settings, physics)
     if prepare is not None:
         prepare(sim, player)
     operator = ScriptedOperator(sim, player)
@@ -71,7 +71,7 @@ def actuators_off(sim: SimLauncher) -> bool:
 
 
 def test_every_part_passes_on_the_simulated_launcher():
-    report, sim, operator = run_bench()
+    report, sim, operator = run_walkthrough()
     assert {p: r.status for p, r in report.results.items()} == dict.fromkeys(PARTS, PASS)
     assert report.ok and report.failed() == []
     # It did what it asked for: one half turn, stopped on the detent, and one short run.
@@ -114,7 +114,7 @@ FAULTS = {
 @pytest.mark.parametrize("fault", list(FAULTS))
 def test_each_fault_fails_its_own_part(fault):
     prepare, physics, fails, skips = FAULTS[fault]
-    report, sim, _ = run_bench(prepare, physics)
+    report, sim, _ = run_walkthrough(prepare, physics)
     statuses = {p: r.status for p, r in report.results.items()}
     assert {p for p, s in statuses.items() if s == FAIL} == fails
     assert {p for p, s in statuses.items() if s == SKIP} == skips
@@ -129,28 +129,28 @@ def test_each_fault_fails_its_own_part(fault):
 
 
 def test_the_failing_reasons_point_at_the_hardware():
-    report, sim, _ = run_bench(lambda sim, player: sim.stall_rotator())
+    report, sim, _ = run_walkthrough(lambda sim, player: sim.stall_rotator())
     assert "did not move" in report[ROTATOR].detail
     sim.board.close()
-    report, sim, _ = run_bench(lambda sim, player: sim.jam())
+    report, sim, _ = run_walkthrough(lambda sim, player: sim.jam())
     assert "stuck in the slot" in report[MOTOR].detail
     sim.board.close()
 
 
-def _bench_test() -> tuple[SelfTest, SimLauncher]:
-    sim, player, runner = simulated_bench(SETTINGS)
+def _sim_test() -> tuple[SelfTest, SimLauncher]:
+    sim, player, runner = simulated_unit(SETTINGS)
     return SelfTest(sim.board, SETTINGS, runner, ScriptedOperator(sim, player), player), sim
 
 
 def test_a_motor_pulse_never_exceeds_the_cap():
-    test, sim = _bench_test()
+    test, sim = _sim_test()
     test.pulse(5.0)
     assert running_spans(sim) == [pytest.approx(MOTOR_PULSE)]
     sim.board.close()
 
 
 def test_a_motor_pulse_stops_when_the_lid_lifts():
-    test, sim = _bench_test()
+    test, sim = _sim_test()
     sim.reactor.register_timer(lambda t: sim.open_lid(full=False) or float("inf"), 0.1)
     test.pulse(MOTOR_PULSE)
     assert running_spans(sim) == [pytest.approx(0.1, abs=0.011)]
@@ -160,7 +160,7 @@ def test_a_motor_pulse_stops_when_the_lid_lifts():
 def test_without_a_beam_the_motor_is_judged_by_eye():
     settings = config.settings_from_dict(
         config.merge(config.default_raw(), {"pins": {"exit_beam": -1}}))
-    report, sim, _ = run_bench(settings=settings)
+    report, sim, _ = run_walkthrough(settings=settings)
     assert report[BEAM].status == "N/A" and report[MOTOR].status == PASS
     assert report.ok
     sim.board.close()
