@@ -28,9 +28,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from hal.sim import SimLauncher
 from launcher.core import config
 from launcher.core.reactor import NEVER, RealReactor
-from launcher.core.store import Store
 from launcher.firmware.app import Launcher
 from launcher.firmware.console import Console
+from launcher.firmware.state import StateStore
 from launcher.firmware.transport import BUDGET, INBOX_LINES, TICK, SerialTransport
 from launcher.sim.rig import CueLog
 
@@ -41,7 +41,7 @@ def run(lines: int, idle: float, limited: bool) -> dict[str, float]:
     settings = config.load()
     reactor = RealReactor()
     sim = SimLauncher(reactor, settings.pins)
-    app = Launcher(sim.board, reactor, settings, random.Random(1), CueLog(), Store(None))
+    app = Launcher(sim.board, reactor, settings, random.Random(1), CueLog(), StateStore(None))
     console = Console(app, sim=sim)
     master, slave = os.openpty()
     tty.setraw(slave)

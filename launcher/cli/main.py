@@ -5,7 +5,6 @@ from __future__ import annotations
 import argparse
 import logging
 import os
-import signal
 import sys
 from pathlib import Path
 
@@ -37,11 +36,29 @@ def cmd_config_default(args: argparse.Namespace) -> int:
 
 
 def cmd_run(args: argparse.Namespace) -> int:
+    import random
+
+    from hal.gpio import factory_name, open_board, pi_model
+    from launcher.core.reactor import RealReactor
+    from launcher.firmware.app import build_app
     from launcher.firmware.runner import run_firmware
 
     settings = config.load(args.config)
-    return run_firmware(settings, seed=_seed(settings, args.seed), config_path=args.config,
-                        force_mock=False)
+    seed = _seed(settings, args.seed)
+    reactor = RealReactor()
+    rng = random.Random(seed)
+    # The one place that decides between a real board and the simulated one.
+    name = factory_name(settings.pin_factory, pi_model())
+    if name == "mock":
+        from launcher.sim.unit import console_extras, simulated_app
+
+        log.warning("no Raspberry Pi found: running on the SIMULATED launcher")
+        app, sim = simulated_app(settings, reactor, rng, log.warning)
+        extras = console_extras(sim)
+    else:
+        app = build_app(settings, reactor, rng, open_board(settings.pins, name))
+        extras = {}
+    return run_firmware(app, seed, config_path=args.config, console_extras=extras)
 
 
 def cmd_play(args: argparse.Namespace) -> int:
@@ -140,16 +157,6 @@ def main(argv: list[str] | None = None) -> int:
         return 1
     except KeyboardInterrupt:
         return 130
-
-
-def install_signal_handlers(stop: object) -> None:
-    """SIGTERM and SIGINT ask the reactor to stop (systemd stops the service with SIGTERM)."""
-
-    def handler(signum: int, frame: object) -> None:
-        stop()  # type: ignore[operator]
-
-    signal.signal(signal.SIGTERM, handler)
-    signal.signal(signal.SIGINT, handler)
 
 
 if __name__ == "__main__":

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import sys
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -33,6 +34,26 @@ def _safe_stop(args: argparse.Namespace) -> int:
 
 
 def _selftest(args: argparse.Namespace) -> int:
-    from launcher.firmware.selftest import cmd_selftest
+    from launcher.core import config
+    from launcher.firmware.selftest import print_report, run_on_hardware
 
-    return cmd_selftest(args)
+    settings = config.load(args.config)
+    out = sys.stdout
+    if args.auto:
+        from launcher.sim.selftest import run_auto
+
+        print("launcher selftest --auto: the SIMULATED launcher, a script doing each step",
+              file=out)
+        report = run_auto(settings, out)
+    else:
+        print("launcher selftest: do each step when asked; Ctrl-C stops (motors off).",
+              file=out)
+        print("Stop the service first if it runs: sudo systemctl stop launcher", file=out)
+        hw = run_on_hardware(settings, out)
+        if hw is None:
+            print("no Raspberry Pi here (or pin_factory = \"mock\"): use --auto for the "
+                  "simulated launcher", file=sys.stderr)
+            return 2
+        report = hw
+    print_report(report, out)
+    return 0 if report.ok else 1

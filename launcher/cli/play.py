@@ -18,7 +18,7 @@ from typing import Any, TextIO
 
 from launcher.core import config
 from launcher.core.reactor import NEVER, RealReactor
-from launcher.firmware.app import build_app
+from launcher.sim.unit import console_extras, simulated_app
 
 BENCH_DECK = 84  # 112 cards less 4 hands of 7: a full launcher at the start of a game
 
@@ -37,12 +37,13 @@ class Playground:
 
         self.out = out
         self.reactor = RealReactor()
-        self.app, self.sim = build_app(settings, self.reactor, random.Random(seed),
-                                       simulate=True, warn=self._warn)
+        self.app, self.sim = simulated_app(settings, self.reactor, random.Random(seed),
+                                           self._warn)
         self.seed = seed
         self.events: deque[str] = deque(maxlen=14)
         self.live = False
-        self.console = Console(self.app, sim=self.sim, raw_config=config.load_raw(config_path),
+        self.console = Console(self.app, **console_extras(self.sim),
+                               raw_config=config.load_raw(config_path),
                                config_path=Path(config_path) if config_path else None,
                                write=self._console_line, reboot=self.reactor.stop)
         self.last_shot = "none yet"
@@ -158,7 +159,7 @@ def _cbreak(stream: TextIO) -> Iterator[None]:
 def run_play(settings: config.Settings, seed: int, lines: bool = False,
               config_path: str | None = None, stdin: TextIO | None = None,
               stdout: TextIO | None = None) -> int:
-    from launcher.cli.main import install_signal_handlers
+    from launcher.firmware.runner import install_signal_handlers
 
     stdin = stdin or sys.stdin
     out = stdout or sys.stdout

@@ -15,6 +15,7 @@ from typing import Any, TextIO
 from launcher.core import config, luck
 from launcher.core.config import Settings
 from launcher.core.errors import ConfigError
+from launcher.firmware.disk import atomic_write
 from launcher.games.bots import BOTS, make_bot
 from launcher.games.cards import SIDES, load_deck
 from launcher.games.flip_attack import GameOptions, Table
@@ -332,7 +333,7 @@ def cmd_tune(args: argparse.Namespace) -> int:
     report = tune_report(base, new, base_settings, new_settings, args.config, args.games,
                          args.seed, plots, skipped)
     path = out / "report.md"
-    config.atomic_write(path, report)
+    atomic_write(path, report)
     print(f"wrote {path}" + (f" and {len(plots)} plots" if plots else ""))
     if skipped:
         print(f"plots skipped: {skipped}")

@@ -40,3 +40,30 @@ def mean_shot(side: SideLuck) -> float:
     return sum(s * w for s, w in zip(side.sizes, side.weights, strict=True)) / total
 
 
+
+
+class DryStreak:
+    """Dry presses since the last shot: the one home of the streak's rules.
+
+    The firmware's state machine and the games' direct launcher model both keep one:
+    a dry press adds one, a shot ends the streak, and a flip starts the new side afresh.
+    """
+
+    __slots__ = ("count",)
+
+    def __init__(self, count: int = 0) -> None:
+        self.count = count
+
+    def draw(self, side: SideLuck, rng: random.Random) -> int:
+        """One press's luck at this streak: 0 for dry, else the cards to shoot."""
+        return draw(side, self.count, rng)
+
+    def pressed(self, drawn: int) -> None:
+        """Record the outcome of a press that drew ``drawn`` cards."""
+        self.count = self.count + 1 if drawn == 0 else 0
+
+    def flipped(self) -> None:
+        self.count = 0
+
+    def __repr__(self) -> str:
+        return f"DryStreak({self.count})"

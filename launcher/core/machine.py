@@ -3,28 +3,37 @@
 The whole machine is the ``TRANSITIONS`` table below: for an event in a state, the
 first row whose guard holds is taken; its action returns the commands for the shell
 (motor, rotator, cues, timers, LED, events for the console and the log). The shell
-turns sensor edges into events, runs the commands, and feeds timer expiries back.
+turns sensor edges into events, draws each press's luck (``luck_wanted`` says when a
+press needs a draw) and sends it inside the press event, runs the commands, and feeds
+timer expiries back. Guards only read; nothing here reads a clock or a random source.
 """
 
 from __future__ import annotations
 
-import random
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from enum import StrEnum
 from typing import Any
 
-from launcher.core import cues, luck
-from launcher.core.config import Settings
+from launcher.core import cues
+from launcher.core.config import Settings, SideLuck
+from launcher.core.luck import DryStreak
 
 # --- states ------------------------------------------------------------------------------
 
-READY = "ready"
-SHOOTING = "shooting"
-LID_OPEN = "lid_open"
-ROTATING = "rotating"
-ASLEEP = "asleep"
-FAULT = "fault"
-STATES = (READY, SHOOTING, LID_OPEN, ROTATING, ASLEEP, FAULT)
+
+class State(StrEnum):
+    READY = "ready"
+    SHOOTING = "shooting"
+    LID_OPEN = "lid_open"
+    ROTATING = "rotating"
+    ASLEEP = "asleep"
+    FAULT = "fault"
+    DEBUG_RUN = "debug_run"  # the console's `motor run`: the motor on for a capped time
+
+
+READY, SHOOTING, LID_OPEN, ROTATING, ASLEEP, FAULT, DEBUG_RUN = State
+STATES = tuple(State)
 
 # Fault codes, with the number of LED blinks that shows each one.
 FAULT_BLINKS = {
@@ -34,70 +43,93 @@ FAULT_BLINKS = {
     "side_mismatch": 5,
     "beam_blocked": 6,
     "interlock": 7,
+    "internal": 8,  # a bug in the firmware: the board was made safe first
 }
 
 # --- events ------------------------------------------------------------------------------
 
 
+class Ev(StrEnum):
+    """What can happen: a sensor edge, a timer, a request from the console."""
+
+    PRESS = "press"  # value: the cards the shell's luck draw gave (0: dry)
+    LID_CLOSED = "lid_closed"  # the lid-closed switch closed
+    LID_LEFT_CLOSED = "lid_left_closed"  # the lid-closed switch opened
+    LID_FULL = "lid_full"  # the lid reached fully open
+    LID_LEFT_FULL = "lid_left_full"
+    BEAM_BLOCKED = "beam_blocked"
+    BEAM_CLEAR = "beam_clear"
+    HOME = "home"  # the cartridge reached a detent
+    HOME_LEFT = "home_left"
+    YELLOW_BACK = "yellow_back"  # the yellow half now faces the back
+    YELLOW_FRONT = "yellow_front"
+    T_CARD = "timeout_card"  # no card reached the beam in time: empty
+    T_JAM = "timeout_jam"  # the beam stayed blocked: a card is stuck
+    T_RUN = "timeout_run"  # the motor ran for max_run
+    T_TIMED = "timeout_timed"  # a timed shot (no beam) is done
+    T_ROTATION = "timeout_rotation"
+    T_IDLE = "timeout_idle"
+    T_DEBUG = "timeout_debug"  # a debug motor run is over
+    LOAD = "load"  # value = cards now in the cartridge
+    CLEAR = "clear"  # console: leave a fault
+    SLEEP_NOW = "sleep"  # console: sleep now
+    WAKE_NOW = "wake"  # console: wake up
+    DEBUG_RUN = "debug_run"  # console: run the motor for value ms
+    DEBUG_ROTATE = "debug_rotate"  # console: turn the cartridge to its next detent
+    DEBUG_STOP = "debug_stop"  # console: end a debug run now
+    INTERNAL = "internal"  # the shell caught a bug; the board is already safe
+
+
+(PRESS, LID_CLOSED, LID_LEFT_CLOSED, LID_FULL, LID_LEFT_FULL, BEAM_BLOCKED, BEAM_CLEAR, HOME,
+ HOME_LEFT, YELLOW_BACK, YELLOW_FRONT, T_CARD, T_JAM, T_RUN, T_TIMED, T_ROTATION, T_IDLE,
+ T_DEBUG, LOAD, CLEAR, SLEEP_NOW, WAKE_NOW, DEBUG_RUN_NOW, DEBUG_ROTATE, DEBUG_STOP,
+ INTERNAL) = Ev
+
+
 @dataclass(frozen=True)
 class Event:
-    """Something that happened: a sensor edge, a timer, a console request."""
+    """Something that happened, with its number: cards drawn (press) or loaded (load)."""
 
-    name: str
-    value: int = 0  # the count for ``load``
+    name: Ev
+    value: int = 0
+    detail: str = ""  # what went wrong, for ``internal``
 
     def __str__(self) -> str:
         return self.name if not self.value else f"{self.name} {self.value}"
 
 
-PRESS = "press"
-LID_CLOSED = "lid_closed"  # the lid-closed switch closed
-LID_LEFT_CLOSED = "lid_left_closed"  # the lid-closed switch opened
-LID_FULL = "lid_full"  # the lid reached fully open
-LID_LEFT_FULL = "lid_left_full"
-BEAM_BLOCKED = "beam_blocked"
-BEAM_CLEAR = "beam_clear"
-HOME = "home"  # the cartridge reached a detent
-HOME_LEFT = "home_left"
-YELLOW_BACK = "yellow_back"  # the yellow half now faces the back
-YELLOW_FRONT = "yellow_front"
-T_CARD = "timeout_card"  # no card reached the beam in time: empty
-T_JAM = "timeout_jam"  # the beam stayed blocked: a card is stuck
-T_RUN = "timeout_run"  # the motor ran for max_run
-T_TIMED = "timeout_timed"  # a timed shot (no beam) is done
-T_ROTATION = "timeout_rotation"
-T_IDLE = "timeout_idle"
-LOAD = "load"  # value = cards now in the cartridge
-CLEAR = "clear"  # console: leave a fault
-SLEEP_NOW = "sleep"  # console: sleep now
-WAKE_NOW = "wake"  # console: wake up
-
+# Timer names, by the event each one sends when it fires.
 TIMERS = {T_CARD: "card", T_JAM: "jam", T_RUN: "run", T_TIMED: "timed",
-          T_ROTATION: "rotation", T_IDLE: "idle"}
+          T_ROTATION: "rotation", T_IDLE: "idle", T_DEBUG: "debug"}
+TIMER_EVENTS = {name: event for event, name in TIMERS.items()}
 
 # --- commands ----------------------------------------------------------------------------
 
 
+class Cmd(StrEnum):
+    MOTOR = "motor"  # arg: speed (0 = stop)
+    ROTATOR = "rotator"  # arg: bool
+    CUE = "cue"  # arg: cue name
+    POWER = "power"  # arg: bool (False = asleep: driver, amp and LED off)
+    LED = "led"  # arg: "ready" | "busy" | "off" | blink count for a fault
+    TIMER = "timer"  # arg: (timer name, waketime or None to cancel)
+    EMIT = "emit"  # arg: event kind; data: its fields
+    SAVE = "save"  # the persistent state changed
+
+
+MOTOR, ROTATOR, CUE, POWER, LED, TIMER, EMIT, SAVE = Cmd
+
+
 @dataclass(frozen=True)
 class Command:
-    """What the shell must do. ``kind`` is one of the names below."""
+    """What the shell must do."""
 
-    kind: str
+    kind: Cmd
     arg: Any = None
     data: tuple[tuple[str, Any], ...] = ()
 
     def fields(self) -> dict[str, Any]:
         return dict(self.data)
-
-
-MOTOR = "motor"  # arg: speed (0 = stop)
-ROTATOR = "rotator"  # arg: bool
-CUE = "cue"  # arg: cue name
-POWER = "power"  # arg: bool (False = asleep: driver, amp and LED off)
-LED = "led"  # arg: "ready" | "busy" | "off" | blink count for a fault
-TIMER = "timer"  # arg: (timer name, waketime or None to cancel)
-EMIT = "emit"  # arg: event kind; data: its fields
-SAVE = "save"  # the persistent state changed
 
 
 def emit(kind: str, **data: Any) -> Command:
@@ -134,7 +166,7 @@ class Memory:
     """What the machine keeps between events; ``persisted`` part survives restarts."""
 
     side: str = "mild"
-    dry_streak: int = 0
+    streak: DryStreak = field(default_factory=DryStreak)
     inventory: int | None = None  # None: unknown (not loaded through the console)
     counters: dict[str, int] = field(default_factory=dict)
     last_press: float = float("-inf")
@@ -144,6 +176,13 @@ class Memory:
     left_home: bool = False
     fault: str | None = None
     lid_cycled: bool = False  # the lid opened since the fault
+
+    debug_run: float | None = None  # when the console's motor run started
+    debug_draining: bool = False  # the run is over; a card still in the slot may leave
+
+    @property
+    def dry_streak(self) -> int:
+        return self.streak.count
 
     def count(self, name: str, n: int = 1) -> None:
         self.counters[name] = self.counters.get(name, 0) + n
@@ -161,11 +200,12 @@ Action = Callable[["Machine", Event, float], list[Command]]
 
 @dataclass(frozen=True)
 class Transition:
-    source: str
-    event: str
-    target: str
+    source: State
+    event: Ev
+    target: State
     action: Action | None = None
     guard: Guard | None = None
+    draws: bool = False  # a press reaching this row needs the shell's luck draw
 
     @property
     def label(self) -> str:
@@ -176,25 +216,40 @@ class Transition:
 class Machine:
     """The launcher's behaviour. ``handle`` is the only way in."""
 
-    def __init__(self, settings: Settings, rng: random.Random, memory: Memory | None = None,
+    def __init__(self, settings: Settings, memory: Memory | None = None,
                  has_beam: bool = True) -> None:
         self.settings = settings
-        self.rng = rng
         self.memory = memory or Memory()
         self.inputs = Inputs()
         self.state = READY
         self.has_beam = has_beam
-        self._drawn = 0  # cards drawn by the press being handled
 
     # The one entry point.
     def handle(self, event: Event, now: float) -> list[Command]:
         self._note_input(event)
+        if event.name is INTERNAL:
+            self.state = FAULT
+            return _internal(self, event, now)
         for t in _BY_STATE_EVENT.get((self.state, event.name), ()):
             if t.guard is None or t.guard(self, event, now):
                 out = t.action(self, event, now) if t.action else []
                 self.state = t.target
                 return out
         return []
+
+    def luck_wanted(self, now: float) -> SideLuck | None:
+        """The luck table a press at ``now`` draws from, or None when it would draw nothing.
+
+        The shell asks before it sends a press, draws, and puts the result in the event;
+        so the random source is the shell's, and replaying a seed replays every shot.
+        """
+        probe = Event(PRESS)
+        for t in _BY_STATE_EVENT.get((self.state, PRESS), ()):
+            if t.draws:
+                return self.settings.luck.side(self.memory.side)
+            if t.guard is None or t.guard(self, probe, now):
+                return None
+        return None
 
     def start(self, inputs: Inputs, now: float) -> list[Command]:
         """Power-on: take the input levels, then home the cartridge if it is between detents."""
@@ -215,16 +270,16 @@ class Machine:
     def _note_input(self, event: Event) -> None:
         i = self.inputs
         match event.name:
-            case "lid_closed" | "lid_left_closed":
-                i.lid_closed = event.name == LID_CLOSED
-            case "lid_full" | "lid_left_full":
-                i.lid_full = event.name == LID_FULL
-            case "beam_blocked" | "beam_clear":
-                i.beam_blocked = event.name == BEAM_BLOCKED
-            case "home" | "home_left":
-                i.home = event.name == HOME
-            case "yellow_back" | "yellow_front":
-                i.yellow_back = event.name == YELLOW_BACK
+            case Ev.LID_CLOSED | Ev.LID_LEFT_CLOSED:
+                i.lid_closed = event.name is LID_CLOSED
+            case Ev.LID_FULL | Ev.LID_LEFT_FULL:
+                i.lid_full = event.name is LID_FULL
+            case Ev.BEAM_BLOCKED | Ev.BEAM_CLEAR:
+                i.beam_blocked = event.name is BEAM_BLOCKED
+            case Ev.HOME | Ev.HOME_LEFT:
+                i.home = event.name is HOME
+            case Ev.YELLOW_BACK | Ev.YELLOW_FRONT:
+                i.yellow_back = event.name is YELLOW_BACK
 
     # -- helpers that build commands --
 
@@ -245,11 +300,13 @@ class Machine:
         m = self.memory
         m.fault = code
         m.shot = None
+        m.debug_run = None
+        m.debug_draining = False
         m.lid_cycled = not self.inputs.lid_closed  # closing an open lid clears it
         m.count("faults")
         cue = cues.JAM if code == "jam" else cues.FAULT
         return [*self._stop_motor(), Command(ROTATOR, False), timer("rotation", None),
-                Command(CUE, cue), Command(LED, FAULT_BLINKS[code]),
+                timer("debug", None), Command(CUE, cue), Command(LED, FAULT_BLINKS[code]),
                 emit("fault", code=code, **data), Command(SAVE)]
 
 
@@ -273,12 +330,8 @@ def _beam_stuck(m: Machine, e: Event, now: float) -> bool:
 
 
 def _lucky(m: Machine, e: Event, now: float) -> bool:
-    """Draws the press's luck (the only guard that changes memory: the press is accepted)."""
-    mem = m.memory
-    mem.last_press = now
-    mem.count("presses")
-    m._drawn = luck.draw(m.settings.luck.side(mem.side), mem.dry_streak, m.rng)
-    return m._drawn > 0
+    """The shell's luck draw for this press gave cards."""
+    return e.value > 0
 
 
 def _last_card(m: Machine, e: Event, now: float) -> bool:
@@ -320,9 +373,16 @@ def _sensed_side(m: Machine) -> str:
 # Actions.
 
 
-def _dry(m: Machine, e: Event, now: float) -> list[Command]:
+def _accept_press(m: Machine, e: Event, now: float) -> None:
     mem = m.memory
-    mem.dry_streak += 1
+    mem.last_press = now
+    mem.count("presses")
+    mem.streak.pressed(e.value)
+
+
+def _dry(m: Machine, e: Event, now: float) -> list[Command]:
+    _accept_press(m, e, now)
+    mem = m.memory
     mem.count("dry")
     return [Command(CUE, cues.press(mem.side, mem.dry_streak)),
             emit("dry", side=mem.side, streak=mem.dry_streak), *m._idle(now), Command(SAVE)]
@@ -343,12 +403,12 @@ def _beam_fault(m: Machine, e: Event, now: float) -> list[Command]:
 
 
 def _start_shot(m: Machine, e: Event, now: float) -> list[Command]:
+    _accept_press(m, e, now)
     mem = m.memory
-    n = m._drawn
+    n = e.value
     if mem.inventory is not None:
         n = min(n, mem.inventory)
     mem.shot = Shot(target=n, timed=not m.has_beam)
-    mem.dry_streak = 0
     mem.count("shots")
     t = m.settings.timing
     out = [Command(CUE, cues.bam(mem.side)), Command(LED, "busy"),
@@ -468,8 +528,10 @@ def _arrive(m: Machine, e: Event, now: float) -> list[Command]:
     sensed = _sensed_side(m)
     homing = mem.expected_side is None
     mem.side = sensed
-    mem.dry_streak = 0
+    mem.streak.flipped()
     mem.expected_side = None
+    if m.inputs.lid_closed:
+        mem.rotation_armed = True  # the next opening of the lid is a new one
     if not homing:
         mem.count("flips")
     out = [Command(ROTATOR, False), timer("rotation", None),
@@ -529,18 +591,84 @@ def _clear_fault_open(m: Machine, e: Event, now: float) -> list[Command]:
     return [*_clear_fault(m, e, now), Command(LED, "busy")]
 
 
+def _debug_run(m: Machine, e: Event, now: float) -> list[Command]:
+    m.memory.debug_run = now
+    return [Command(LED, "busy"), Command(MOTOR, m.settings.motor.speed),
+            emit("debug_run", ms=e.value), timer("debug", now + e.value / 1000),
+            timer("run", now + m.settings.timing.max_run), *m._idle(now)]
+
+
+def _debug_run_over(m: Machine, e: Event, now: float) -> list[Command]:
+    mem = m.memory
+    started = now if mem.debug_run is None else mem.debug_run
+    how = "stopped" if e.name is DEBUG_STOP else "done"
+    if e.name not in (T_DEBUG, DEBUG_STOP, BEAM_CLEAR):
+        how = "interrupted"
+    mem.debug_run = None
+    mem.debug_draining = False
+    return [*m._stop_motor(), timer("debug", None), Command(LED, "ready"),
+            emit("debug_run_end", end=how, after=round(now - started, 3)), *m._idle(now)]
+
+
+def _debug_drain(m: Machine, e: Event, now: float) -> list[Command]:
+    """The run is over with a card in the slot: motor off, and wait for the card to leave."""
+    m.memory.debug_draining = True
+    return [Command(MOTOR, 0.0), timer("debug", None),
+            timer("jam", now + m.settings.timing.jam_timeout)]
+
+
+def _debug_last_card(m: Machine, e: Event, now: float) -> list[Command]:
+    return [*_debug_card_out(m, e, now), *_debug_run_over(m, e, now)]
+
+
+def _draining(m: Machine, e: Event, now: float) -> bool:
+    return m.memory.debug_draining
+
+
+def _card_in_slot(m: Machine, e: Event, now: float) -> bool:
+    return m.has_beam and m.inputs.beam_blocked
+
+
+def _debug_run_lid(m: Machine, e: Event, now: float) -> list[Command]:
+    return [*_debug_run_over(m, e, now), *_lid_opened(m, e, now)]
+
+
+def _debug_card_out(m: Machine, e: Event, now: float) -> list[Command]:
+    """A card that a debug run pushed out still leaves the cartridge: count it."""
+    mem = m.memory
+    mem.count("cards_shot")
+    if mem.inventory is not None:
+        mem.inventory = max(0, mem.inventory - 1)
+    return [emit("card_out", during="debug_run"), Command(SAVE)]
+
+
+def _debug_rotate(m: Machine, e: Event, now: float) -> list[Command]:
+    m.memory.expected_side = other(m.memory.side)
+    return [emit("rotate", by="console"), *m._rotate(now), timer("idle", None)]
+
+
+def _debug_refused(m: Machine, e: Event, now: float) -> list[Command]:
+    return [emit("refused", reason="debug run")]
+
+
+def _internal(m: Machine, e: Event, now: float) -> list[Command]:
+    return m._fault("internal", now, error=e.detail)
+
+
 T = Transition
 TRANSITIONS: tuple[Transition, ...] = (
     # Ready: press your luck.
     T(READY, PRESS, READY, None, _mashed),
     T(READY, PRESS, READY, _reload, _empty),
     T(READY, PRESS, FAULT, _beam_fault, _beam_stuck),
-    T(READY, PRESS, SHOOTING, _start_shot, _lucky),
-    T(READY, PRESS, READY, _dry),
+    T(READY, PRESS, SHOOTING, _start_shot, _lucky, draws=True),
+    T(READY, PRESS, READY, _dry, draws=True),
     T(READY, LID_LEFT_CLOSED, LID_OPEN, _lid_opened),
     T(READY, LOAD, READY, _load),
     T(READY, T_IDLE, ASLEEP, _sleep),
     T(READY, SLEEP_NOW, ASLEEP, _sleep),
+    T(READY, DEBUG_RUN_NOW, DEBUG_RUN, _debug_run),
+    T(READY, DEBUG_ROTATE, ROTATING, _debug_rotate),
     # Shooting: the motor runs until the beam has counted the cards.
     T(SHOOTING, BEAM_BLOCKED, SHOOTING, _card_in_beam),
     T(SHOOTING, BEAM_CLEAR, READY, _finish_shot, _last_card),
@@ -583,10 +711,25 @@ TRANSITIONS: tuple[Transition, ...] = (
     T(FAULT, CLEAR, READY, _clear_fault, _lid_is_closed),
     T(FAULT, CLEAR, LID_OPEN, _clear_fault_open),
     T(FAULT, LOAD, FAULT, _load),
+    # Debug run: the console's capped motor run, known to the machine like a shot.
+    T(DEBUG_RUN, T_DEBUG, DEBUG_RUN, _debug_drain, _card_in_slot),
+    T(DEBUG_RUN, T_DEBUG, READY, _debug_run_over),
+    T(DEBUG_RUN, DEBUG_STOP, DEBUG_RUN, _debug_drain, _card_in_slot),
+    T(DEBUG_RUN, DEBUG_STOP, READY, _debug_run_over),
+    T(DEBUG_RUN, T_RUN, FAULT, _overrun),
+    T(DEBUG_RUN, T_JAM, FAULT, _jam),
+    T(DEBUG_RUN, LID_LEFT_CLOSED, LID_OPEN, _debug_run_lid),
+    T(DEBUG_RUN, BEAM_CLEAR, READY, _debug_last_card, _draining),
+    T(DEBUG_RUN, BEAM_CLEAR, DEBUG_RUN, _debug_card_out),
+    T(DEBUG_RUN, PRESS, DEBUG_RUN, _debug_refused),
+    T(DEBUG_RUN, LOAD, DEBUG_RUN, _load),
+    T(DEBUG_RUN, T_IDLE, DEBUG_RUN, _rearm_idle),
+    # Any state, on a bug the shell caught: ``Machine.handle`` sends ``internal`` to
+    # ``_internal`` (fault "internal") whatever the state.
 )
 
 
-_BY_STATE_EVENT: dict[tuple[str, str], list[Transition]] = {}
+_BY_STATE_EVENT: dict[tuple[State, Ev], list[Transition]] = {}
 for _t in TRANSITIONS:
     _BY_STATE_EVENT.setdefault((_t.source, _t.event), []).append(_t)
 
@@ -597,6 +740,7 @@ def mermaid() -> str:
     Bookkeeping rows are left out: ``load`` (counts only) and timer re-arms in place.
     """
     lines = ["stateDiagram-v2", f"    [*] --> {READY}"]
+    lines.append(f"    note right of {FAULT}: from any state on {INTERNAL} (a bug; board safe)")
     seen: set[tuple[str, str, str]] = set()
     for t in TRANSITIONS:
         if t.event == LOAD or (t.event == T_IDLE and t.source == t.target):

@@ -3,6 +3,10 @@
 A timer callback is called as ``callback(eventtime)`` and returns the next time it
 wants to run, or ``NEVER``. ``RealReactor`` sleeps until the next timer or posted
 callback (no polling); ``ManualReactor`` only moves when a test calls ``advance``.
+
+An exception from a timer or a posted callback goes to ``on_error(exc, where)``, which
+the firmware sets to make the board safe and raise a fault. Without a handler the
+reactor logs it; a handler that raises stops the reactor's loop (fail stop, not fail on).
 """
 
 from __future__ import annotations
@@ -21,6 +25,7 @@ NEVER = float("inf")
 log = logging.getLogger(__name__)
 
 TimerCallback = Callable[[float], float]
+ErrorHandler = Callable[[BaseException, str], None]
 
 
 class Timer:
@@ -48,6 +53,8 @@ class Reactor(Protocol):
     def update_timer(self, timer: Timer, waketime: float) -> None: ...
     def unregister_timer(self, timer: Timer) -> None: ...
     def post(self, callback: Callable[[], object]) -> None: ...
+
+    on_error: ErrorHandler | None
 
 
 class _TimerQueue:
@@ -87,16 +94,26 @@ class _TimerQueue:
             return heapq.heappop(self._heap)[2]
         return None
 
-    def fire(self, timer: Timer, eventtime: float) -> None:
+    def fire(self, timer: Timer, eventtime: float, on_error: ErrorHandler | None) -> None:
         key = timer._key
         try:
             nxt = timer.callback(eventtime)
-        except Exception:
-            log.exception("timer %s failed; disabled", timer.name)
+        except Exception as exc:
             nxt = NEVER
+            _report(exc, f"timer {timer.name}", on_error)
         # A callback that re-armed or cancelled itself has already said what it wants.
         if timer._key == key and timer in self._live:
             self.update(timer, nxt)
+
+    def __len__(self) -> int:
+        return len(self._live)
+
+
+def _report(exc: Exception, where: str, on_error: ErrorHandler | None) -> None:
+    if on_error is None:
+        log.error("%s failed (no error handler set)", where, exc_info=exc)
+    else:
+        on_error(exc, where)
 
 
 class _TimersMixin:
@@ -105,6 +122,19 @@ class _TimersMixin:
     def __init__(self) -> None:
         self._timers = _TimerQueue()
         self._posted: queue.SimpleQueue[Callable[[], object]] = queue.SimpleQueue()
+        self.on_error: ErrorHandler | None = None
+
+    @property
+    def live_timers(self) -> int:
+        """How many timers are registered (armed or not)."""
+        return len(self._timers)
+
+    def _run_posted(self, callback: Callable[[], object]) -> None:
+        try:
+            callback()
+        except Exception as exc:
+            _report(exc, f"posted callback {getattr(callback, '__qualname__', callback)!r}",
+                    self.on_error)
 
     def register_timer(
         self, callback: TimerCallback, waketime: float = NEVER, name: str = ""
@@ -141,7 +171,7 @@ class ManualReactor(_TimersMixin):
                 callback = self._posted.get_nowait()
             except queue.Empty:
                 return
-            _run_posted(callback)
+            self._run_posted(callback)
 
     def advance(self, seconds: float) -> None:
         """Move time forward, firing every timer due on the way, in order."""
@@ -154,17 +184,10 @@ class ManualReactor(_TimersMixin):
             if timer is None:
                 break
             self._now = max(self._now, timer.waketime)
-            self._timers.fire(timer, self._now)
+            self._timers.fire(timer, self._now, self.on_error)
             self.run_posted()
         self._now = end
         self.run_posted()
-
-
-def _run_posted(callback: Callable[[], object]) -> None:
-    try:
-        callback()
-    except Exception:
-        log.exception("posted callback %r failed", callback)
 
 
 class RealReactor(_TimersMixin):
@@ -203,13 +226,13 @@ class RealReactor(_TimersMixin):
                     callback = self._posted.get_nowait()
                 except queue.Empty:
                     break
-                _run_posted(callback)
+                self._run_posted(callback)
                 if not self._running:
                     return
             now = self._clock()
             timer = self._timers.pop_due(now)
             if timer is not None:
-                self._timers.fire(timer, now)
+                self._timers.fire(timer, now, self.on_error)
                 continue
             waketime = self._timers.next_waketime()
             timeout = None if waketime == NEVER else max(0.0, waketime - self._clock())

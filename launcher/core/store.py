@@ -1,16 +1,10 @@
-"""The persistent state file: side last seen, counters, lifetime statistics."""
+"""The state file's format: side last seen, counters, lifetime statistics (no I/O here)."""
 
 from __future__ import annotations
 
 import json
-import logging
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
-
-from launcher.core.config import atomic_write
-
-log = logging.getLogger(__name__)
 
 VERSION = 1
 
@@ -30,7 +24,8 @@ class Saved:
                           sort_keys=True, indent=1) + "\n"
 
 
-def _parse(data: Any) -> Saved:
+def parse(data: Any) -> Saved:
+    """A decoded state file as ``Saved``; ValueError naming the first bad field."""
     if not isinstance(data, dict) or data.get("version") != VERSION:
         raise ValueError("not a version 1 state file")
     side = data["side"]
@@ -48,29 +43,3 @@ def _parse(data: Any) -> Saved:
     ):
         raise ValueError("counters")
     return Saved(side, streak, inventory, dict(counters))
-
-
-class Store:
-    """Reads the state file once at start; writes it atomically when asked."""
-
-    def __init__(self, path: Path | None) -> None:
-        self.path = path  # None: keep nothing (tests, throwaway runs)
-        self.problem: str | None = None  # why the file on disk was not used
-
-    def load(self) -> Saved:
-        if self.path is None or not self.path.exists():
-            return Saved()
-        try:
-            return _parse(json.loads(self.path.read_text(encoding="utf-8")))
-        except (OSError, ValueError, KeyError, TypeError) as exc:
-            self.problem = f"state file {self.path} is unreadable ({exc}); starting from defaults"
-            log.warning("%s", self.problem)
-            return Saved()
-
-    def save(self, saved: Saved) -> None:
-        if self.path is None:
-            return
-        try:
-            atomic_write(self.path, saved.to_json())
-        except OSError as exc:
-            log.error("cannot write state file %s: %s", self.path, exc)

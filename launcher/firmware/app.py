@@ -1,15 +1,18 @@
 """Wiring root: the imperative shell around the state machine.
 
 ``Launcher`` turns pin edges into machine events (debounced, on the reactor thread),
-carries out the machine's commands on the board, the cue player and the reactor, and
-tells its listeners (console, play screen, log) what happened. ``build_app`` is the only place
-that knows a real board from a simulated one.
+draws each press's luck, carries out the machine's commands through the actuator owner,
+the cue player and the reactor, and tells its listeners (console, play screen, log) what
+happened. Any exception on the reactor thread makes the board safe first, then becomes an
+``internal`` fault (``internal_fault``). The board is given to it: whether it is real or
+simulated is decided above this layer (``launcher.cli``), never here.
 """
 
 from __future__ import annotations
 
 import logging
 import random
+import traceback
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -18,8 +21,11 @@ from typing import Any, Protocol
 from hal.base import Board, Input, Output
 from launcher.core import machine as m
 from launcher.core.config import Settings
+from launcher.core.luck import DryStreak
 from launcher.core.reactor import NEVER, Reactor, Timer
-from launcher.core.store import Saved, Store
+from launcher.core.store import Saved
+from launcher.firmware.actuators import Actuators
+from launcher.firmware.state import StateStore
 
 log = logging.getLogger("launcher")
 
@@ -40,8 +46,8 @@ class _Debounced:
 
     name: str
     device: Input
-    rising: str  # machine event when it becomes active
-    falling: str | None  # ... and inactive (None: not reported)
+    rising: m.Ev  # machine event when it becomes active
+    falling: m.Ev | None  # ... and inactive (None: not reported)
     window: float
     level: bool
     locked_until: float = float("-inf")
@@ -94,17 +100,19 @@ class Launcher:
     """The firmware running on one board."""
 
     def __init__(self, board: Board, reactor: Reactor, settings: Settings, rng: random.Random,
-                 cues: CueSink, store: Store | None = None) -> None:
+                 cues: CueSink, store: StateStore | None = None,
+                 actuators: Actuators | None = None) -> None:
         self.board = board
         self.reactor = reactor
         self.settings = settings
-        self.rng = rng
+        self.rng = rng  # the press-your-luck draws, made here and sent inside each press
         self.cues = cues
-        self.store = store or Store(None)
+        self.actuators = actuators or Actuators(board, settings.motor.brake)
+        self.store = store or StateStore(None)
         saved = self.store.load()
-        memory = m.Memory(side=saved.side, dry_streak=saved.dry_streak,
+        memory = m.Memory(side=saved.side, streak=DryStreak(saved.dry_streak),
                           inventory=saved.inventory, counters=dict(saved.counters))
-        self.machine = m.Machine(settings, rng, memory, has_beam=board.exit_beam is not None)
+        self.machine = m.Machine(settings, memory, has_beam=board.exit_beam is not None)
         self.led = LedDriver(board.led, reactor)
         self.listeners: list[Listener] = []
         self.history: deque[tuple[float, str, dict[str, Any]]] = deque(maxlen=500)
@@ -112,6 +120,7 @@ class Launcher:
         self._save_timer = reactor.register_timer(self._save, NEVER, "save")
         self._inputs = self._wire_inputs()
         self.started = False
+        self._failing = False  # inside internal_fault: a second failure is not caught
 
     # -- start and stop --
 
@@ -125,6 +134,7 @@ class Launcher:
             d.level = d.device.is_active
             d.device.on_change(self._edge_from_any_thread(d))
         self.started = True
+        self.reactor.on_error = self.internal_fault
         if self.store.problem:
             self._note("state_reset", {"reason": self.store.problem})
             self._save_timer_soon()
@@ -136,9 +146,31 @@ class Launcher:
             return
         for d in self._inputs:
             d.device.on_change(None)
-        self.board.safe()
+        self.actuators.safe()
+        if self.reactor.on_error == self.internal_fault:
+            self.reactor.on_error = None
         self._save(self.reactor.monotonic())
+        self.store.close()
         self.started = False
+
+    def internal_fault(self, exc: BaseException, where: str) -> None:
+        """A bug on the reactor thread: board safe first, then one log line and the fault.
+
+        Installed as the reactor's error hook, so no timer or posted callback can fail
+        quietly while the launcher runs on. A failure while handling a failure is not
+        caught: it ends the process, and systemd's ``safe-stop`` drives the pins low.
+        """
+        if self._failing:
+            raise exc
+        self._failing = True
+        try:
+            self.actuators.safe()
+            log.error("internal error in %s; motors off, launcher in fault\n%s", where,
+                      "".join(traceback.format_exception(exc)).rstrip())
+            detail = f"{where}: {type(exc).__name__}: {exc}"
+            self.dispatch(m.Event(m.INTERNAL, detail=detail))
+        finally:
+            self._failing = False
 
     # -- inputs --
 
@@ -166,8 +198,18 @@ class Launcher:
         return changed
 
     def _edge(self, d: _Debounced, level: bool) -> None:
-        """Leading-edge debounce: act on the first edge, then re-read once the window ends."""
+        """Leading-edge debounce: act on the first edge, then re-read once the window ends.
+
+        The lid leaving closed is never held back: it stops the motor on its first edge
+        and reaches the machine at once, whatever the lock-out window. Debounce delays
+        only re-arming and the closing edge.
+        """
         now = self.reactor.monotonic()
+        if d.falling is m.LID_LEFT_CLOSED and not level:
+            self.actuators.lid_left()
+            if level != d.level:
+                self._report(d, level, now)
+            return
         if now < d.locked_until or level == d.level:
             return
         self._report(d, level, now)
@@ -181,7 +223,9 @@ class Launcher:
                     lambda t, d=d: self._recheck(d, t), NEVER, f"debounce.{d.name}")
             self.reactor.update_timer(d.recheck, d.locked_until)
         name = d.rising if level else d.falling
-        if name is not None:
+        if name is m.PRESS:
+            self.press()
+        elif name is not None:
             self.dispatch(m.Event(name))
 
     def _recheck(self, d: _Debounced, eventtime: float) -> float:
@@ -202,54 +246,52 @@ class Launcher:
         self._run(commands)
 
     def _run(self, commands: list[m.Command]) -> None:
+        # The motor first: a shot's roller must not wait for its BAM to start playing.
+        refused = False
         for c in commands:
-            kind = c.kind
-            if kind == m.CUE:
-                self.cues.play(c.arg)
-            elif kind == m.MOTOR:
-                self._motor(c.arg)
-            elif kind == m.ROTATOR:
-                if c.arg:
-                    self.board.rotator.on()
-                else:
-                    self.board.rotator.off()
-            elif kind == m.TIMER:
-                self._set_timer(*c.arg)
-            elif kind == m.EMIT:
-                self._note(c.arg, c.fields())
-            elif kind == m.LED:
-                self.led.set(c.arg)
-            elif kind == m.POWER:
-                self._power(c.arg)
-            elif kind == m.SAVE:
-                self._save_timer_soon()
-
-    def _motor(self, speed: float) -> None:
-        motor = self.board.motor
-        if speed <= 0:
-            motor.stop(brake=self.settings.motor.brake)
-            return
-        # The interlock, checked at every motor command against the pin itself.
-        if not self.board.lid_closed.is_active:
-            motor.stop(brake=self.settings.motor.brake)
+            if c.kind is m.Cmd.MOTOR:
+                refused = not self._motor(c.arg) or refused
+        for c in commands:
+            match c.kind:
+                case m.Cmd.MOTOR:
+                    pass  # done above
+                case m.Cmd.CUE:
+                    self.cues.play(c.arg)
+                case m.Cmd.ROTATOR:
+                    self.actuators.rotator(bool(c.arg))
+                case m.Cmd.TIMER:
+                    self._set_timer(*c.arg)
+                case m.Cmd.EMIT:
+                    self._note(c.arg, c.fields())
+                case m.Cmd.LED:
+                    self.led.set(c.arg)
+                case m.Cmd.POWER:
+                    self._power(c.arg)
+                case m.Cmd.SAVE:
+                    self._save_timer_soon()
+        if refused:
+            # The interlock refused: the lid pin reads open, whatever the machine last heard.
             self._note("interlock", {"reason": "lid not closed; motor refused"})
             self.dispatch(m.Event(m.LID_LEFT_CLOSED))
-            return
-        motor.forward(speed)
+
+    def _motor(self, speed: float) -> bool:
+        """Carry out one motor command; False if the interlock refused a run."""
+        if speed <= 0:
+            self.actuators.stop_motor()
+            return True
+        return self.actuators.run_motor(speed)
 
     def _power(self, awake: bool) -> None:
+        self.actuators.power(awake)
         if awake:
-            self.board.motor_enable.on()
             self.cues.wake()
         else:
-            self.board.motor.stop(brake=False)
-            self.board.motor_enable.off()
             self.cues.sleep()
 
     def _set_timer(self, name: str, at: float | None) -> None:
         t = self._timers.get(name)
         if t is None:
-            event = m.Event(f"timeout_{name}")
+            event = m.Event(m.TIMER_EVENTS[name])
             t = self._timers[name] = self.reactor.register_timer(
                 lambda now, e=event: self._timer_fired(e), NEVER, f"machine.{name}")
         self.reactor.update_timer(t, NEVER if at is None else at)
@@ -286,14 +328,30 @@ class Launcher:
             self.reactor.update_timer(self._save_timer, self.reactor.monotonic() + 0.2)
 
     def _save(self, eventtime: float) -> float:
-        self.store.save(self.saved())
+        self.store.save(self.saved())  # hands it to the writer thread; never waits for disk
         return NEVER
 
-    # -- requests from the console and the play screen --
+    # -- requests from the button, the console and the play screen --
 
     def press(self) -> None:
-        """A press that did not come from the button (console, tests)."""
-        self.dispatch(m.Event(m.PRESS))
+        """One press: the luck is drawn here, when the machine says the press will draw."""
+        table = self.machine.luck_wanted(self.reactor.monotonic())
+        drawn = self.machine.memory.streak.draw(table, self.rng) if table is not None else 0
+        self.dispatch(m.Event(m.PRESS, drawn))
+
+    def debug_run(self, ms: int) -> bool:
+        """Ask the machine for a capped motor run; True if it started."""
+        self.dispatch(m.Event(m.DEBUG_RUN_NOW, ms))
+        return self.machine.state is m.DEBUG_RUN
+
+    def debug_rotate(self) -> bool:
+        """Ask the machine to turn the cartridge to its next detent; True if it started."""
+        self.dispatch(m.Event(m.DEBUG_ROTATE))
+        return self.machine.state is m.ROTATING
+
+    def debug_stop(self) -> None:
+        """End a debug motor run now (nothing happens if none is going on)."""
+        self.dispatch(m.Event(m.DEBUG_STOP))
 
     def load(self, cards: int) -> None:
         self.dispatch(m.Event(m.LOAD, cards))
@@ -317,6 +375,7 @@ class Launcher:
             raise ValueError("pin changes need a restart")
         self.settings = settings
         self.machine.settings = settings
+        self.actuators.brake = settings.motor.brake
 
     def status(self) -> dict[str, Any]:
         mem = self.machine.memory
@@ -330,36 +389,18 @@ class Launcher:
             "fault": mem.fault or "none",
             "lid": ("full" if self.board.lid_open.is_active else
                     "closed" if self.board.lid_closed.is_active else "ajar"),
-            "motor": round(self.board.motor.speed, 3),
+            "motor": round(self.actuators.motor_speed, 3),
             "sleep_in": None if idle == NEVER else round(max(0.0, idle - now), 1),
             "simulated": self.board.simulated,
         }
 
 
-def open_board(settings: Settings, reactor: Reactor, *, simulate: bool = False
-               ) -> tuple[Board, Any]:
-    """The board the config names, and the ``SimLauncher`` behind it when it is simulated.
-
-    This and ``build_app`` are the only places that know real hardware from simulated.
-    """
-    from hal.gpio import factory_name, open_board, pi_model
-
-    name = "mock" if simulate else factory_name(settings.pin_factory, pi_model())
-    if name == "mock":
-        from hal.sim import SimLauncher
-
-        sim = SimLauncher(reactor, settings.pins)
-        return sim.board, sim
-    return open_board(settings.pins, name), None
-
-
-def build_app(settings: Settings, reactor: Reactor, rng: random.Random, *,
-              simulate: bool = False, warn: Callable[[str], None] = log.warning
-              ) -> tuple[Launcher, Any]:
-    """The whole firmware: board, sound, state file, machine. Returns (launcher, sim or None)."""
+def build_app(settings: Settings, reactor: Reactor, rng: random.Random, board: Board, *,
+              warn: Callable[[str], None] = log.warning) -> Launcher:
+    """The whole firmware on ``board``: actuators, sound, state file, machine."""
     from launcher.firmware.sound import build_cue_player
 
-    board, sim = open_board(settings, reactor, simulate=simulate)
-    player = build_cue_player(settings, board.amp, reactor, warn)
-    app = Launcher(board, reactor, settings, rng, player, Store(settings.state_path))
-    return app, sim
+    actuators = Actuators(board, settings.motor.brake)
+    player = build_cue_player(settings, actuators.amp, reactor, warn)
+    return Launcher(board, reactor, settings, rng, player, StateStore(settings.state_path),
+                    actuators)

@@ -18,17 +18,16 @@ import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import launcher
 from launcher.core import config, cues, luck
 from launcher.core import machine as m
 from launcher.core.errors import ConfigError, LauncherError
-from launcher.core.reactor import NEVER, Timer
-from launcher.firmware import selftest
+from launcher.firmware.disk import atomic_write
 
 if TYPE_CHECKING:
-    from hal.sim import SimLauncher
+    from launcher.core.config import Settings
     from launcher.firmware.app import Launcher
 
 log = logging.getLogger("launcher.console")
@@ -38,7 +37,6 @@ MOTOR_RUN_MAX_MS = 300  # the cap of `motor run`
 LOAD_MAX = 200
 LOG_DEFAULT = 10
 LOG_MAX = 200
-ROTATE_POLL = 0.01  # seconds between home-sensor reads during `rotate`
 
 # Error codes: the second word of an `error` line.
 E_UNKNOWN = "unknown"
@@ -259,29 +257,36 @@ def _diff(defaults: Mapping[str, Any], raw: Mapping[str, Any]) -> dict[str, Any]
     return out
 
 
-@dataclass
-class _Run:
-    """A debug command that is moving hardware right now."""
+class SimulatedBoard(Protocol):
+    """What the sim-only commands use of a simulated launcher (``hal.sim.SimLauncher``)."""
 
-    kind: str  # "motor" or "rotate"
-    started: float
-    timer: Timer
-    limit: float  # seconds
-    left_home: bool = False
-    detents: int = 0
-    yellow: bool = True
-    yellow_changes: int = 0
+    cartridge: list[Any]
+    tray: list[Any]
+    ejected: list[Any]
+
+    @property
+    def lid(self) -> str: ...
+    def open_lid(self, full: bool = True) -> None: ...
+    def close_lid(self) -> None: ...
+    def jam(self) -> None: ...
+    def clear_jam(self) -> None: ...
+    def load(self, cards: Any) -> None: ...
+
+
+SelfTestRun = Callable[["Settings"], Any]  # settings -> a report with .results and .failed()
 
 
 class Console:
     """The command table and dispatcher for one console session (serial port, stdin...)."""
 
-    def __init__(self, app: Launcher, *, sim: SimLauncher | None = None,
+    def __init__(self, app: Launcher, *, sim: SimulatedBoard | None = None,
+                 selftest: SelfTestRun | None = None,
                  raw_config: dict[str, Any] | None = None, config_path: Path | None = None,
                  write: Callable[[str], None] | None = None,
                  reboot: Callable[[], None] | None = None) -> None:
         self.app = app
         self.sim = sim
+        self.run_selftest = selftest  # the walk-through on a fresh simulated unit
         self.config_path = config_path
         # The configuration as it should be saved, and as the launcher is running it.
         self.raw: dict[str, Any] = (copy.deepcopy(raw_config) if raw_config is not None
@@ -294,7 +299,6 @@ class Console:
         self.debug = False
         self.stopped = False  # after reboot-safe: the launcher is stopped
         self.counters = {"lines": 0, "errors": 0, "echoes": 0, "internal": 0}
-        self._run: _Run | None = None
         self.commands = Registry()
         self._register_builtins()
         app.listeners.append(self._on_event)
@@ -316,11 +320,12 @@ class Console:
         """A new connection: text mode, debug off (and any debug run stopped)."""
         self.json = False
         self.debug = False
-        self._end_run("session_reset")
+        self.app.debug_stop()
 
     def close(self) -> None:
         """Stop listening to the launcher and stop any debug run."""
-        self._end_run("console_closed")
+        if self.app.started:
+            self.app.debug_stop()
         if self._on_event in self.app.listeners:
             self.app.listeners.remove(self._on_event)
 
@@ -342,9 +347,11 @@ class Console:
         except CommandError as exc:
             return [self._error(exc.code, exc.message)]
         except Exception as exc:
+            # A bug, not a user's mistake: the board is made safe and the launcher faults.
             self.counters["internal"] += 1
-            log.exception("console: %r failed", line)
-            return [self._error(E_INTERNAL, f"{type(exc).__name__}: {exc} (logged)")]
+            self.app.internal_fault(exc, f"console line {_quote(str(line))}")
+            return [self._error(E_INTERNAL, f"{type(exc).__name__}: {exc} (logged; "
+                                            "launcher in fault, `clear` leaves it)")]
 
     def handle_overlong(self, size: int) -> list[str]:
         """The answer to a line the transport cut off because it was too long."""
@@ -434,9 +441,6 @@ class Console:
     def _on_event(self, kind: str, data: dict[str, Any]) -> None:
         # Runs inside the launcher's dispatch: nothing may escape from here.
         try:
-            run = self._run
-            if run is not None and kind == "state":
-                self._end_run("interrupted", state=data.get("to"))
             self._emit(self.event_line(kind, data))
         except Exception:
             log.exception("console: event %s not shown", kind)
@@ -485,7 +489,7 @@ class Console:
           min_args=1, max_args=1)
         r("motor run", "MS", f"run the shooter motor MS ms (at most {MOTOR_RUN_MAX_MS})",
           self._motor_run, min_args=1, max_args=1, debug=True)
-        r("rotate", "", "turn the cartridge one full turn, reading its sensors",
+        r("rotate", "", "turn the cartridge to its next detent (a flip), reading its sensors",
           self._rotate, debug=True)
         r("jam", "", "the next card sticks in the slot", self._jam, sim=True)
         r("unjam", "", "free the stuck card", self._unjam, sim=True)
@@ -511,8 +515,6 @@ class Console:
     def _status(self, a: Args) -> dict[str, Any]:
         status = self.app.status()
         status["debug"] = _on_off(self.debug)
-        if self._run is not None:
-            status["debug_run"] = self._run.kind
         if self.stopped:
             status["stopped"] = "restart requested"
         return status
@@ -723,7 +725,7 @@ class Console:
                 "# the defaults (launcher/default.toml documents every key).\n\n"
                 + config.to_toml(changed))
         try:
-            config.atomic_write(path, text)
+            atomic_write(path, text)
         except OSError as exc:
             raise CommandError(E_IO, f"cannot write {path}: {exc.strerror or exc}") from None
         saved = len(self.unsaved)
@@ -733,8 +735,10 @@ class Console:
     # the rest
 
     def _selftest(self, a: Args) -> Reply:
+        if self.run_selftest is None:
+            raise CommandError(E_UNAVAILABLE, "no self-test was given to this console")
         try:
-            report = selftest.run_auto(self.app.settings, None)
+            report = self.run_selftest(self.app.settings)
         except LauncherError as exc:
             raise CommandError(E_UNAVAILABLE, f"selftest cannot start: {exc}") from None
         rows = [{"part": r.part, "status": r.status, "detail": r.detail}
@@ -771,7 +775,7 @@ class Console:
             # Both end by themselves within seconds; stopping now would lose the count of
             # a shot half out, or leave the cartridge between detents.
             raise CommandError(E_STATE, f"refused while {state}; ask again when it is done")
-        self._end_run("restart")
+        self.app.debug_stop()
         self.app.stop()  # motors safe, state written
         self.stopped = True
         reboot()  # the owner stops its reactor and exits with a code systemd restarts
@@ -784,86 +788,29 @@ class Console:
     def _debug_mode(self, a: Args) -> dict[str, Any]:
         self.debug = a.choice(0, "debug mode", ("on", "off")) == "on"
         if not self.debug:
-            self._end_run("debug_off")
+            self.app.debug_stop()
         return {"debug": _on_off(self.debug)}
 
-    # debug runs: the motor and the rotator, always capped, stopped by reactor timers
+    # debug runs: requests to the state machine, which owns the motor and the rotator
 
-    def _may_move(self) -> None:
-        if self._run is not None:
-            raise CommandError(E_STATE, f"a debug {self._run.kind} run is going on")
-        if not self.app.board.lid_closed.is_active:
-            raise CommandError(E_STATE, "refused: the lid is not closed")
+    def _refusal(self) -> CommandError:
         state = self.app.machine.state
-        if state != m.READY:
-            raise CommandError(E_STATE, f"refused while {state}")
+        if state is m.LID_OPEN or not self.app.actuators.lid_closed:
+            return CommandError(E_STATE, "refused: the lid is not closed")
+        if state is m.DEBUG_RUN:
+            return CommandError(E_STATE, "a debug motor run is going on")
+        return CommandError(E_STATE, f"refused while {state}")
 
     def _motor_run(self, a: Args) -> dict[str, Any]:
         ms = a.integer(0, "MS", 1, MOTOR_RUN_MAX_MS)
-        self._may_move()
-        reactor = self.app.reactor
-        now = reactor.monotonic()
-        speed = self.app.settings.motor.speed
-        timer = reactor.register_timer(lambda t: self._run_over("done"), now + ms / 1000,
-                                       "console.motor_run")
-        self._run = _Run("motor", now, timer, ms / 1000)
-        self.app.board.motor.forward(speed)
-        return {"motor": "on", "ms": ms, "speed": speed}
+        if self.app.machine.state is not m.READY or not self.app.debug_run(ms):
+            raise self._refusal()
+        return {"motor": "on", "ms": ms, "speed": self.app.settings.motor.speed}
 
     def _rotate(self, a: Args) -> dict[str, Any]:
-        self._may_move()
-        reactor = self.app.reactor
-        now = reactor.monotonic()
-        limit = 2 * self.app.settings.timing.rotation_timeout
-        timer = reactor.register_timer(self._rotate_poll, now + ROTATE_POLL, "console.rotate")
-        b = self.app.board
-        self._run = _Run("rotate", now, timer, limit, yellow=b.yellow_back.is_active)
-        b.rotator.on()
-        return {"rotator": "on", "limit": limit}
-
-    def _rotate_poll(self, eventtime: float) -> float:
-        run = self._run
-        if run is None or run.kind != "rotate":
-            return NEVER
-        b = self.app.board
-        yellow = b.yellow_back.is_active
-        if yellow != run.yellow:
-            run.yellow = yellow
-            run.yellow_changes += 1
-        if not b.home.is_active:
-            run.left_home = True
-        elif run.left_home:
-            run.left_home = False
-            run.detents += 1
-            if run.detents == 2:
-                return self._run_over("done")
-        if eventtime - run.started >= run.limit:
-            return self._run_over("timeout")
-        return eventtime + ROTATE_POLL
-
-    def _run_over(self, how: str) -> float:
-        self._end_run(how)
-        return NEVER
-
-    def _end_run(self, how: str, **why: Any) -> None:
-        run, self._run = self._run, None
-        if run is None:
-            return
-        app = self.app
-        app.reactor.unregister_timer(run.timer)
-        elapsed = round(app.reactor.monotonic() - run.started, 3)
-        if run.kind == "motor":
-            # A shot the machine started meanwhile owns the motor now.
-            if app.machine.state != m.SHOOTING:
-                app.board.motor.stop(brake=app.settings.motor.brake)
-            self._emit(self.event_line("motor_run", {"end": how, "after": elapsed, **why}))
-        else:
-            app.board.rotator.off()
-            data: dict[str, Any] = {"end": how, **why, "after": elapsed, "detents": run.detents,
-                                    "yellow_changes": run.yellow_changes}
-            if how != "done" and not app.board.home.is_active:
-                data["note"] = "the cartridge is between detents; reboot-safe re-homes it"
-            self._emit(self.event_line("rotate", data))
+        if self.app.machine.state is not m.READY or not self.app.debug_rotate():
+            raise self._refusal()
+        return {"rotator": "on", "limit": self.app.settings.timing.rotation_timeout}
 
     # the simulated launcher
 

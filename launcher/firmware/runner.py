@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import logging
-import random
+import signal
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from launcher.core import config
 from launcher.core.reactor import RealReactor
-from launcher.firmware.app import build_app
+from launcher.firmware.app import Launcher
 from launcher.firmware.notify import Notifier, Watchdog
 
 log = logging.getLogger("launcher")
@@ -16,18 +18,20 @@ log = logging.getLogger("launcher")
 RESTART_EXIT = 75  # `reboot-safe`: a clean exit that systemd's Restart=on-failure restarts
 
 
-def run_firmware(settings: config.Settings, seed: int, config_path: str | None = None,
-                 force_mock: bool = False) -> int:
-    """Run until SIGTERM/SIGINT (exit 0) or a console restart request (exit 75)."""
-    from launcher.cli.main import install_signal_handlers
+def run_firmware(app: Launcher, seed: int, config_path: str | None = None,
+                 console_extras: dict[str, Any] | None = None) -> int:
+    """Run ``app`` until SIGTERM/SIGINT (exit 0) or a console restart request (exit 75).
+
+    ``app`` is built on its board by the caller (``launcher.cli``); this owns the loop.
+    """
     from launcher.firmware.console import Console
     from launcher.firmware.transport import SerialTransport
 
-    reactor = RealReactor()
+    reactor = app.reactor
+    if not isinstance(reactor, RealReactor):
+        raise TypeError("run_firmware needs the launcher on a RealReactor")
+    settings = app.settings
     notifier = Notifier.from_env()
-    app, sim = build_app(settings, reactor, random.Random(seed), simulate=force_mock)
-    if sim is not None:
-        log.warning("no Raspberry Pi found: running on the SIMULATED launcher")
     exit_code = [0]
 
     def restart() -> None:
@@ -35,7 +39,7 @@ def run_firmware(settings: config.Settings, seed: int, config_path: str | None =
         reactor.stop()
 
     install_signal_handlers(reactor.stop)
-    console = Console(app, sim=sim, raw_config=config.load_raw(config_path),
+    console = Console(app, **(console_extras or {}), raw_config=config.load_raw(config_path),
                       config_path=Path(config_path) if config_path else None,
                       reboot=restart)
     transport = None
@@ -62,3 +66,13 @@ def run_firmware(settings: config.Settings, seed: int, config_path: str | None =
         app.board.close()
         notifier.close()
     return exit_code[0]
+
+
+def install_signal_handlers(stop: Callable[[], None]) -> None:
+    """SIGTERM and SIGINT ask the reactor to stop (systemd stops the service with SIGTERM)."""
+
+    def handler(signum: int, frame: object) -> None:
+        stop()
+
+    signal.signal(signal.SIGTERM, handler)
+    signal.signal(signal.SIGINT, handler)

@@ -5,24 +5,26 @@ test watches the pins. With ``--auto`` the same walk-through runs against the si
 launcher, a scripted operator doing each step through the simulator's verbs: that is how
 CI proves the self-test itself, fault by fault.
 
-The test drives the hardware directly, not through the firmware's state machine, so it
-keeps the firmware's safety rules itself: the motor runs only while the lid reads closed,
-for at most ``MOTOR_PULSE`` seconds, and every actuator is off when it ends, however it ends.
+The test runs without the firmware's state machine (it needs the board to itself), but
+every motor and rotator command goes through the same actuator owner as the firmware's
+(``launcher.firmware.actuators``): a run only while the lid pin reads closed, stopped on
+the first edge of the lid lifting, for at most ``MOTOR_PULSE`` seconds, and every
+actuator off when the test ends, however it ends. The scripted operator and the
+simulated unit for ``--auto`` live in ``launcher.sim.selftest``.
 """
 
 from __future__ import annotations
 
-import argparse
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Protocol, TextIO
 
 from hal.base import Board, Input
-from hal.sim import Physics, SimLauncher
-from launcher.core import config, cues
+from launcher.core import cues
 from launcher.core.config import Settings
-from launcher.core.reactor import NEVER, ManualReactor, Reactor, RealReactor
+from launcher.core.reactor import NEVER, Reactor, RealReactor
+from launcher.firmware.actuators import Actuators
 from launcher.firmware.sound import AMP_TAIL, CuePlayer
 
 MOTOR_PULSE = 0.3  # seconds; the hard cap of the one motor run the self-test makes
@@ -114,26 +116,6 @@ class Runner(Protocol):
     def wait(self, seconds: float) -> None: ...
 
 
-class ManualRunner:
-    """For the simulated launcher: moves a ``ManualReactor`` on in small steps."""
-
-    def __init__(self, reactor: ManualReactor) -> None:
-        self.reactor = reactor
-
-    def run_until(self, done: Callable[[], bool], timeout: float) -> bool:
-        end = self.reactor.monotonic() + timeout
-        self.reactor.advance(0)
-        while not done():
-            left = end - self.reactor.monotonic()
-            if left <= 1e-9:
-                return False
-            self.reactor.advance(min(POLL, left))
-        return True
-
-    def wait(self, seconds: float) -> None:
-        self.reactor.advance(seconds)
-
-
 class RealRunner:
     """For the Pi: runs the ``RealReactor`` until the condition holds or time is up."""
 
@@ -210,8 +192,10 @@ class SelfTest:
     """The walk-through; ``run()`` returns the report and leaves every actuator off."""
 
     def __init__(self, board: Board, settings: Settings, runner: Runner, operator: Operator,
-                 player: CuePlayer, step_timeout: float = STEP_TIMEOUT) -> None:
+                 player: CuePlayer, step_timeout: float = STEP_TIMEOUT,
+                 actuators: Actuators | None = None) -> None:
         self.board = board
+        self.act = actuators or Actuators(board, settings.motor.brake)
         self.settings = settings
         self.runner = runner
         self.reactor = runner.reactor
@@ -229,7 +213,7 @@ class SelfTest:
                 step()
         finally:
             self.watch.close()
-            self.board.safe()
+            self.act.safe()
             self.board.led.off()
         return self.report
 
@@ -303,18 +287,18 @@ class SelfTest:
 
         def edge(name: str, level: bool) -> None:
             if name == "home" and level and (not started_home or w.seen("home", False, since)):
-                self.board.rotator.off()  # at the next detent: stop right here
+                self.act.rotator(False)  # at the next detent: stop right here
                 arrived[0] = True
             if name == "lid_open" and not level:
-                self.board.rotator.off()  # fingers: never turn with the lid coming down
+                self.act.rotator(False)  # fingers: never turn with the lid coming down
 
         w.on_edge = edge
         limit = self.settings.timing.rotation_timeout
-        self.board.rotator.on()
+        self.act.rotator(True)
         try:
             self._wait(lambda: arrived[0] or not w.level("lid_open"), limit)
         finally:
-            self.board.rotator.off()
+            self.act.rotator(False)
             w.on_edge = None
         left_home = w.seen("home", False, since)
         toggles = w.count("yellow_back", True, since) + w.count("yellow_back", False, since)
@@ -408,25 +392,26 @@ class SelfTest:
 
     def pulse(self, seconds: float) -> None:
         """Run the roller for ``seconds`` (never more than ``MOTOR_PULSE``), lid closed only."""
-        board, w = self.board, self.watch
+        act, w = self.act, self.watch
         seconds = min(seconds, MOTOR_PULSE)
         done = [False]
 
         def stop(eventtime: float = 0.0) -> float:
-            board.motor.stop(brake=self.settings.motor.brake)
-            board.motor_enable.off()
+            act.power(False)
             done[0] = True
             return NEVER
 
         def edge(name: str, level: bool) -> None:
             if name == "lid_closed" and not level:
-                stop()  # the interlock: the lid lifted mid-run
+                act.lid_left()  # the interlock: the lid lifted mid-run
+                stop()
 
         timer = self.reactor.register_timer(stop, NEVER, "selftest.pulse")
         w.on_edge = edge
         try:
-            board.motor_enable.on()
-            board.motor.forward(self.settings.motor.speed)
+            act.power(True)
+            if not act.run_motor(self.settings.motor.speed):
+                return  # the lid pin reads open: the interlock refused the run
             self.reactor.update_timer(timer, self.reactor.monotonic() + seconds)
             self._wait(lambda: done[0], seconds + 1.0)
         finally:
@@ -486,151 +471,27 @@ class HumanOperator:
         return answer.strip().lower() in ("y", "yes")
 
 
-class ScriptedOperator:
-    """Does each step on the simulated launcher as a person would, ``REACTION`` s after asked.
-
-    It knows nothing of the faults a test injected: it acts through the simulator's
-    verbs, and answers questions from what a person would see and hear: the roller
-    turning, the LED pin, and the sound that reached the speaker while the amp was on.
-    """
-
-    def __init__(self, sim: SimLauncher, player: CuePlayer, out: TextIO | None = None,
-                 cards: int = 6) -> None:
-        self.sim = sim
-        self.player = player
-        self.reactor = sim.reactor
-        self.out = out
-        self.cards = cards
-        self.heard: list[str] = []
-        self.log: list[str] = []
-        self._since = 0.0
-        self._ear = self.reactor.register_timer(self._listen, NEVER, "operator.ear")
-        self._timers = [self._ear]
-
-    def show(self, text: str) -> None:
-        if self.out is not None:
-            print(text, file=self.out)
-
-    def instruct(self, step: str, text: str) -> None:
-        self.show(f"[{step}] {text}")
-        self.log.append(step)
-        self._since = self.reactor.monotonic()
-        action = self._actions().get(step)
-        if action is not None:
-            self._later(action, REACTION, step)
-        if step == DO_SOUND:
-            self.heard = []
-            self.reactor.update_timer(self._ear, self._since)
-
-    def confirm(self, step: str, text: str) -> None:
-        self.show(f"[{step}] {text}")
-        self.log.append(step)
-        if step == DO_LOAD:
-            self.sim.load(f"card{i}" for i in range(self.cards))
-            self.sim.close_lid()
-
-    def ask(self, step: str, question: str) -> bool:
-        if step == DO_MOTOR:
-            answer = any(s.running and s.time >= self._since for s in self.sim.motor_history)
-        elif step == DO_LED:
-            answer = self.sim.level("led") > 0
-        elif step == DO_SOUND:
-            answer = bool(self.heard)
-            self.reactor.update_timer(self._ear, NEVER)
-        else:
-            answer = False
-        self.show(f"    {question} {'yes' if answer else 'no'}")
-        return answer
-
-    def _actions(self) -> dict[str, Callable[[], None]]:
-        sim = self.sim
-        return {
-            DO_PRESS: sim.press,
-            DO_OPEN_AJAR: lambda: sim.open_lid(full=False),
-            DO_CLOSE: sim.close_lid,
-            DO_OPEN_FULL: lambda: sim.open_lid(full=True),
-            DO_CLOSE_AGAIN: sim.close_lid,
-            DO_BLOCK_BEAM: self._card_in_and_out,
-        }
-
-    def _card_in_and_out(self) -> None:
-        self.sim.hold_in_slot(True)
-        self._later(lambda: self.sim.hold_in_slot(False), REACTION, "unblock")
-
-    def _later(self, action: Callable[[], None], delay: float, name: str) -> None:
-        def fire(eventtime: float) -> float:
-            action()
-            return NEVER
-
-        self._timers.append(self.reactor.register_timer(
-            fire, self.reactor.monotonic() + delay, f"operator.{name}"))
-
-    def _listen(self, eventtime: float) -> float:
-        # Heard = the speaker is sounding a cue while the amplifier is powered.
-        speaker = self.player.speaker
-        sounding = getattr(speaker, "current", None)
-        if sounding is not None and self.sim.level("amp_enable") > 0:
-            self.heard.append(sounding)
-        return eventtime + POLL
-
-    def close(self) -> None:
-        for timer in self._timers:
-            self.reactor.unregister_timer(timer)
-
-
 # --- the command ---------------------------------------------------------------------------
-
-
-def simulated_unit(settings: Settings, physics: Physics | None = None
-                    ) -> tuple[SimLauncher, CuePlayer, ManualRunner]:
-    """A simulated launcher with a recording speaker on its amp pin, on a manual reactor."""
-    from hal.audio import RecordingSpeaker
-    from launcher.firmware.sound import load_pack
-
-    reactor = ManualReactor()
-    sim = SimLauncher(reactor, settings.pins, physics)
-    pack = load_pack(settings.audio.pack)
-    speaker = RecordingSpeaker(clock=reactor.monotonic)
-    speaker.load(pack.files)
-    player = CuePlayer(speaker, sim.board.amp, reactor, pack.durations)
-    return sim, player, ManualRunner(reactor)
-
-
-def run_auto(settings: Settings, out: TextIO | None = sys.stdout,
-             prepare: Callable[[SimLauncher, CuePlayer], None] | None = None,
-             physics: Physics | None = None) -> Report:
-    """The self-test on the simulated launcher with the scripted operator.
-
-    ``prepare`` runs after the unit is built and before the test: tests inject faults there.
-    """
-    sim, player, runner = simulated_unit(settings, physics)
-    if prepare is not None:
-        prepare(sim, player)
-    operator = ScriptedOperator(sim, player, out)
-    try:
-        return SelfTest(sim.board, settings, runner, operator, player).run()
-    finally:
-        operator.close()
-        player.close()
-        sim.board.close()
 
 
 def run_on_hardware(settings: Settings, out: TextIO = sys.stdout,
                     inp: TextIO = sys.stdin) -> Report | None:
     """The interactive self-test on the board the config names; None if there is no Pi."""
-    from launcher.firmware.app import open_board
+    from hal.gpio import factory_name, open_board, pi_model
     from launcher.firmware.sound import build_cue_player
 
-    reactor = RealReactor()
-    board, sim = open_board(settings, reactor)
-    if sim is not None:
-        board.close()
+    name = factory_name(settings.pin_factory, pi_model())
+    if name == "mock":
         return None
+    reactor = RealReactor()
+    board = open_board(settings.pins, name)
+    actuators = Actuators(board, settings.motor.brake)
     operator = HumanOperator(out, inp)
     try:
-        player = build_cue_player(settings, board.amp, reactor, operator.show)
+        player = build_cue_player(settings, actuators.amp, reactor, operator.show)
         try:
-            return SelfTest(board, settings, RealRunner(reactor), operator, player).run()
+            return SelfTest(board, settings, RealRunner(reactor), operator, player,
+                            actuators=actuators).run()
         finally:
             player.close()
     finally:
@@ -647,25 +508,3 @@ def print_report(report: Report, out: TextIO) -> None:
               + ", ".join(failed), file=out)
     else:
         print("selftest: every part passed", file=out)
-
-
-def cmd_selftest(args: argparse.Namespace) -> int:
-    settings = config.load(args.config)
-    out = sys.stdout
-    if args.auto:
-        print("launcher selftest --auto: the SIMULATED launcher, a script doing each step",
-              file=out)
-        report = run_auto(settings, out)
-    else:
-        print("launcher selftest: do each step when asked; Ctrl-C stops (motors off).",
-              file=out)
-        print("Stop the service first if it runs: sudo systemctl stop launcher", file=out)
-        hw = run_on_hardware(settings, out)
-        if hw is None:
-            print("no Raspberry Pi here (or pin_factory = \"mock\"): use --auto for the "
-                  "simulated launcher", file=sys.stderr)
-            return 2
-        report = hw
-    print_report(report, out)
-    return 0 if report.ok else 1
-

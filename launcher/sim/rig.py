@@ -9,8 +9,8 @@ from hal.sim import Physics, SimLauncher
 from launcher.core import config, machine
 from launcher.core.config import Settings
 from launcher.core.reactor import ManualReactor
-from launcher.core.store import Store
 from launcher.firmware.app import CueSink, Launcher
+from launcher.firmware.state import StateStore
 
 STEP = 0.02  # seconds of reactor time per settle step
 
@@ -37,7 +37,7 @@ class SimRig:
 
     def __init__(self, settings: Settings | None = None, seed: int = 0,
                  physics: Physics | None = None, side: str = "mild",
-                 store: Store | None = None, cues: CueSink | None = None) -> None:
+                 store: StateStore | None = None, cues: CueSink | None = None) -> None:
         self.settings = settings or config.load()
         self.reactor = ManualReactor()
         self.sim = SimLauncher(self.reactor, self.settings.pins, physics, side)

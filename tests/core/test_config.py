@@ -11,6 +11,7 @@ import pytest
 from launcher.cli.main import main
 from launcher.core import config
 from launcher.core.errors import ConfigError, LauncherError
+from launcher.firmware.disk import atomic_write
 
 
 def write(tmp_path: Path, text: str) -> Path:
@@ -90,7 +91,7 @@ def test_set_key_checks_and_round_trips_through_toml(tmp_path):
     with pytest.raises(ConfigError, match="unknown key"):
         config.set_key(raw, "luck.mild.nope", 1)
     path = tmp_path / "saved.toml"
-    config.atomic_write(path, config.to_toml(new))
+    atomic_write(path, config.to_toml(new))
     assert config.load(path) == config.settings_from_dict(new)
 
 

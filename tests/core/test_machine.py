@@ -23,13 +23,24 @@ class FixedRandom(random.Random):
         return self.values.pop(0)
 
 
+_RNGS: dict[int, random.Random] = {}
+
+
 def started(rng: random.Random | None = None, has_beam: bool = True, **timing) -> m.Machine:
     s = config.load()
     if timing:
         s = replace(s, timing=replace(s.timing, **timing))
-    mach = m.Machine(s, rng or random.Random(1), has_beam=has_beam)
+    mach = m.Machine(s, has_beam=has_beam)
+    _RNGS[id(mach)] = rng or random.Random(1)
     mach.start(m.Inputs(), 0.0)
     return mach
+
+
+def press(mach: m.Machine, now: float) -> list[Command]:
+    """A press as the shell sends it: luck drawn only when the machine says it draws."""
+    table = mach.luck_wanted(now)
+    drawn = mach.memory.streak.draw(table, _RNGS[id(mach)]) if table is not None else 0
+    return mach.handle(Event(m.PRESS, drawn), now)
 
 
 def kinds(cmds: list[Command], kind: str) -> list:
@@ -45,7 +56,7 @@ SHOOT = 0.0  # below every hazard; the next value picks the shot size
 
 
 def test_start_powers_up_and_plays_the_startup_chime():
-    mach = m.Machine(config.load(), random.Random(1))
+    mach = m.Machine(config.load())
     out = mach.start(m.Inputs(), 0.0)
     assert out[:2] == [Command(m.POWER, True), Command(m.CUE, cues.STARTUP)]
     assert ("idle", 300.0) in kinds(out, m.TIMER)
@@ -56,7 +67,7 @@ def test_dry_presses_escalate_then_bam_resets():
     mach = started(FixedRandom([DRY, DRY, DRY, SHOOT, 0.0]))
     played = []
     for i in range(4):
-        played += kinds(mach.handle(Event(m.PRESS), i * 1.0), m.CUE)
+        played += kinds(press(mach, i * 1.0), m.CUE)
     assert played == ["mild_press_1", "mild_press_2", "mild_press_3", "mild_bam"]
     assert mach.state == m.SHOOTING
     assert mach.memory.dry_streak == 0
@@ -65,22 +76,22 @@ def test_dry_presses_escalate_then_bam_resets():
 def test_the_hazard_curve_forces_a_shot_after_the_longest_dry_streak():
     mach = started(FixedRandom([DRY] * 4 + [0.999999, 0.5]))
     for i in range(4):
-        mach.handle(Event(m.PRESS), float(i))
+        press(mach, float(i))
     assert mach.memory.dry_streak == 4 == mach.settings.luck.mild.max_dry
-    out = mach.handle(Event(m.PRESS), 10.0)
+    out = press(mach, 10.0)
     assert mach.state == m.SHOOTING and cues.bam("mild") in kinds(out, m.CUE)
 
 
 def test_mash_guard_ignores_presses_too_close_together():
     mach = started(FixedRandom([DRY, DRY]))
-    assert mach.handle(Event(m.PRESS), 1.0)
-    assert mach.handle(Event(m.PRESS), 1.1) == []  # within 250 ms
-    assert kinds(mach.handle(Event(m.PRESS), 1.3), m.CUE) == ["mild_press_2"]
+    assert press(mach, 1.0)
+    assert press(mach, 1.1) == []  # within 250 ms
+    assert kinds(press(mach, 1.3), m.CUE) == ["mild_press_2"]
 
 
 def test_a_shot_runs_the_motor_until_the_beam_counted_the_cards():
     mach = started(FixedRandom([SHOOT, 0.4]))  # 0.4 of the weights -> 2 cards
-    out = mach.handle(Event(m.PRESS), 1.0)
+    out = press(mach, 1.0)
     assert kinds(out, m.MOTOR) == [mach.settings.motor.speed]
     assert mach.memory.shot == m.Shot(target=2)
     t = 1.1
@@ -98,19 +109,19 @@ def test_a_shot_runs_the_motor_until_the_beam_counted_the_cards():
 def test_no_card_within_the_timeout_means_empty_not_a_fault():
     mach = started(FixedRandom([SHOOT, 0.0]))
     mach.handle(Event(m.LOAD, 10), 0.5)
-    mach.handle(Event(m.PRESS), 1.0)
+    press(mach, 1.0)
     out = mach.handle(Event(m.T_CARD), 2.5)
     assert kinds(out, m.MOTOR) == [0.0]
     assert cues.RELOAD in kinds(out, m.CUE)
     assert mach.state == m.READY and mach.memory.inventory == 0
     # Presses on an empty launcher only ask for a reload; the motor stays off.
-    out = mach.handle(Event(m.PRESS), 5.0)
+    out = press(mach, 5.0)
     assert kinds(out, m.CUE) == [cues.RELOAD] and kinds(out, m.MOTOR) == []
 
 
 def test_a_card_stuck_in_the_beam_is_a_jam_fault_with_motor_off_first():
     mach = started(FixedRandom([SHOOT, 0.0]))
-    mach.handle(Event(m.PRESS), 1.0)
+    press(mach, 1.0)
     mach.handle(Event(m.BEAM_BLOCKED), 1.1)
     out = mach.handle(Event(m.T_JAM), 1.9)
     assert out[0] == Command(m.MOTOR, 0.0)
@@ -121,20 +132,20 @@ def test_a_card_stuck_in_the_beam_is_a_jam_fault_with_motor_off_first():
 
 def test_overrun_is_a_fault():
     mach = started(FixedRandom([SHOOT, 0.0]))
-    mach.handle(Event(m.PRESS), 1.0)
+    press(mach, 1.0)
     mach.handle(Event(m.T_RUN), 9.0)
     assert mach.state == m.FAULT and mach.memory.fault == "overrun"
 
 
 def test_lid_leaving_closed_mid_shot_stops_the_motor_at_once():
     mach = started(FixedRandom([SHOOT, 0.9]))
-    mach.handle(Event(m.PRESS), 1.0)
+    press(mach, 1.0)
     out = mach.handle(Event(m.LID_LEFT_CLOSED), 1.05)
     assert out[0] == Command(m.MOTOR, 0.0)
     assert "shot_aborted" in emitted(out)
     assert mach.state == m.LID_OPEN
     # With the lid open a press never starts the motor.
-    out = mach.handle(Event(m.PRESS), 2.0)
+    out = press(mach, 2.0)
     assert kinds(out, m.MOTOR) == [] and kinds(out, m.CUE) == [cues.LID_OPEN]
 
 
@@ -179,7 +190,7 @@ def test_rotation_timeout_is_a_fault_with_the_rotator_off():
 
 def test_a_fault_clears_on_a_lid_cycle_or_the_clear_command():
     mach = started(FixedRandom([SHOOT, 0.0]))
-    mach.handle(Event(m.PRESS), 1.0)
+    press(mach, 1.0)
     mach.handle(Event(m.T_RUN), 9.0)
     assert mach.handle(Event(m.LID_CLOSED), 9.5) == []  # never opened: still faulted
     assert mach.state == m.FAULT
@@ -187,7 +198,7 @@ def test_a_fault_clears_on_a_lid_cycle_or_the_clear_command():
     mach.handle(Event(m.LID_CLOSED), 11.0)
     assert mach.state == m.READY and mach.memory.fault is None
     mach2 = started(FixedRandom([SHOOT, 0.0]))
-    mach2.handle(Event(m.PRESS), 1.0)
+    press(mach2, 1.0)
     mach2.handle(Event(m.T_RUN), 9.0)
     mach2.handle(Event(m.CLEAR), 9.1)
     assert mach2.state == m.READY
@@ -199,7 +210,7 @@ def test_sleep_after_idle_and_the_waking_press_is_consumed():
     out = mach.handle(Event(m.T_IDLE), 300.0)
     assert mach.state == m.ASLEEP
     assert Command(m.POWER, False) in out and kinds(out, m.CUE) == [cues.SLEEP]
-    out = mach.handle(Event(m.PRESS), 400.0)
+    out = press(mach, 400.0)
     assert mach.state == m.READY
     assert kinds(out, m.CUE) == [cues.WAKE] and kinds(out, m.MOTOR) == []
     assert mach.memory.counters.get("presses", 0) == 0
@@ -207,7 +218,7 @@ def test_sleep_after_idle_and_the_waking_press_is_consumed():
 
 def test_timed_fallback_without_a_beam():
     mach = started(FixedRandom([SHOOT, 0.5]), has_beam=False)  # 0.5 -> 2 cards
-    out = mach.handle(Event(m.PRESS), 1.0)
+    out = press(mach, 1.0)
     assert ("timed", pytest.approx(1.0 + 2 * 0.35)) in kinds(out, m.TIMER)
     out = mach.handle(Event(m.T_TIMED), 1.7)
     assert kinds(out, m.MOTOR) == [0.0] and mach.memory.counters["cards_shot"] == 2
@@ -216,12 +227,12 @@ def test_timed_fallback_without_a_beam():
 def test_a_blocked_beam_before_a_shot_is_a_sensor_fault():
     mach = started(FixedRandom([SHOOT, 0.0]))
     mach.handle(Event(m.BEAM_BLOCKED), 0.5)
-    out = mach.handle(Event(m.PRESS), 1.0)
+    out = press(mach, 1.0)
     assert kinds(out, m.MOTOR) == [0.0] and mach.memory.fault == "beam_blocked"
 
 
 def test_power_on_between_detents_homes_the_cartridge_without_a_flip():
-    mach = m.Machine(config.load(), random.Random(1))
+    mach = m.Machine(config.load())
     out = mach.start(m.Inputs(home=False, yellow_back=False), 0.0)
     assert mach.state == m.ROTATING and Command(m.ROTATOR, True) in out
     mach.handle(Event(m.HOME_LEFT), 0.1)  # a detent must be reached after leaving
@@ -233,7 +244,7 @@ def test_power_on_between_detents_homes_the_cartridge_without_a_flip():
 def test_inventory_counts_down_and_an_empty_launcher_asks_for_a_reload():
     mach = started(FixedRandom([SHOOT, 0.99]))  # 5 cards asked, only 2 loaded
     mach.handle(Event(m.LOAD, 2), 0.0)
-    mach.handle(Event(m.PRESS), 1.0)
+    press(mach, 1.0)
     assert mach.memory.shot == m.Shot(target=2)
     mach.handle(Event(m.BEAM_BLOCKED), 1.1)
     mach.handle(Event(m.BEAM_CLEAR), 1.13)

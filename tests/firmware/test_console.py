@@ -14,7 +14,6 @@ import pytest
 
 from launcher.core import config, cues
 from launcher.core import machine as m
-from launcher.core.store import Store
 from launcher.firmware.console import (
     E_DEBUG,
     E_HARDWARE,
@@ -31,7 +30,9 @@ from launcher.firmware.console import (
     Console,
     text_value,
 )
+from launcher.firmware.state import StateStore
 from launcher.sim.rig import SimRig
+from launcher.sim.unit import console_extras
 
 
 class Session:
@@ -41,7 +42,8 @@ class Session:
         store = kw.pop("store", None)
         self.rig = SimRig(store=store)
         self.events: list[str] = []
-        kw.setdefault("sim", self.rig.sim)
+        if "sim" not in kw:
+            kw.update(console_extras(self.rig.sim))
         self.console = Console(self.rig.app, write=self.events.append, **kw)
 
     def __call__(self, line: str | bytes) -> list[str]:
@@ -125,18 +127,23 @@ def test_registered_commands_use_the_same_dispatcher(session: Session) -> None:
         session.console.register("status x", "", "a group over a command", hello)
 
 
-def test_a_failing_command_is_an_internal_error_and_the_console_lives_on(
+def test_a_failing_command_is_an_internal_fault_with_the_motor_off(
         session: Session, caplog: pytest.LogCaptureFixture) -> None:
     def boom(args: Any) -> None:
+        session.rig.app.actuators.run_motor(0.8)  # a bug that left the motor running
         raise RuntimeError("boom")
 
     session.console.register("boom", "", "fails", boom)
-    with caplog.at_level(logging.ERROR, logger="launcher.console"):
+    with caplog.at_level(logging.ERROR, logger="launcher"):
         reply = session.final("boom")
-    assert reply == f"error {E_INTERNAL} RuntimeError: boom (logged)"
-    assert "Traceback" in caplog.text and "boom" in caplog.text
-    assert session.final("status").startswith("ok state=ready")
+    assert reply == (f"error {E_INTERNAL} RuntimeError: boom (logged; launcher in fault, "
+                     "`clear` leaves it)")
+    assert session.rig.app.board.motor.speed == 0
+    assert caplog.text.count("Traceback") == 1 and "boom" in caplog.text
+    assert session.final("status").startswith("ok state=fault")
+    assert any(e.startswith("# event fault code=internal") for e in session.events)
     assert session.console.counters["internal"] == 1
+    assert session.final("clear").startswith("ok cleared=internal state=ready")
 
 
 def test_user_errors_from_handlers_are_not_internal(session: Session) -> None:
@@ -408,7 +415,8 @@ def test_motor_run_needs_debug_a_closed_lid_and_is_capped(session: Session) -> N
     assert motor.speed > 0
     session.rig.advance(0.002)
     assert motor.speed == 0
-    assert session.events[-1] == "# event motor_run end=done after=0.3"
+    assert "# event debug_run_end end=done after=0.3" in session.events
+    assert session.rig.state == m.READY
 
 
 def test_motor_run_stops_when_the_lid_opens(session: Session) -> None:
@@ -418,25 +426,22 @@ def test_motor_run_stops_when_the_lid_opens(session: Session) -> None:
     session.rig.sim.open_lid(full=False)
     session.rig.advance(0)
     assert session.rig.app.board.motor.speed == 0
-    assert "# event motor_run end=interrupted after=0.05 state=lid_open" in session.events
+    assert "# event debug_run_end end=interrupted after=0.05" in session.events
+    assert session.rig.state == m.LID_OPEN
 
 
-def test_a_shot_during_a_motor_run_keeps_its_motor(session: Session) -> None:
+def test_a_motor_run_is_known_to_the_machine_and_counts_its_cards(session: Session) -> None:
     session("cards 10")
     session("load 10")
-    session("luck set mild hazard [1.0] sizes [4] weights [1]")
     session("debug on")
-    session("motor run 100")
-    session.rig.advance(0.3)  # the run is over, and it ejected cards of its own
+    session("motor run 300")
+    assert session.rig.state == m.DEBUG_RUN
+    assert session.final("press") == "ok state=debug_run"  # refused: no shot mid-run
+    assert "# event refused reason=\"debug run\"" in session.events
+    session.rig.advance(0.5)  # the run is over, and it pushed cards out of the slot
     ran = len(session.rig.sim.ejected)
-    session("motor run 50")
-    session("press")
-    assert session.rig.state == m.SHOOTING
-    session.rig.advance(0.06)
-    assert session.rig.app.board.motor.speed > 0  # the run's timer did not stop the shot
-    session.rig.settle()
-    assert session.rig.state == m.READY
-    assert len(session.rig.sim.ejected) == ran + 4
+    assert ran > 0 and session.rig.state == m.READY
+    assert session.rig.inventory == 10 - ran == len(session.rig.sim.cartridge)
 
 
 def test_debug_off_and_reset_stop_a_run(session: Session) -> None:
@@ -452,29 +457,47 @@ def test_debug_off_and_reset_stop_a_run(session: Session) -> None:
     assert session.final("motor run 100").startswith(f"error {E_DEBUG} ")
 
 
-def test_rotate_turns_once_round_and_stops(session: Session) -> None:
+def test_rotate_turns_to_the_next_detent_and_reads_the_side(session: Session) -> None:
     board = session.rig.app.board
+    limit = session.rig.settings.timing.rotation_timeout
     session("debug on")
-    assert session.final("rotate") == "ok rotator=on limit=8"
-    assert session.final("rotate") == f"error {E_STATE} a debug rotate run is going on"
-    assert session.final("motor run 10") == f"error {E_STATE} a debug rotate run is going on"
+    assert session.final("rotate") == f"ok rotator=on limit={limit:g}"
+    assert session.final("rotate") == f"error {E_STATE} refused while rotating"
+    assert session.final("motor run 10") == f"error {E_STATE} refused while rotating"
     session.rig.advance(3.0)
     assert not board.rotator.is_active
-    assert session.events[-1].startswith("# event rotate end=done ")
-    assert "detents=2 yellow_changes=2" in session.events[-1]
-    assert session.rig.sim.side == session.rig.side == "mild"
+    assert "# event flip side=wild" in session.events
+    assert session.rig.sim.side == session.rig.side == "wild"
     assert session.rig.state == m.READY and not session.rig.faults
 
 
-def test_rotate_with_a_stalled_rotator_is_capped(session: Session) -> None:
+def test_a_debug_rotation_then_a_press_leaves_the_side_the_sensor_reads(
+        session: Session) -> None:
+    # Once, the console turned the cartridge behind the machine's back and a press 0.75 s
+    # later left it ready on the wrong side, between detents. Now the machine owns the turn.
+    session("debug on")
+    session("rotate")
+    session.rig.advance(0.75)
+    session("press")
+    assert session.rig.state == m.ROTATING  # the press does not interrupt the turn
+    session.rig.settle()
+    assert session.rig.state == m.READY
+    assert session.rig.side == session.rig.sim.side == "wild"
+    assert session.rig.app.board.home.is_active
+
+
+def test_rotate_with_a_stalled_rotator_is_a_fault_with_the_rotator_off(
+        session: Session) -> None:
+    limit = session.rig.settings.timing.rotation_timeout
     session.rig.sim.stall_rotator()
     session("debug on")
     session("rotate")
-    session.rig.advance(7.9)
+    session.rig.advance(limit - 0.1)
     assert session.rig.app.board.rotator.is_active
     session.rig.advance(0.2)
     assert not session.rig.app.board.rotator.is_active
-    assert session.events[-1].startswith("# event rotate end=timeout after=8")
+    assert session.rig.state == m.FAULT
+    assert session.rig.faults[-1]["code"] == "rotation_timeout"
 
 
 # --- selftest, version, reboot-safe ------------------------------------------------------
@@ -501,7 +524,7 @@ def test_selftest_on_a_real_board_says_how_to_run_it() -> None:
 def test_reboot_safe_stops_saves_and_asks_the_owner(tmp_path: Path) -> None:
     state = tmp_path / "state.json"
     asked: list[bool] = []
-    b = Session(store=Store(state), reboot=lambda: asked.append(True))
+    b = Session(store=StateStore(state), reboot=lambda: asked.append(True))
     try:
         b("load 9")
         b("debug on")

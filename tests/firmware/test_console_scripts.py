@@ -20,10 +20,11 @@ from typing import Any
 import pytest
 
 from launcher.core import config
-from launcher.core.store import Store
 from launcher.firmware.console import Console
+from launcher.firmware.state import StateStore
 from launcher.firmware.transport import LineFramer, Overlong
 from launcher.sim.rig import SimRig
+from launcher.sim.unit import console_extras
 
 SCRIPTS = Path(__file__).parent / "scripts"
 UPDATE = os.environ.get("CONSOLE_SCRIPTS_UPDATE") == "1"
@@ -69,11 +70,12 @@ class Session:
         if self.config_file:
             path = self.tmp / "launcher.toml"
             path.write_text(config.to_toml(raw), encoding="utf-8")
-        store = Store(self.tmp / "state.json") if self.state_file else None
+        store = StateStore(self.tmp / "state.json") if self.state_file else None
         self.rig = SimRig(config.settings_from_dict(raw), seed=self.seed, side=self.side,
                           store=store)
-        self.console = Console(self.rig.app, sim=None if self.real else self.rig.sim,
-                               raw_config=raw, config_path=path, write=self.out.append,
+        extras = {} if self.real else console_extras(self.rig.sim)
+        self.console = Console(self.rig.app, **extras, raw_config=raw, config_path=path,
+                               write=self.out.append,
                                reboot=self._reboot if self.owner else None)
 
     def _reboot(self) -> None:

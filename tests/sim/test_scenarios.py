@@ -7,7 +7,7 @@ from dataclasses import replace
 
 from launcher.core import config, cues
 from launcher.core import machine as m
-from launcher.core.store import Store
+from launcher.firmware.state import StateStore
 from launcher.sim.rig import SimRig
 
 
@@ -210,23 +210,25 @@ def test_no_beam_timed_fallback_shoots_the_asked_number(tmp_path):
 
 def test_state_survives_a_restart_and_a_corrupt_file_is_replaced(tmp_path):
     path = tmp_path / "state.json"
-    rig = SimRig(seed=1, store=Store(path))
+    rig = SimRig(seed=1, store=StateStore(path))
     rig.load([f"c{i}" for i in range(10)])
     rig.flip()
     for _ in range(5):
         rig.press()
     rig.advance(1)
+    assert rig.app.store.flush(timeout=10)  # the writer thread has put it on disk
     saved = json.loads(path.read_text())
     assert saved["side"] == "wild" and saved["counters"]["flips"] == 1
     assert saved["counters"]["presses"] == 5
     rig.close()
-    again = SimRig(seed=1, store=Store(path), side="wild")
+    again = SimRig(seed=1, store=StateStore(path), side="wild")
     assert again.app.machine.memory.counters["presses"] == 5
     again.close()
     path.write_text("{not json")
-    third = SimRig(seed=1, store=Store(path))
+    third = SimRig(seed=1, store=StateStore(path))
     assert third.app.events("state_reset")
     third.advance(1)
+    assert third.app.store.flush(timeout=10)
     assert json.loads(path.read_text())["version"] == 1
     third.close()
 

@@ -11,7 +11,6 @@ from hal.sim import Physics, SimLauncher
 from launcher.cli.main import main
 from launcher.core import config
 from launcher.core.reactor import RealReactor
-from launcher.firmware import selftest
 from launcher.firmware.selftest import (
     BEAM,
     BUTTON,
@@ -31,10 +30,10 @@ from launcher.firmware.selftest import (
     HumanOperator,
     RealRunner,
     Report,
-    ScriptedOperator,
     SelfTest,
-    simulated_unit,
 )
+from launcher.sim import selftest
+from launcher.sim.selftest import ScriptedOperator, simulated_unit
 
 SETTINGS = config.load()
 
