@@ -17,6 +17,7 @@ play: $(STAMP)
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check .
+	$(VENV)/bin/lint-imports
 
 test: lint
 	$(VENV)/bin/pytest

@@ -84,7 +84,12 @@ def default_play_state() -> Path:
     return Path(base) / "launcher" / "play-state.json"
 
 
-def build_parser() -> argparse.ArgumentParser:
+# The service's own verbs: parsing them loads no games, sound tools or terminal UI.
+SERVICE_VERBS = ("run", "safe-stop")
+
+
+def build_parser(service_only: bool = False) -> argparse.ArgumentParser:
+    """The whole command line; ``service_only`` leaves out what the Pi service never runs."""
     p = argparse.ArgumentParser(
         prog="launcher",
         description="Firmware for the UNO Flip Attack card launcher. With no command: "
@@ -119,14 +124,17 @@ def build_parser() -> argparse.ArgumentParser:
     default = cfg_sub.add_parser("default", help="print the commented default config")
     default.set_defaults(func=cmd_config_default)
 
-    for registrar in _registrars():
+    for registrar in _registrars(service_only):
         registrar(sub)
     return p
 
 
-def _registrars() -> list:
-    from launcher.cli import console_client as console_cli
+def _registrars(service_only: bool = False) -> list:
     from launcher.cli import pi as pi_cli
+
+    if service_only:
+        return [pi_cli.register]
+    from launcher.cli import console_client as console_cli
     from launcher.cli import simulate as games_cli
     from launcher.cli import sounds as sounds_cli
 
@@ -134,7 +142,8 @@ def _registrars() -> list:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = build_parser()
+    words = sys.argv[1:] if argv is None else argv
+    parser = build_parser(service_only=bool(words) and words[0] in SERVICE_VERBS)
     args = parser.parse_args(argv)
     if args.command is None:
         from hal.gpio import pi_model

@@ -6,8 +6,9 @@ import random
 from collections.abc import Sequence
 from typing import Any, Protocol
 
-from launcher.core import config, luck
+from launcher.core import config
 from launcher.core.config import Luck, Settings
+from launcher.core.luck import DryStreak
 from launcher.games.cards import MILD, Card, other_side
 
 
@@ -46,10 +47,9 @@ class Launcher(Protocol):
 class DirectLauncher:
     """A fast model of the firmware's press-your-luck rules, with no pins and no time.
 
-    It draws with ``launcher.core.luck.draw`` from the same luck settings and keeps the same
-    dry-streak bookkeeping as the firmware's state machine: a shot or a flip resets the
-    streak, and a press on an empty launcher draws nothing (the firmware plays its
-    reload cue instead).
+    It keeps the same ``DryStreak`` as the firmware's state machine (a shot or a flip ends
+    the streak), draws from the same luck settings, and a press on an empty launcher draws
+    nothing (the firmware plays its reload cue instead).
     """
 
     def __init__(self, luck_settings: Luck | None = None, rng: random.Random | None = None,
@@ -58,7 +58,7 @@ class DirectLauncher:
         self.rng = rng if rng is not None else random.Random(self.luck.seed or 0)
         self._side = side
         self._stack: list[Card] = []  # back of the cartridge first: the front is popped
-        self.dry_streak = 0
+        self.streak = DryStreak()
         self.presses = 0
         self.shots = 0
         self.flips = 0
@@ -76,11 +76,10 @@ class DirectLauncher:
         stack = self._stack
         if not stack:
             return []
-        n = luck.draw(self.luck.side(self._side), self.dry_streak, self.rng)
+        n = self.streak.draw(self.luck.side(self._side), self.rng)
+        self.streak.pressed(n)
         if n == 0:
-            self.dry_streak += 1
             return []
-        self.dry_streak = 0
         self.shots += 1
         n = min(n, len(stack))
         out = stack[-n:]
@@ -90,9 +89,13 @@ class DirectLauncher:
 
     def flip(self) -> str:
         self._side = other_side(self._side)
-        self.dry_streak = 0
+        self.streak.flipped()
         self.flips += 1
         return self._side
+
+    @property
+    def dry_streak(self) -> int:
+        return self.streak.count
 
     def load(self, cards: Sequence[Card]) -> None:
         self._stack[0:0] = reversed(cards)

@@ -64,17 +64,43 @@ def test_posted_callbacks_run_before_time_moves():
     assert order == ["posted", "timer"]
 
 
-def test_a_failing_timer_is_disabled_not_fatal():
+def test_a_failing_timer_or_posted_callback_goes_to_the_error_handler():
     r = ManualReactor()
     calls: list[float] = []
+    seen: list[tuple[str, str]] = []
+    r.on_error = lambda exc, where: seen.append((type(exc).__name__, where))
 
     def bad(t: float) -> float:
         calls.append(t)
         raise RuntimeError("boom")
 
-    r.register_timer(bad, 0.0)
+    def bad_post() -> None:
+        raise KeyError("k")
+
+    r.register_timer(bad, 0.0, "bad")
+    r.post(bad_post)
     r.advance(5.0)
-    assert calls == [0.0]
+    assert calls == [0.0]  # the failed timer is not run again
+    assert seen == [("KeyError", "posted callback 'test_a_failing_timer_or_posted_callback_goes_"
+                                 "to_the_error_handler.<locals>.bad_post'"),
+                    ("RuntimeError", "timer bad")]
+
+
+def test_an_error_handler_that_fails_stops_the_reactor():
+    r = ManualReactor()
+
+    def handler(exc: BaseException, where: str) -> None:
+        raise exc
+
+    r.on_error = handler
+    r.register_timer(lambda t: 1 / 0, 1.0, "div")
+    with pytest.raises(ZeroDivisionError):
+        r.advance(2.0)
+    real = RealReactor()
+    real.on_error = handler
+    real.post(lambda: 1 / 0)
+    with pytest.raises(ZeroDivisionError):
+        real.run()  # the loop ends: systemd restarts the firmware, safe-stop runs first
 
 
 def test_manual_reactor_refuses_to_go_back():
