@@ -60,7 +60,7 @@ ERROR_CODES: dict[str, str] = {
     E_LINE: "the line itself was rejected: too long, not UTF-8, or a control character",
     E_IO: "a file could not be written",
     E_UNAVAILABLE: "not available in this build or setup",
-    E_INTERNAL: "a bug: logged with its traceback; the console goes on",
+    E_INTERNAL: "a bug: motors off, logged with its traceback, the launcher in an internal fault",
 }
 
 # Config keys that take effect on the running launcher. Everything else (pins, audio, the
