@@ -185,7 +185,7 @@ class Solver:
 
     def discard_deadwood(self, mask: int, forbidden: int = 0) -> list[tuple[int, int]]:
         """(card, deadwood of the hand without it) for every card of ``mask`` not forbidden."""
-        meld, clash = self._meldable(mask)
+        meld = self._meldable(mask)[0]
         out: list[tuple[int, int]] = []
         base = -1
         for c in cards_of(mask & ~forbidden):

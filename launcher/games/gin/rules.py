@@ -206,9 +206,9 @@ class GinHand:
     the opponent knows of ``p``'s hand: the cards ``p`` took from the discard pile.
     """
 
-    __slots__ = ("dealer", "discarded", "hands", "limit", "multiplier", "phase", "pile",
-                 "player", "public", "result", "rules", "solver", "stock_left", "taken",
-                 "turns", "upcard", "_passes")
+    __slots__ = ("_passes", "dealer", "discarded", "hands", "limit", "multiplier", "phase",
+                 "pile", "player", "public", "result", "rules", "solver", "stock_left", "taken",
+                 "turns", "upcard")
 
     def __init__(self, rules: GinRules, dealer: int, non_dealer_cards: Sequence[int],
                  dealer_cards: Sequence[int], upcard: int, stock_left: int) -> None:
