@@ -17,7 +17,7 @@ upcard), ``PASS`` (refuse the upcard) and ``BIG_GIN`` (all 11 cards melded, no d
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, fields, replace
 from typing import Any, Literal
 
 from launcher.core.errors import LauncherError
@@ -145,7 +145,7 @@ class GinRules:
     def hand_limit(self, upcard: int) -> int:
         """The most deadwood a knock may leave in a hand whose first upcard is ``upcard``.
 
-        -1 would forbid even gin; gin-only hands return 0.
+        0 means gin only (Straight, Tedesco's ace).
         """
         if self.gin_only:
             return 0
@@ -451,8 +451,6 @@ class PlayerView:
 
 def rules_from(values: dict[str, Any], base: GinRules | None = None) -> GinRules:
     """``base`` (default rules) with fields replaced; ValueError names a bad field."""
-    from dataclasses import replace
-
     unknown = sorted(set(values) - set(GinRules.names()))
     if unknown:
         raise ValueError(f"{unknown[0]}: not a gin rule (one of {', '.join(GinRules.names())})")
