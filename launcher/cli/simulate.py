@@ -116,6 +116,12 @@ def _bar(args: argparse.Namespace, total: int, label: str) -> Progress | None:
 
 
 def cmd_simulate(args: argparse.Namespace) -> int:
+    if getattr(args, "game", "flip-attack") == "gin":
+        return cmd_simulate_gin(args)
+    if args.players is None:  # None only tells gin that --players was not given
+        args.players = 4
+    if getattr(args, "variant", None):
+        raise ConfigError("--variant", args.variant, "is for --game gin")
     settings = config.load(args.config)
     bots = parse_bots(args.bots, args.players)
     options = parse_options(args.rule, args.target)
@@ -383,6 +389,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                      help="draw through the firmware on the simulated launcher (pins and "
                           "manual reactor) instead of the direct luck model; exit 1 on a fault")
     sim.set_defaults(func=cmd_simulate)
+    add_gin_arguments(sim)
 
     tune = subparsers.add_parser(
         "tune", help="compare a luck configuration with the defaults over simulated games")
@@ -392,3 +399,68 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                       help="folder for report.md and the plots (default ./tune-report)")
     tune.set_defaults(func=cmd_tune)
 
+
+
+# --- gin rummy: `launcher simulate --game gin` ----------------------------------------------
+
+
+def add_gin_arguments(sim: argparse.ArgumentParser) -> None:
+    """``--game`` and ``--variant`` on ``simulate``; everything gin needs stays below here."""
+    from launcher.games.gin.variants import VARIANTS
+
+    sim.add_argument("--game", choices=("flip-attack", "gin"), default="flip-attack",
+                     help="which game to simulate (default flip-attack)")
+    sim.add_argument("--variant", choices=tuple(VARIANTS), default=None,
+                     help="gin rummy variant (default standard); see docs/games.md")
+    # Gin is a two-player game: tell a --players the user gave from the default 4.
+    sim.set_defaults(players=None)
+
+
+def cmd_simulate_gin(args: argparse.Namespace) -> int:
+    from launcher.games import dealers
+    from launcher.games.gin.bots import BOTS as GIN_BOTS
+    from launcher.games.gin.bots import make_bot as make_gin_bot
+    from launcher.games.gin.table import GinSummary, GinTable
+    from launcher.games.gin.variants import parse_rule_pairs, variant_rules
+
+    if args.players not in (None, 2):
+        raise ConfigError("--players", args.players, "gin rummy is a game for two players")
+    if args.config:
+        raise ConfigError("--config", args.config, "gin rummy has no luck to configure")
+    if args.through_firmware and not hasattr(dealers, "FirmwareDealer"):
+        print("simulate: --through-firmware is not available for gin yet: the firmware's "
+              "one-card-per-press gin profile is not built", file=sys.stderr)
+        return 2
+    names = [n.strip() for n in args.bots.split(",") if n.strip()]
+    for n in names:
+        if n not in GIN_BOTS:
+            raise ConfigError("--bots", n, "must be one of " + ", ".join(GIN_BOTS))
+    if not names:
+        raise ConfigError("--bots", args.bots, "name at least one bot")
+    bots = [names[i % len(names)] for i in range(2)]
+    overrides = parse_rule_pairs(args.rule)
+    if args.target is not None:
+        overrides["game_target"] = args.target
+    variant = args.variant or "standard"
+    rules = variant_rules(variant, overrides)
+    master = random.Random(args.seed)
+    players = [make_gin_bot(n, random.Random(master.getrandbits(64))) for n in bots]
+    dealer = None
+    if args.through_firmware:  # pragma: no cover - waits for the firmware profile
+        dealer = dealers.FirmwareDealer(settings=config.load(None),
+                                        seed=master.getrandbits(32))
+    table = GinTable(rules, players, random.Random(master.getrandbits(64)), dealer)
+    summary = GinSummary(bots=bots)
+    bar = _bar(args, args.games, "simulate")
+    try:
+        for g in range(args.games):
+            summary.add(table.play_game(first_dealer=g % 2))
+            if bar:
+                bar.update()
+    finally:
+        if bar:
+            bar.close()
+        table.dealer.close()
+    where = "through the firmware" if args.through_firmware else "direct dealer"
+    print(summary.format(f"Gin Rummy ({variant}), {where}, seed {args.seed}"))
+    return 0

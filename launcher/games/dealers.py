@@ -1,0 +1,98 @@
+"""The launcher as a stock dispenser: one card per press, for games that keep a stock.
+
+Gin Rummy (and any game with a face-down stock) needs the launcher to be a plain dispenser:
+the shell loads the stock after the deal and takes exactly one card each time a player
+draws from it. This module fixes that interface, ``StockDealer``, and holds the direct
+implementation; a firmware-backed one plugs in unchanged.
+
+The interface, for whoever writes the firmware-backed dealer
+-------------------------------------------------------------
+
+``load(cards)``
+    Put ``cards`` into the cartridge behind whatever is there; ``cards[0]`` is dispensed
+    first. The game calls it once per hand, right after the deal, with the whole stock.
+    Cards are opaque objects to the dealer (Gin uses ints ``0..51``); the simulated
+    cartridge (``hal/sim.py``) already carries any object. The firmware version also
+    tells the firmware how many were loaded (the ``load`` console command).
+``dispense() -> card``
+    One draw from the stock: exactly one card, the next in load order. A firmware version
+    presses the button under the one-card-per-press profile (no press-your-luck draw, no
+    dry presses) and returns the single card the exit beam counted. Anything else (nothing
+    came out, two cards, a fault) raises ``DealerFault``: the game cannot go on with a stock
+    it does not know, so it must not guess.
+``cards_left -> int``
+    Cards still in the cartridge. The rules check it against their own count after every
+    draw.
+``unload() -> list``
+    Take every card out (end of hand), in dispense order, leaving the dealer empty.
+``close()``
+    Release what the dealer holds (a firmware rig, its reactor); a no-op for direct ones.
+
+``FirmwareDealer`` (to come with the launcher's ``gin`` profile) would wrap
+``launcher.games.launchers.FirmwareLauncher``: ``load`` = ``launcher.load``, ``dispense`` =
+one ``launcher.press()`` that must return a list of exactly one card, ``unload`` =
+``launcher.unload()``, ``close`` = ``launcher.close()``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Generic, Protocol, TypeVar
+
+from launcher.core.errors import LauncherError
+
+T = TypeVar("T")
+
+
+class DealerFault(LauncherError, RuntimeError):
+    """The dealer did not hand over exactly one card when the game drew one."""
+
+
+class StockDealer(Protocol[T]):
+    """A face-down stock that hands out one card per draw (see the module docstring)."""
+
+    @property
+    def cards_left(self) -> int: ...
+
+    def load(self, cards: Sequence[T]) -> None: ...
+
+    def dispense(self) -> T: ...
+
+    def unload(self) -> list[T]: ...
+
+    def close(self) -> None: ...
+
+
+class DirectDealer(Generic[T]):
+    """A list-backed stock: ``dispense`` pops the next card, with the counters a launcher has."""
+
+    def __init__(self) -> None:
+        self._stack: list[T] = []  # reversed: the next card is at the end, so a draw is a pop
+        self.dispensed = 0
+        self.loads = 0
+
+    @property
+    def cards_left(self) -> int:
+        return len(self._stack)
+
+    def load(self, cards: Sequence[T]) -> None:
+        self._stack[0:0] = reversed(cards)
+        self.loads += 1
+
+    def dispense(self) -> T:
+        if not self._stack:
+            raise DealerFault("the stock is empty: nothing to dispense")
+        self.dispensed += 1
+        return self._stack.pop()
+
+    def unload(self) -> list[T]:
+        cards = self._stack[::-1]
+        self._stack = []
+        return cards
+
+    def contents(self) -> list[T]:
+        """The cards still held, next first (the game's conservation check reads it)."""
+        return self._stack[::-1]
+
+    def close(self) -> None:
+        """Nothing to release."""

@@ -1,0 +1,460 @@
+"""Gin Rummy rules for one hand: a deterministic engine over bitmask hands and int actions.
+
+The engine never shuffles and never holds the stock: the shell deals (``deal_order``), puts
+the stock into a dealer (``launcher.games.dealers``), and hands each stock card to
+``GinHand.apply(DRAW_STOCK, card)``. So the same engine runs with a list-backed dealer and,
+later, with the launcher shooting the stock one card per press.
+
+``GinHand`` is a small mutable object rather than a frozen state because bots and the
+benchmark step it hundreds of thousands of times a second; ``copy()`` gives an independent
+one. Nothing in it reads a clock or a random generator.
+
+Actions are ints: ``0..51`` discard that card, ``KNOCK + c`` knock (or go gin) discarding
+``c``, and ``DRAW_STOCK``, ``DRAW_UPCARD`` (take the top of the discard pile, also the
+upcard), ``PASS`` (refuse the upcard) and ``BIG_GIN`` (all 11 cards melded, no discard).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, fields, replace
+from typing import Any, Literal
+
+from launcher.core.errors import LauncherError
+from launcher.games.gin.cards import DECK_SIZE, RANK_VALUE, SPADES, cards_of, name, show
+from launcher.games.gin.melds import Solver, solver_for
+
+
+class RuleViolation(LauncherError, ValueError):
+    """An action the rules forbid in the hand's current position."""
+
+
+# --- actions --------------------------------------------------------------------------
+
+KNOCK = 52
+DRAW_STOCK = 104
+DRAW_UPCARD = 105
+PASS = 106
+BIG_GIN = 107
+NUM_ACTIONS = 108
+
+
+def describe(action: int) -> str:
+    """``discard 7H``, ``knock 2C``, ``draw stock``... for logs and error messages."""
+    if 0 <= action < KNOCK:
+        return f"discard {name(action)}"
+    if KNOCK <= action < KNOCK + DECK_SIZE:
+        return f"knock {name(action - KNOCK)}"
+    return {DRAW_STOCK: "draw stock", DRAW_UPCARD: "take discard", PASS: "pass",
+            BIG_GIN: "big gin"}.get(action, f"action {action}")
+
+
+# --- phases -----------------------------------------------------------------------------
+
+UPCARD = "upcard"      # take the first upcard or pass (non-dealer, then dealer)
+DRAW = "draw"          # draw from the stock or the discard pile
+DISCARD = "discard"    # discard, knock or declare big gin
+OVER = "over"
+
+# Hand results.
+KNOCK_WIN = "knock"
+UNDERCUT = "undercut"
+GIN = "gin"
+BIG_GIN_WIN = "big_gin"
+DRAWN = "draw"
+
+
+# --- options ------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class GinRules:
+    """Every rule of a hand and a game; variants are presets (``variants.py``).
+
+    docs/games.md explains each field, and which ones fill a gap in the rule text.
+    """
+
+    hand_size: int = 10
+    knock_limit: int = 10
+    # Oklahoma: the upcard's value (ace 1, J/Q/K 10) replaces knock_limit for the hand.
+    upcard_limit: bool = False
+    # With upcard_limit, an ace upcard means: "one" (knock with 1 or less) or "gin" (Tedesco).
+    ace_upcard: Literal["one", "gin"] = "one"
+    # Oklahoma: a spade upcard doubles the hand's score.
+    spade_doubles: bool = False
+    gin_only: bool = False             # Straight Gin: no knocking, only gin
+    aces_high: bool = False            # Mahjong Gin: runs may also end Q-K-A
+    big_gin: bool = True               # all 11 cards melded may end the hand without a discard
+    gin_bonus: int = 25
+    big_gin_bonus: int = 31
+    undercut_bonus: int = 25
+    stock_floor: int = 2               # the hand is drawn when the stock is down to this
+    # The text is silent on throwing back the card just taken from the discard pile;
+    # the usual rule forbids it (it would make a take a free look).
+    discard_taken: bool = False
+    # The knocker lays out a least-deadwood arrangement: "defensive" picks, among those, the
+    # one leaving the defender the most deadwood after layoffs; "first" takes the solver's.
+    knocker_layout: Literal["defensive", "first"] = "defensive"
+    game_target: int = 100
+    game_bonus: int = 100
+    line_bonus: int = 25               # per hand won, added when a game ends
+    shutout_multiplier: int = 2        # the game bonus when the loser won no hand
+    # Tedesco: points added to a hand won by the player who also won the last decided hand.
+    streak_bonus: int = 0
+    draw_breaks_streak: bool = False
+    games: int = 1                     # Hollywood: 3 games scored at once
+    next_dealer: Literal["alternate", "winner", "loser"] = "alternate"
+    max_hands: int = 1000              # not a rule: a game still going after this stops
+
+    def __post_init__(self) -> None:
+        def need(ok: bool, field_name: str, why: str) -> None:
+            if not ok:
+                raise ValueError(f"{field_name} = {getattr(self, field_name)!r}: {why}")
+
+        for f in fields(self):
+            v, default = getattr(self, f.name), f.default
+            kind = type(default)
+            if type(v) is not kind:  # bool is not int here: ``gin_only = 1`` is a mistake
+                raise ValueError(f"{f.name} = {v!r}: must be {kind.__name__} "
+                                 f"(like the default {default!r})")
+        need(1 <= self.hand_size <= 25, "hand_size", "must be 1..25 (two hands and an upcard)")
+        need(0 <= self.knock_limit <= 200, "knock_limit", "must be 0..200")
+        need(self.ace_upcard in ("one", "gin"), "ace_upcard", "must be 'one' or 'gin'")
+        need(self.knocker_layout in ("defensive", "first"), "knocker_layout",
+             "must be 'defensive' or 'first'")
+        need(self.next_dealer in ("alternate", "winner", "loser"), "next_dealer",
+             "must be 'alternate', 'winner' or 'loser'")
+        need(self.stock_floor >= 0, "stock_floor", "must be 0 or more")
+        need(DECK_SIZE - 2 * self.hand_size - 1 > self.stock_floor, "stock_floor",
+             "must leave cards to draw after the deal")
+        need(self.game_target >= 1, "game_target", "must be at least 1")
+        need(1 <= self.games <= 3, "games", "must be 1..3 (Hollywood plays 3)")
+        need(self.max_hands >= 1, "max_hands", "must be at least 1")
+        for f in ("gin_bonus", "big_gin_bonus", "undercut_bonus", "game_bonus", "line_bonus",
+                  "streak_bonus", "shutout_multiplier"):
+            need(getattr(self, f) >= 0, f, "must be 0 or more")
+
+    @classmethod
+    def names(cls) -> tuple[str, ...]:
+        return tuple(f.name for f in fields(cls))
+
+    @property
+    def solver(self) -> Solver:
+        return solver_for(self.aces_high)
+
+    def hand_limit(self, upcard: int) -> int:
+        """The most deadwood a knock may leave in a hand whose first upcard is ``upcard``.
+
+        0 means gin only (Straight, Tedesco's ace).
+        """
+        if self.gin_only:
+            return 0
+        if not self.upcard_limit:
+            return self.knock_limit
+        rank = upcard % 13
+        if rank == 0 and self.ace_upcard == "gin":
+            return 0
+        return RANK_VALUE[rank]
+
+    def hand_multiplier(self, upcard: int) -> int:
+        return 2 if self.spade_doubles and upcard // 13 == SPADES else 1
+
+
+# --- results ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class HandResult:
+    """How a hand ended and what it scored (``points`` go to ``winner``; 0 on a draw)."""
+
+    kind: str                     # knock, undercut, gin, big_gin, draw
+    winner: int | None
+    points: int
+    knocker: int | None = None
+    knocker_deadwood: int = 0
+    defender_deadwood: int = 0    # after layoffs (gin: none allowed)
+    defender_own_deadwood: int = 0  # before layoffs
+    laid_off: int = 0             # mask of the cards the defender laid off
+    knocker_melds: tuple[int, ...] = ()
+    multiplier: int = 1
+    turns: int = 0
+
+    def __str__(self) -> str:
+        if self.kind == DRAWN:
+            return f"drawn hand after {self.turns} turns"
+        text = (f"{self.kind}: player {self.winner} scores {self.points} "
+                f"(knocker {self.knocker} deadwood {self.knocker_deadwood}, "
+                f"defender {self.defender_deadwood}")
+        if self.laid_off:
+            text += f" after laying off {show(self.laid_off)}"
+        return text + f"; x{self.multiplier})" if self.multiplier != 1 else text + ")"
+
+
+def deal_order(deck: Sequence[int], hand_size: int) -> tuple[list[int], list[int], int, list[int]]:
+    """Split a shuffled deck as the rules deal it: one card at a time, the non-dealer first.
+
+    Returns (non-dealer's cards, dealer's cards, the upcard, the stock in draw order).
+    """
+    n = 2 * hand_size
+    return list(deck[0:n:2]), list(deck[1:n:2]), deck[n], list(deck[n + 1:])
+
+
+class GinHand:
+    """One hand in progress: who is to move, the hands, the discard pile, the stock count.
+
+    ``hands[p]`` are bitmasks; ``pile`` is the discard pile, top last. ``public[p]`` is what
+    the opponent knows of ``p``'s hand: the cards ``p`` took from the discard pile.
+    """
+
+    __slots__ = ("_passes", "dealer", "discarded", "hands", "limit", "multiplier", "phase",
+                 "pile", "player", "public", "result", "rules", "solver", "stock_left", "taken",
+                 "turns", "upcard")
+
+    def __init__(self, rules: GinRules, dealer: int, non_dealer_cards: Sequence[int],
+                 dealer_cards: Sequence[int], upcard: int, stock_left: int) -> None:
+        self.rules = rules
+        self.solver = rules.solver
+        self.dealer = dealer
+        hands = [0, 0]
+        for p, cs in ((1 - dealer, non_dealer_cards), (dealer, dealer_cards)):
+            if len(cs) != rules.hand_size:
+                raise RuleViolation(f"player {p} was dealt {len(cs)} cards, "
+                                    f"not {rules.hand_size}")
+            for c in cs:
+                hands[p] |= 1 << c
+        seen = hands[0] | hands[1]
+        if hands[0] & hands[1] or seen >> upcard & 1 or seen.bit_count() != 2 * rules.hand_size:
+            raise RuleViolation("a card was dealt twice")
+        if stock_left + 2 * rules.hand_size + 1 != DECK_SIZE:
+            raise RuleViolation(f"stock of {stock_left} does not complete the deck")
+        self.hands = hands
+        self.pile = [upcard]
+        self.upcard = upcard
+        self.stock_left = stock_left
+        self.limit = rules.hand_limit(upcard)
+        self.multiplier = rules.hand_multiplier(upcard)
+        self.phase = UPCARD
+        self.player = 1 - dealer
+        self.public = [0, 0]
+        self.discarded = [0, 0]
+        self.taken = -1          # the card taken from the pile this turn, -1 if none
+        self.turns = 0
+        self.result: HandResult | None = None
+        self._passes = 0
+
+    def copy(self) -> GinHand:
+        other = GinHand.__new__(GinHand)
+        for slot in GinHand.__slots__:
+            setattr(other, slot, getattr(self, slot))
+        other.hands = list(self.hands)
+        other.pile = list(self.pile)
+        other.public = list(self.public)
+        other.discarded = list(self.discarded)
+        return other
+
+    @property
+    def over(self) -> bool:
+        return self.phase == OVER
+
+    @property
+    def top(self) -> int:
+        """The top card of the discard pile (-1 when empty)."""
+        return self.pile[-1] if self.pile else -1
+
+    @property
+    def stock_forced(self) -> bool:
+        """Both players passed the upcard: the non-dealer must now draw from the stock."""
+        return self._passes == 2 and self.turns == 0
+
+    # --- what may be done ---------------------------------------------------------------
+
+    def legal_actions(self) -> list[int]:
+        phase = self.phase
+        if phase == DISCARD:
+            return self._discard_actions()
+        if phase == DRAW:
+            if self.stock_forced or not self.pile:
+                return [DRAW_STOCK]
+            return [DRAW_STOCK, DRAW_UPCARD]
+        if phase == UPCARD:
+            return [DRAW_UPCARD, PASS]
+        return []
+
+    def _discard_actions(self) -> list[int]:
+        hand = self.hands[self.player]
+        forbidden = 0 if self.rules.discard_taken or self.taken < 0 else 1 << self.taken
+        actions = list(cards_of(hand & ~forbidden))
+        actions += [KNOCK + c for c in self.solver.knock_discards(hand, self.limit, forbidden)]
+        if self.rules.big_gin and self.solver.deadwood(hand) == 0:
+            actions.append(BIG_GIN)
+        return actions
+
+    def is_legal(self, action: int) -> bool:
+        phase = self.phase
+        if phase == DISCARD:
+            hand = self.hands[self.player]
+            if action == BIG_GIN:
+                return self.rules.big_gin and self.solver.deadwood(hand) == 0
+            c = action - KNOCK if action >= KNOCK else action
+            if not 0 <= c < DECK_SIZE or not hand >> c & 1:
+                return False
+            if c == self.taken and not self.rules.discard_taken:
+                return False
+            if action >= KNOCK:
+                return self.solver.deadwood(hand & ~(1 << c)) <= self.limit
+            return True
+        return action in self.legal_actions()
+
+    # --- doing it ---------------------------------------------------------------------------
+
+    def apply(self, action: int, stock_card: int | None = None) -> HandResult | None:
+        """Play ``action`` for the player to move; ``DRAW_STOCK`` needs the card drawn.
+
+        Returns the hand's result when this action ended it.
+        """
+        if not self.is_legal(action):
+            raise RuleViolation(f"player {self.player} may not {describe(action)} "
+                                f"in the {self.phase} phase")
+        p = self.player
+        if action == DRAW_STOCK:
+            if stock_card is None or not 0 <= stock_card < DECK_SIZE:
+                raise RuleViolation("drawing from the stock needs the card the dealer gave")
+            if (self.hands[0] | self.hands[1]) >> stock_card & 1 or stock_card in self.pile:
+                raise RuleViolation(f"{name(stock_card)} drawn from the stock is already "
+                                    "in play")
+            if self.stock_left <= 0:
+                raise RuleViolation("the stock is empty")
+            self.stock_left -= 1
+            self.hands[p] |= 1 << stock_card
+            self.taken = -1
+            self.phase = DISCARD
+            return None
+        if stock_card is not None:
+            raise RuleViolation(f"{describe(action)} takes no stock card")
+        if action == DRAW_UPCARD:
+            c = self.pile.pop()
+            self.hands[p] |= 1 << c
+            self.public[p] |= 1 << c
+            self.taken = c
+            self.phase = DISCARD
+            return None
+        if action == PASS:
+            self._passes += 1
+            self.player = 1 - p
+            if self._passes == 2:
+                self.phase = DRAW  # back to the non-dealer, who must draw from the stock
+            return None
+        if action == BIG_GIN:
+            return self._end_knock(p, self.hands[p], big=True)
+        c = action - KNOCK if action >= KNOCK else action
+        bit = 1 << c
+        self.hands[p] &= ~bit
+        self.public[p] &= ~bit
+        self.discarded[p] |= bit
+        self.pile.append(c)
+        self.turns += 1
+        if action >= KNOCK:
+            return self._end_knock(p, self.hands[p], big=False)
+        if self.stock_left <= self.rules.stock_floor:
+            return self._finish(HandResult(DRAWN, None, 0, multiplier=self.multiplier,
+                                           turns=self.turns))
+        self.player = 1 - p
+        self.phase = DRAW
+        return None
+
+    def _finish(self, result: HandResult) -> HandResult:
+        self.result = result
+        self.phase = OVER
+        return result
+
+    def _end_knock(self, knocker: int, hand: int, big: bool) -> HandResult:
+        rules, solver = self.rules, self.solver
+        defender = 1 - knocker
+        other = self.hands[defender]
+        kdw = solver.deadwood(hand)
+        own = solver.deadwood(other)
+        m = self.multiplier
+        if kdw == 0:
+            kind, bonus = (BIG_GIN_WIN, rules.big_gin_bonus) if big else (GIN, rules.gin_bonus)
+            self.turns += big  # a big gin ends the turn without a discard
+            return self._finish(HandResult(
+                kind, knocker, (bonus + own) * m, knocker, 0, own, own, 0,
+                tuple(solver.melds_of(hand)), m, self.turns))
+        melds, ddw, laid = self.layout(hand, other)
+        if ddw <= kdw:
+            return self._finish(HandResult(
+                UNDERCUT, defender, (rules.undercut_bonus + kdw - ddw) * m, knocker, kdw, ddw,
+                own, laid, melds, m, self.turns))
+        return self._finish(HandResult(KNOCK_WIN, knocker, (ddw - kdw) * m, knocker, kdw, ddw,
+                                       own, laid, melds, m, self.turns))
+
+    def layout(self, knocker_hand: int, defender_hand: int) -> tuple[tuple[int, ...], int, int]:
+        """The knocker's melds, the defender's deadwood after laying off, and the cards laid.
+
+        Among the knocker's least-deadwood arrangements, ``knocker_layout = "defensive"``
+        takes the one that leaves the defender the most deadwood.
+        """
+        solver = self.solver
+        options = solver.best_arrangements(knocker_hand)
+        if self.rules.knocker_layout == "first":
+            options = options[:1]
+        best: tuple[tuple[int, ...], int, int] | None = None
+        for melds in options:
+            ddw, laid, _ = solver.layoff(defender_hand, melds)
+            if best is None or ddw > best[1]:
+                best = (melds, ddw, laid)
+        assert best is not None  # every hand has at least one arrangement
+        return best
+
+    def __repr__(self) -> str:
+        return (f"GinHand(phase={self.phase}, player={self.player}, "
+                f"hands=[{show(self.hands[0])} | {show(self.hands[1])}], "
+                f"top={name(self.top) if self.pile else '-'}, stock={self.stock_left})")
+
+    # --- what a player may see --------------------------------------------------------------
+
+    def view(self, player: int) -> PlayerView:
+        """Everything ``player`` is entitled to know, and nothing more."""
+        o = 1 - player
+        return PlayerView(player, self.phase, self.hands[player], tuple(self.pile),
+                          self.stock_left, self.public[o], self.discarded[o],
+                          self.discarded[player], self.limit, self.multiplier, self.taken,
+                          self.upcard, self.dealer, self.turns, self.rules,
+                          tuple(self.legal_actions()) if self.player == player else ())
+
+
+@dataclass(frozen=True, slots=True)
+class PlayerView:
+    """One player's information: their hand, the pile, and what the opponent showed."""
+
+    player: int
+    phase: str
+    hand: int
+    pile: tuple[int, ...]
+    stock_left: int
+    opponent_known: int      # cards the opponent took from the pile and still holds
+    opponent_discards: int   # every card the opponent has discarded this hand
+    own_discards: int
+    limit: int
+    multiplier: int
+    taken: int
+    upcard: int
+    dealer: int
+    turns: int
+    rules: GinRules
+    legal: tuple[int, ...]
+
+    @property
+    def top(self) -> int:
+        return self.pile[-1] if self.pile else -1
+
+
+def rules_from(values: dict[str, Any], base: GinRules | None = None) -> GinRules:
+    """``base`` (default rules) with fields replaced; ValueError names a bad field."""
+    unknown = sorted(set(values) - set(GinRules.names()))
+    if unknown:
+        raise ValueError(f"{unknown[0]}: not a gin rule (one of {', '.join(GinRules.names())})")
+    try:
+        return replace(base or GinRules(), **values)
+    except TypeError as exc:
+        raise ValueError(str(exc)) from exc

@@ -1,0 +1,191 @@
+"""The Gin Rummy shell: shuffle, deal, stock into a dealer, ask the bots, check every card.
+
+``GinTable`` is the imperative part around the pure ``GinHand``: the only randomness is the
+``random.Random`` it is given (the shuffle; bots hold their own), the stock lives in a
+``StockDealer`` (``launcher.games.dealers``) and each draw from it is one ``dispense()``.
+After every step it checks that the dealer holds as many cards as the rules think; at the
+end of every hand, that hands, pile and stock are the 52 cards, each once.
+"""
+
+from __future__ import annotations
+
+import random
+import statistics
+from collections import Counter
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+from launcher.games.dealers import DirectDealer, StockDealer
+from launcher.games.gin.bots import GinBot
+from launcher.games.gin.cards import DECK_SIZE, FULL_DECK, mask_of
+from launcher.games.gin.rules import (
+    BIG_GIN_WIN,
+    DRAW_STOCK,
+    DRAWN,
+    GIN,
+    KNOCK_WIN,
+    UNDERCUT,
+    GinHand,
+    GinRules,
+    HandResult,
+    RuleViolation,
+    deal_order,
+)
+from launcher.games.gin.scoring import Scoreboard
+
+Observer = Callable[[GinHand, int, int], None]  # (hand after the action, player, action)
+
+
+@dataclass(frozen=True)
+class GameRecord:
+    """A finished game (or Hollywood session): its hands and its scoreboard."""
+
+    hands: tuple[HandResult, ...]
+    board: Scoreboard
+    first_dealer: int
+
+    @property
+    def winners(self) -> list[int | None]:
+        """The winner of each game (one, or three for Hollywood)."""
+        return [g.winner for g in self.board.games]
+
+
+class GinTable:
+    """Plays hands and games of two bots with a stock dealer (direct by default)."""
+
+    def __init__(self, rules: GinRules, bots: Sequence[GinBot], rng: random.Random,
+                 dealer: StockDealer[int] | None = None,
+                 observers: Sequence[Observer] = ()) -> None:
+        if len(bots) != 2:
+            raise ValueError(f"gin rummy is for two players, not {len(bots)}")
+        self.rules = rules
+        self.bots = list(bots)
+        self.rng = rng
+        self.dealer: StockDealer[int] = dealer if dealer is not None else DirectDealer()
+        self.observers = list(observers)
+        self.checks = 0
+
+    def deal(self, dealer_seat: int) -> GinHand:
+        """Gather the stock back, shuffle, deal, turn the upcard and load the stock."""
+        self.dealer.unload()  # the cards come back with the rest before the shuffle
+        deck = list(range(DECK_SIZE))
+        self.rng.shuffle(deck)
+        mine, theirs, upcard, stock = deal_order(deck, self.rules.hand_size)
+        self.dealer.load(stock)
+        return GinHand(self.rules, dealer_seat, mine, theirs, upcard, len(stock))
+
+    def play_hand(self, dealer_seat: int = 0, hand: GinHand | None = None) -> HandResult:
+        """Deal (unless ``hand`` is a dealt one whose stock is loaded) and play to the end."""
+        if hand is None:
+            hand = self.deal(dealer_seat)
+        bots, dealer, observers = self.bots, self.dealer, self.observers
+        while hand.result is None:
+            p = hand.player
+            action = bots[p].choose(hand.view(p))
+            if action == DRAW_STOCK:
+                hand.apply(action, dealer.dispense())
+                if dealer.cards_left != hand.stock_left:
+                    raise RuleViolation(f"the dealer holds {dealer.cards_left} cards, the rules "
+                                        f"count {hand.stock_left}")
+            else:
+                hand.apply(action)
+            for obs in observers:
+                obs(hand, p, action)
+        self._check_cards(hand)
+        return hand.result
+
+    def _check_cards(self, hand: GinHand) -> None:
+        """Hands, pile and the dealer's stock are the 52 cards, each exactly once."""
+        self.checks += 1
+        stock = self.dealer.unload()
+        parts = [hand.hands[0], hand.hands[1], mask_of(hand.pile), mask_of(stock)]
+        total = sum(p.bit_count() for p in parts)
+        union = parts[0] | parts[1] | parts[2] | parts[3]
+        if total != DECK_SIZE or union != FULL_DECK or len(stock) != hand.stock_left:
+            raise RuleViolation(f"cards lost or doubled: {total} cards, "
+                                f"{union.bit_count()} distinct, stock {len(stock)} "
+                                f"vs {hand.stock_left}")
+
+    def play_game(self, first_dealer: int = 0) -> GameRecord:
+        """Hands until every game is over (or ``rules.max_hands``)."""
+        board = Scoreboard(self.rules)
+        results: list[HandResult] = []
+        dealer = first_dealer
+        while not board.over and len(results) < self.rules.max_hands:
+            result = self.play_hand(dealer)
+            results.append(result)
+            board.record(result)
+            dealer = self._next_dealer(dealer, result)
+        return GameRecord(tuple(results), board, first_dealer)
+
+    def _next_dealer(self, dealer: int, result: HandResult) -> int:
+        how = self.rules.next_dealer
+        if how == "alternate" or result.winner is None:
+            return 1 - dealer if how == "alternate" else dealer
+        return result.winner if how == "winner" else 1 - result.winner
+
+
+# --- statistics for `launcher simulate --game gin` -----------------------------------------
+
+
+@dataclass
+class GinSummary:
+    """Counts over many games: how hands ended, how long they took, who won."""
+
+    bots: list[str]
+    games: int = 0
+    hands: int = 0
+    endings: Counter[str] = field(default_factory=Counter)
+    turns: list[int] = field(default_factory=list)
+    points: list[int] = field(default_factory=list)
+    hand_wins: list[int] = field(default_factory=lambda: [0, 0])
+    game_wins: list[int] = field(default_factory=lambda: [0, 0])
+    shutouts: int = 0
+    laid_off: int = 0
+    unfinished: int = 0
+
+    def add(self, record: GameRecord) -> None:
+        self.games += 1
+        for r in record.hands:
+            self.hands += 1
+            self.endings[r.kind] += 1
+            self.turns.append(r.turns)
+            if r.winner is not None:
+                self.hand_wins[r.winner] += 1
+                self.points.append(r.points)
+            self.laid_off += r.laid_off.bit_count()
+        for g in record.board.games:
+            if g.winner is None:
+                self.unfinished += 1
+                continue
+            self.game_wins[g.winner] += 1
+            self.shutouts += g.shutout
+
+    def format(self, title: str) -> str:
+        n = max(self.hands, 1)
+        games_scored = sum(self.game_wins) or 1
+        lines = [title, f"{self.games} games, {self.hands} hands "
+                        f"({self.hands / max(self.games, 1):.1f} per game)", ""]
+        lines.append("hand endings")
+        for label, key in (("knocks won", KNOCK_WIN), ("undercuts", UNDERCUT), ("gins", GIN),
+                           ("big gins", BIG_GIN_WIN), ("drawn hands", DRAWN)):
+            lines.append(f"  {label:<12} {self.endings[key]:>7}  {self.endings[key] / n:6.1%}")
+        knocks = self.endings[KNOCK_WIN] + self.endings[UNDERCUT]
+        lines.append(f"  knocks (all)  {knocks:>6}  {knocks / n:6.1%}  "
+                     f"(undercut {self.endings[UNDERCUT] / max(knocks, 1):.1%} of them)")
+        lines.append("")
+        if self.turns:
+            t = sorted(self.turns)
+            lines.append(f"turns per hand: mean {statistics.fmean(t):.1f}, median "
+                         f"{statistics.median(t):g}, max {t[-1]}")
+        if self.points:
+            lines.append(f"points per hand won: mean {statistics.fmean(self.points):.1f}")
+        lines.append(f"cards laid off: {self.laid_off}; shutouts: {self.shutouts}")
+        lines.append("")
+        lines.append("win rates            hands    games")
+        for seat, bot in enumerate(self.bots):
+            lines.append(f"  seat {seat} {bot:<11} {self.hand_wins[seat] / n:6.1%}   "
+                         f"{self.game_wins[seat] / games_scored:6.1%}")
+        if self.unfinished:
+            lines.append(f"games stopped at max_hands: {self.unfinished}")
+        return "\n".join(lines)
