@@ -25,7 +25,10 @@ def _seed(settings: config.Settings, override: int | None) -> int:
 
 
 def cmd_config_check(args: argparse.Namespace) -> int:
-    config.load(args.file)
+    from launcher.firmware.sound import load_pack
+
+    settings = config.load(args.file)
+    load_pack(settings.audio.pack)  # what `launcher run` reads at start: checked here too
     print(f"ok: {args.file}")
     return 0
 

@@ -92,18 +92,13 @@ class Settings:
 def _number(key: str, value: Any, lo: float = -math.inf, hi: float = math.inf) -> float:
     if isinstance(value, bool) or not isinstance(value, int | float):
         raise ConfigError(key, value, "must be a number")
-    if not (lo <= value <= hi) or math.isnan(value):
+    if isinstance(value, float) and not math.isfinite(value):
+        raise ConfigError(key, value, "must be a finite number")
+    if not (lo <= value <= hi):
         if hi == math.inf:
             raise ConfigError(key, value, f"must be at least {lo:g}")
         raise ConfigError(key, value, f"must be within {lo:g}..{hi:g}")
     return float(value)
-
-
-def _positive(key: str, value: Any) -> float:
-    v = _number(key, value)
-    if v <= 0:
-        raise ConfigError(key, value, "must be above 0")
-    return v
 
 
 def _integer(key: str, value: Any, lo: int | None = None, hi: int | None = None) -> int:
@@ -189,26 +184,25 @@ def _pins(raw: Mapping[str, Any]) -> Pins:
     return Pins(**values)  # type: ignore[arg-type]
 
 
-_TIMING_KEYS = {
-    "debounce": "debounce_ms",
-    "mash_guard": "mash_guard_ms",
-    "card_timeout": "card_timeout_ms",
-    "jam_timeout": "jam_timeout_ms",
-    "max_run": "max_run_ms",
-    "timed_card": "timed_card_ms",
-    "rotation_timeout": "rotation_timeout_ms",
-    "sleep_after": "sleep_after_s",
+# Every duration: its key in the file and the range it must lie in (in the key's unit).
+# max_run_ms is capped where a stalled roller still does the motor and the driver no harm.
+TIMING_RANGES: dict[str, tuple[str, float, float]] = {
+    "debounce": ("debounce_ms", 0, 1000),
+    "mash_guard": ("mash_guard_ms", 0, 5000),
+    "card_timeout": ("card_timeout_ms", 100, 10_000),
+    "jam_timeout": ("jam_timeout_ms", 50, 10_000),
+    "max_run": ("max_run_ms", 100, 15_000),
+    "timed_card": ("timed_card_ms", 20, 2000),
+    "rotation_timeout": ("rotation_timeout_ms", 200, 20_000),
+    "sleep_after": ("sleep_after_s", 10, 86_400),
 }
 
 
 def _timing(raw: Mapping[str, Any]) -> Timing:
     values = {}
-    for name, key in _TIMING_KEYS.items():
+    for name, (key, lo, hi) in TIMING_RANGES.items():
         scale = 1.0 if key.endswith("_s") else 1000.0
-        if name == "debounce":
-            values[name] = _number(f"timing.{key}", raw[key], 0, 1000) / scale
-        else:
-            values[name] = _positive(f"timing.{key}", raw[key]) / scale
+        values[name] = _number(f"timing.{key}", raw[key], lo, hi) / scale
     return Timing(**values)
 
 
@@ -275,11 +269,17 @@ def merge(defaults: Mapping[str, Any], overrides: Mapping[str, Any], where: str 
 
 
 def read_toml(path: str | os.PathLike[str]) -> dict[str, Any]:
-    """A TOML file's tables; a missing or broken file is a ``ConfigError`` naming it."""
+    """A TOML file's tables; a missing, non-UTF-8 or broken file is a ``ConfigError`` naming it."""
     try:
-        text = Path(path).read_text(encoding="utf-8")
+        data = Path(path).read_bytes()
     except OSError as exc:
         raise ConfigError("file", str(path), exc.strerror or str(exc)) from exc
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data[:exc.start].count(b"\n") + 1
+        raise ConfigError("file", str(path), f"not UTF-8: byte 0x{data[exc.start]:02x} on line "
+                                             f"{line} (save the file as UTF-8)") from None
     return parse_toml(text, str(path))
 
 
@@ -288,6 +288,8 @@ def parse_toml(text: str, name: str) -> dict[str, Any]:
         return tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError("file", name, f"not valid TOML: {exc}") from exc
+    except RecursionError:
+        raise ConfigError("file", name, "not valid TOML: nested too deeply") from None
 
 
 def load_raw(path: str | os.PathLike[str] | None) -> dict[str, Any]:
@@ -335,35 +337,21 @@ def parse_value(text: str) -> Any:
         return tomllib.loads(f"v = {text}")["v"]
     except tomllib.TOMLDecodeError:
         return text  # a bare word is a string
+    except RecursionError:
+        raise ConfigError("value", text[:40], "nested too deeply") from None
 
 
 def to_toml(raw: Mapping[str, Any]) -> str:
-    """Write a raw settings dictionary as TOML (tables of scalars and lists)."""
-    lines: list[str] = []
+    """A raw settings dictionary as TOML, written by a real TOML writer (``tomli-w``)."""
+    import tomli_w
 
-    def emit(table: Mapping[str, Any], name: str) -> None:
-        scalars = {k: v for k, v in table.items() if not isinstance(v, dict)}
-        if name:
-            lines.append(f"[{name}]")
-        for key, value in scalars.items():
-            lines.append(f"{key} = {_toml_value(value)}")
-        if name or scalars:
-            lines.append("")
-        for key, value in table.items():
-            if isinstance(value, dict):
-                emit(value, f"{name}.{key}" if name else key)
-
-    emit(raw, "")
-    return "\n".join(lines)
+    return tomli_w.dumps(_plain(raw))
 
 
-def _toml_value(value: Any) -> str:
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, int | float):
-        return repr(value)
-    if isinstance(value, str):
-        return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
+def _plain(value: Any) -> Any:
+    """Tuples as lists, so that the writer takes them."""
+    if isinstance(value, Mapping):
+        return {k: _plain(v) for k, v in value.items()}
     if isinstance(value, list | tuple):
-        return "[" + ", ".join(_toml_value(v) for v in value) + "]"
-    raise TypeError(f"cannot write {value!r} as TOML")
+        return [_plain(v) for v in value]
+    return value

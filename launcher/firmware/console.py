@@ -25,6 +25,7 @@ from launcher.core import config, cues, luck
 from launcher.core import machine as m
 from launcher.core.errors import ConfigError, LauncherError
 from launcher.firmware.disk import atomic_write
+from launcher.firmware.sound import load_pack
 
 if TYPE_CHECKING:
     from launcher.core.config import Settings
@@ -213,6 +214,13 @@ def _quote(word: str, limit: int = 40) -> str:
     return repr(word if len(word) <= limit else word[:limit] + "...")
 
 
+def printable(line: str) -> str:
+    """``line`` with every character that is not printable escaped as JSON escapes it."""
+    if line.isprintable():
+        return line
+    return "".join(c if c.isprintable() else json.dumps(c)[1:-1] for c in line)
+
+
 def text_value(value: Any) -> str:
     """One value as the text protocol writes it: no spaces unless quoted."""
     if value is None:
@@ -226,9 +234,9 @@ def text_value(value: Any) -> str:
     if isinstance(value, list | tuple):
         return "[" + ",".join(text_value(v) for v in value) + "]"
     text = str(value)
-    if text and not any(c.isspace() or c in '="' for c in text):
+    if text and text.isprintable() and not any(c.isspace() or c in '="' for c in text):
         return text
-    return json.dumps(text)
+    return json.dumps(text, ensure_ascii=False)
 
 
 def text_fields(data: Mapping[str, Any]) -> str:
@@ -330,7 +338,14 @@ class Console:
             self.app.listeners.remove(self._on_event)
 
     def handle_line(self, line: str | bytes) -> list[str]:
-        """Run one line (without its line end); the info lines and the one final line."""
+        """Run one line (without its line end); the info lines and the one final line.
+
+        Every line returned is printable: a control character a user typed into a value
+        comes back escaped (``\\u001b``), never raw to the operator's terminal.
+        """
+        return [printable(out) for out in self._handle_line(line)]
+
+    def _handle_line(self, line: str | bytes) -> list[str]:
         self.counters["lines"] += 1
         # Callers that read whole lines (input(), readline) may pass the line end along.
         if isinstance(line, bytes):
@@ -364,7 +379,7 @@ class Console:
             t = round(self.app.reactor.monotonic(), 3)
             return _json({"event": kind, "t": t, "data": dict(data)})
         fields = text_fields(data)
-        return f"# event {kind} {fields}" if fields else f"# event {kind}"
+        return printable(f"# event {kind} {fields}" if fields else f"# event {kind}")
 
     # -- lines ----------------------------------------------------------------------------
 
@@ -657,7 +672,9 @@ class Console:
             except ConfigError as exc:
                 raise CommandError(E_VALUE, str(exc)) from None
         try:
-            config.settings_from_dict(new)
+            settings = config.settings_from_dict(new)
+            if "audio.pack" in changes:
+                load_pack(settings.audio.pack)  # a pack that is not there would stop the start
         except ConfigError as exc:
             raise CommandError(E_VALUE, str(exc)) from None
         live = {k: v for k, v in changes.items() if _is_live(k)}

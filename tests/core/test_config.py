@@ -38,7 +38,7 @@ def test_defaults_feel_like_the_original_toy():
          "luck.wild.hazard[1] = 0.5: the last entry must be 1.0 (it caps the dry streak)"),
         ("[luck.mild]\nweights = [1, 2]\n",
          "luck.mild.weights = [1.0, 2.0]: must have one weight per size (5)"),
-        ("[timing]\njam_timeout_ms = 0\n", "timing.jam_timeout_ms = 0: must be above 0"),
+        ("[timing]\njam_timeout_ms = 0\n", "timing.jam_timeout_ms = 0: must be within 50..10000"),
         ("[timing]\nsleep_after_s = \"soon\"\n", "timing.sleep_after_s = 'soon': must be a number"),
         ("[pins]\nled = 17\n", "pins.led = 17: already used by pins.button"),
         ("[pins]\nbutton = 40\n", "pins.button = 40: must be at most 27"),
@@ -79,7 +79,7 @@ def test_config_check_as_a_process(tmp_path):
     proc = subprocess.run([sys.executable, "-m", "launcher.cli.main", "config", "check", str(bad)],
                           capture_output=True, text=True, check=False)
     assert proc.returncode == 2
-    assert proc.stderr.strip() == "config error: timing.max_run_ms = -5: must be above 0"
+    assert proc.stderr.strip() == "config error: timing.max_run_ms = -5: must be within 100..15000"
 
 
 def test_set_key_checks_and_round_trips_through_toml(tmp_path):
