@@ -109,11 +109,13 @@ def build_parser() -> argparse.ArgumentParser:
 
 def _registrars() -> list:
     from launcher.cli import console_client as console_cli
+    from launcher.cli import doctor as doctor_cli
     from launcher.cli import pi as pi_cli
     from launcher.cli import simulate as games_cli
     from launcher.cli import sounds as sounds_cli
 
-    return [console_cli.register, sounds_cli.register, games_cli.register, pi_cli.register]
+    return [console_cli.register, sounds_cli.register, games_cli.register, pi_cli.register,
+            doctor_cli.register]
 
 
 def main(argv: list[str] | None = None) -> int:
