@@ -175,6 +175,11 @@ def _stat(facts: Facts) -> dict[str, tuple[str, str, str]]:
     return table
 
 
+# Device and folder access is judged for a service user in its expected groups: whether it
+# IS in them is check_groups' finding, so one missing group gives one FAIL, not three.
+_EXPECTED_GROUPS = {*SERVICE_GROUPS, SERVICE_USER}
+
+
 def _may_rw(entry: tuple[str, str, str], user: str, groups: set[str]) -> bool:
     owner, group, mode = entry
     bits = int(mode, 8)
@@ -264,7 +269,7 @@ def check_gpiochip(facts: Facts) -> list[Result]:
     if not facts.gpiochips:
         return [Result(level, "gpiochip", "no /dev/gpiochip* device",
                        "update the kernel: sudo apt full-upgrade, then reboot")]
-    groups = (_groups(facts) or set()) | {SERVICE_USER}
+    groups = _EXPECTED_GROUPS  # membership itself is check_groups' business
     table = _stat(facts)
     refused = [c for c in facts.gpiochips
                if f"/dev/{c}" not in table
@@ -317,8 +322,9 @@ def check_audio(facts: Facts) -> list[Result]:
     cards = [line for line in out.out.splitlines() if line.startswith("card ")]
     amp = [line for line in cards if "max98357a" in line.lower()]
     if not amp:
-        return [Result(FAIL, "amplifier", f"aplay -l lists no MAX98357A card ({len(cards)} "
-                       "other cards)", "check the config.txt block, then sudo reboot")]
+        names = ", ".join(line.split()[2] for line in cards if len(line.split()) > 2) or "none"
+        return [Result(FAIL, "amplifier", f"aplay -l lists no MAX98357A card (cards: {names})",
+                       "check the config.txt block, then sudo reboot")]
     return [Result(PASS, "amplifier", amp[0].split(",")[0])]
 
 
@@ -332,8 +338,7 @@ def check_serial(facts: Facts) -> list[Result]:
                else "enable_uart=1 in config.txt (install.sh does it), then sudo reboot")
         return [Result(FAIL, "serial console", f"{port} is missing", fix)]
     entry = _stat(facts).get(port)
-    groups = (_groups(facts) or set()) | {SERVICE_USER}
-    if entry is not None and not _may_rw(entry, SERVICE_USER, groups):
+    if entry is not None and not _may_rw(entry, SERVICE_USER, _EXPECTED_GROUPS):
         return [Result(FAIL, "serial console", f"{SERVICE_USER} cannot use {port} "
                        f"({' '.join(entry)})", f"sudo usermod -aG {entry[1]} {SERVICE_USER}")]
     return [Result(PASS, "serial console", f"{port} present")]
@@ -353,8 +358,8 @@ def check_config(facts: Facts) -> list[Result]:
     if clashes:
         return [Result(FAIL, "config", "; ".join(clashes),
                        f"choose other pins in /{CONFIG} (README, Pinout)")]
-    return [Result(PASS, "config", f"/{CONFIG} is valid; its pins avoid "
-                   + ", ".join(f"GPIO {p}" for p in taken))]
+    return [Result(PASS, "config", f"/{CONFIG} is valid; its pins avoid the reserved GPIO "
+                   + ", ".join(str(p) for p in taken))]
 
 
 def check_state_dir(facts: Facts) -> list[Result]:
@@ -363,7 +368,7 @@ def check_state_dir(facts: Facts) -> list[Result]:
         return [Result(WARN, "state folder", f"{folder} does not exist yet",
                        "systemd makes it when the service first starts")]
     entry = _stat(facts).get(folder)
-    if entry is None or not _may_rw(entry, SERVICE_USER, _groups(facts) or set()):
+    if entry is None or not _may_rw(entry, SERVICE_USER, _EXPECTED_GROUPS):
         shown = " ".join(entry) if entry else "unknown owner"
         return [Result(FAIL, "state folder", f"{SERVICE_USER} cannot write {folder} ({shown})",
                        f"sudo chown {SERVICE_USER}:{SERVICE_USER} {folder}")]
@@ -460,7 +465,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "doctor", help="check this Pi for the launcher: PASS/WARN/FAIL with the fix for each")
     doctor.add_argument("--json", action="store_true", help="one JSON object for tools")
     doctor.add_argument("--root", default="/", metavar="DIR",
-                        help="treat DIR as / (for tests and a mounted SD card)")
+                        help="treat DIR as / (tests; commands still run here unless --recorded)")
     doctor.add_argument("--recorded", metavar="FILE",
                         help="answer the commands from a TOML file of recorded outputs "
                              "instead of running them (tests)")
