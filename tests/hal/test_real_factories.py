@@ -34,7 +34,10 @@ Where the fakes differ from the real libraries, and why we accept it
 9. gpiozero reads the board revision from /proc on the lgpio path (a file of this machine,
    not the library): the fixture replaces that one function with a Pi 5's revision code.
    On the pigpio path the revision comes from the fake daemon, as it does from pigpiod.
-10. Not modelled at all: SPI, I2C, serial, groups, waves, servo pulses, watchdogs, hardware
+10. lgpio, the real module opens a notification file (.lgd-nfy*) in the working directory
+   when it is imported, and fails there if that folder is not writable (the service unit
+   sets WorkingDirectory=/var/lib/launcher for it). The fake needs no file.
+11. Not modelled at all: SPI, I2C, serial, groups, waves, servo pulses, watchdogs, hardware
    PWM/clock, scripts, remote hosts. The launcher uses none of them through these modules.
 """
 
