@@ -1,13 +1,21 @@
 # Two commands do all the set-up on a fresh machine (see README.md):
 #   make play   - the firmware on the simulated launcher
 #   make test    - lint and the whole test suite
-VENV ?= .venv
+# Another Python: make test PYTHON=python3.13 (its own venv, .venv-3.13, unless VENV is given).
+PYTHON ?= python3
+ifeq ($(origin VENV), undefined)
+  ifeq ($(PYTHON),python3)
+    VENV := .venv
+  else
+    VENV := .venv-$(patsubst python%,%,$(notdir $(PYTHON)))
+  endif
+endif
 STAMP := $(VENV)/.installed-stamp
 
 .PHONY: setup play test lint benchmarks sounds clean
 
-$(STAMP): pyproject.toml .ci/setup
-	bash .ci/setup $(VENV)
+$(STAMP): pyproject.toml .ci/setup .ci/find-python
+	PYTHON=$(PYTHON) bash .ci/setup $(VENV)
 	touch $@
 
 setup: $(STAMP)

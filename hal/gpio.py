@@ -4,59 +4,56 @@ from __future__ import annotations
 
 import contextlib
 import io
-import os
 from collections.abc import Callable
-from pathlib import Path
+from typing import Any
 
 from gpiozero import DigitalInputDevice, DigitalOutputDevice, PWMOutputDevice
 from gpiozero.pins import Factory
 
 from hal.base import Board, HardwareError, Pins
 
-MODEL_FILE = Path("/proc/device-tree/model")
+# The board model and the pin-factory choice live in hal.pins (no gpiozero import there, so
+# `launcher doctor` stays light); they are re-exported here for the firmware.
+from hal.pins import MODEL_FILE, auto_factory_name, factory_name, pi_model
+
+__all__ = ["MODEL_FILE", "PWM_FREQUENCY", "GpioInput", "GpioOutput", "HBridgeMotor",
+           "auto_factory_name", "build_board", "factory_name", "make_factory", "open_board",
+           "pi_model"]
+
 PWM_FREQUENCY = 1000  # Hz; DRV8833 and TB6612 are happy anywhere from 100 Hz to 50 kHz
-
-
-def pi_model(model_file: Path = MODEL_FILE) -> str | None:
-    """The Raspberry Pi model string, or None when this is not a Pi."""
-    try:
-        model = model_file.read_bytes().decode("ascii", "replace").strip("\x00\n ")
-    except OSError:
-        return None
-    return model if model.startswith("Raspberry Pi") else None
-
-
-def auto_factory_name(env: dict[str, str] | None = None, model: str | None = None) -> str:
-    """What ``pin_factory = "auto"`` means here: env, then the Pi model, else mock."""
-    env = dict(os.environ) if env is None else env
-    forced = env.get("GPIOZERO_PIN_FACTORY", "").strip().lower()
-    if forced:
-        return forced
-    if model is None:
-        return "mock"
-    return "lgpio" if "Raspberry Pi 5" in model else "pigpio"
-
-
-def factory_name(setting: str, model: str | None, env: dict[str, str] | None = None) -> str:
-    """The one choice of pin factory: ``board.pin_factory`` as given, or what "auto" means
-    on this machine (``model`` is ``pi_model()``)."""
-    if setting != "auto":
-        return setting
-    return auto_factory_name(env, model)
+# 1000 Hz is also exact on both real factories: one of pigpio's 18 frequencies at its default
+# 5 us sample rate, and within lgpio's 0.1-10000 Hz software PWM.
 
 
 def open_board(pins: Pins, name: str) -> Board:
     """The real board on the named pin factory (see ``factory_name``)."""
-    return build_board(pins, make_factory(name), name=name)
+    factory = make_factory(name)
+    try:
+        return build_board(pins, factory, name=name)
+    except HardwareError:
+        factory.close()
+        raise
 
 
+# What to do when a factory cannot start: (missing Python module, any other failure).
 _HINTS = {
-    "lgpio": "install it with: sudo apt install python3-lgpio "
-    "(and make the venv with --system-site-packages)",
-    "pigpio": "pigpio daemon not running: sudo systemctl start pigpiod "
-    "(on a Pi 5 use pin_factory = \"lgpio\")",
-    "native": "the native factory needs /dev/gpiomem and a Pi 1-4",
+    "lgpio": ("the lgpio module is missing: sudo apt install python3-lgpio, and make the venv "
+              "with --system-site-packages (systemd/install.sh does both)",
+              "check that /dev/gpiochip0 exists and that this user is in the gpio group "
+              "(launcher doctor checks both)"),
+    "pigpio": ("the pigpio module is missing: pip install pigpio in the launcher's venv "
+               "(the [pi] extra; systemd/install.sh does it)",
+               "pigpio daemon not running: sudo systemctl start pigpiod "
+               "(on a Pi 5 use pin_factory = \"lgpio\")"),
+    "native": ("", "the native factory needs /dev/gpiomem and a Pi 1-4"),
 }
+
+
+def _hint(name: str, exc: BaseException) -> str:
+    missing, other = _HINTS.get(name, ("", ""))
+    if isinstance(exc, ImportError) and missing:
+        return missing
+    return other
 
 
 def make_factory(name: str) -> Factory:
@@ -80,10 +77,8 @@ def make_factory(name: str) -> Factory:
             from gpiozero.pins.native import NativeFactory
 
             return NativeFactory()
-    except (ImportError, OSError, RuntimeError) as exc:
-        raise HardwareError(f"pin factory {name} failed ({exc}): {_HINTS[name]}") from exc
-    except Exception as exc:  # gpiozero raises its own error types per factory
-        raise HardwareError(f"pin factory {name} failed ({exc}): {_HINTS.get(name, '')}") from exc
+    except Exception as exc:  # ImportError, OSError, and gpiozero's own types per factory
+        raise HardwareError(f"pin factory {name} failed ({exc}): {_hint(name, exc)}") from exc
     raise HardwareError(f"unknown pin factory {name!r}: use lgpio, pigpio, native or mock")
 
 
@@ -152,9 +147,13 @@ class HBridgeMotor:
         self._in1 = PWMOutputDevice(
             in1, initial_value=0, frequency=PWM_FREQUENCY, pin_factory=factory
         )
-        self._in2 = PWMOutputDevice(
-            in2, initial_value=0, frequency=PWM_FREQUENCY, pin_factory=factory
-        )
+        try:
+            self._in2 = PWMOutputDevice(
+                in2, initial_value=0, frequency=PWM_FREQUENCY, pin_factory=factory
+            )
+        except BaseException:
+            self._in1.close()  # let IN1 go again: the caller gets no motor to close
+            raise
 
     @property
     def speed(self) -> float:
@@ -180,19 +179,55 @@ class HBridgeMotor:
 
 
 def build_board(pins: Pins, factory: Factory, *, simulated: bool = False, name: str = "") -> Board:
-    """Wire every part of the launcher to its pin through ``factory``."""
+    """Wire every part of the launcher to its pin through ``factory``.
+
+    A pin the factory refuses (taken by another program, not a GPIO on this board) stops
+    the wiring with a ``HardwareError`` naming the config key; the parts made so far are
+    closed again, so their pins are free for the next try.
+    """
+    made: list[Any] = []
+
+    def part(key: str, pin: int, make: Callable[[], Any]) -> Any:
+        try:
+            device = make()
+        except Exception as exc:  # each factory raises its own types (lgpio.error, ...)
+            for device in reversed(made):
+                device.close()
+            raise HardwareError(_claim_failure(key, pin, exc)) from exc
+        made.append(device)
+        return device
+
+    def inp(key: str) -> GpioInput:
+        pin = getattr(pins, key)
+        return part(key, pin, lambda: GpioInput(pin, factory))
+
+    def out(key: str) -> GpioOutput:
+        pin = getattr(pins, key)
+        return part(key, pin, lambda: GpioOutput(pin, factory))
+
+    motor = part("motor_in1/motor_in2", pins.motor_in1,
+                 lambda: HBridgeMotor(pins.motor_in1, pins.motor_in2, factory))
     return Board(
-        button=GpioInput(pins.button, factory),
-        lid_closed=GpioInput(pins.lid_closed, factory),
-        lid_open=GpioInput(pins.lid_open, factory),
-        exit_beam=None if pins.exit_beam is None else GpioInput(pins.exit_beam, factory),
-        home=GpioInput(pins.home, factory),
-        yellow_back=GpioInput(pins.yellow_back, factory),
-        motor=HBridgeMotor(pins.motor_in1, pins.motor_in2, factory),
-        motor_enable=GpioOutput(pins.motor_sleep, factory),
-        rotator=GpioOutput(pins.rotator, factory),
-        amp=GpioOutput(pins.amp_enable, factory),
-        led=GpioOutput(pins.led, factory),
+        button=inp("button"),
+        lid_closed=inp("lid_closed"),
+        lid_open=inp("lid_open"),
+        exit_beam=None if pins.exit_beam is None else inp("exit_beam"),
+        home=inp("home"),
+        yellow_back=inp("yellow_back"),
+        motor=motor,
+        motor_enable=out("motor_sleep"),
+        rotator=out("rotator"),
+        amp=out("amp_enable"),
+        led=out("led"),
         simulated=simulated,
         name=name or type(factory).__name__,
     )
+
+
+def _claim_failure(key: str, pin: int, exc: BaseException) -> str:
+    text = f"pins.{key} = {pin}: the pin factory refused GPIO {pin} ({exc})"
+    if "busy" in str(exc).lower():
+        # lgpio's "GPIO busy": the kernel has handed the line to another process.
+        return (text + ": another program holds it; stop it (sudo systemctl stop launcher, "
+                "or see `gpioinfo`) or choose another pin")
+    return text + ": check the pin number in the config (`launcher doctor` checks them all)"

@@ -366,8 +366,9 @@ do_install() {
     install_config
     install_units
     install_boot
-    say "installed. Next: sudo systemctl stop launcher; $VENV/bin/launcher selftest" \
-        "--config $CONFIG; then sudo systemctl start launcher"
+    say "installed. Next: sudo $VENV/bin/launcher doctor (what is still missing, with" \
+        "the fix); sudo systemctl stop launcher; $VENV/bin/launcher selftest --config" \
+        "$CONFIG; then sudo systemctl start launcher"
     if [ "$REBOOT" = 1 ]; then
         say "boot settings changed: reboot before the self-test (sudo reboot)"
     fi

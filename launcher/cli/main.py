@@ -138,10 +138,12 @@ def _registrars(service_only: bool = False) -> list:
     if service_only:
         return [pi_cli.register]
     from launcher.cli import console_client as console_cli
+    from launcher.cli import doctor as doctor_cli
     from launcher.cli import simulate as games_cli
     from launcher.cli import sounds as sounds_cli
 
-    return [console_cli.register, sounds_cli.register, games_cli.register, pi_cli.register]
+    return [console_cli.register, sounds_cli.register, games_cli.register, pi_cli.register,
+            doctor_cli.register]
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -1,0 +1,95 @@
+"""Facts about the Pi's header with no gpiozero in sight: the board model, the one choice
+of pin factory, and which pins the launcher's own buses already use.
+
+Kept free of gpiozero imports so that ``launcher doctor`` and the config check can use it
+on a Pi Zero in a fraction of a second.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+
+from hal.base import HardwareError
+
+MODEL_FILE = Path("/proc/device-tree/model")
+FACTORIES = ("lgpio", "pigpio", "native", "mock")
+
+# The Pi 5 family (5, 500, Compute Module 5) has its header on the RP1 chip: only the
+# kernel's gpiochip interface (lgpio) reaches it. pigpio and gpiozero's native factory
+# poke the BCM283x registers, which that chip does not have. Same pattern as install.sh.
+_PI5_FAMILY = re.compile(r"Raspberry Pi (5|500|Compute Module 5)\b")
+
+
+def pi_model(model_file: Path | None = None, *, root: Path = Path("/")) -> str | None:
+    """The Raspberry Pi model string, or None when this is not a Pi.
+
+    ``root`` stands for ``/`` (tests give a folder); ``model_file`` overrides the path.
+    """
+    path = model_file if model_file is not None else root / "proc/device-tree/model"
+    try:
+        model = path.read_bytes().decode("ascii", "replace").strip("\x00\n ")
+    except OSError:
+        return None
+    return model if model.startswith("Raspberry Pi") else None
+
+
+def is_pi5_family(model: str | None) -> bool:
+    """True for a Raspberry Pi 5, 500 or Compute Module 5."""
+    return model is not None and _PI5_FAMILY.match(model) is not None
+
+
+def auto_factory_name(env: dict[str, str] | None = None, model: str | None = None) -> str:
+    """What ``pin_factory = "auto"`` means here: env, then the Pi model, else mock."""
+    env = dict(os.environ) if env is None else env
+    forced = env.get("GPIOZERO_PIN_FACTORY", "").strip().lower()
+    if forced:
+        return _allowed(forced, model, "GPIOZERO_PIN_FACTORY")
+    if model is None:
+        return "mock"
+    return "lgpio" if is_pi5_family(model) else "pigpio"
+
+
+def factory_name(setting: str, model: str | None, env: dict[str, str] | None = None) -> str:
+    """The one choice of pin factory: ``board.pin_factory`` as given, or what "auto" means
+    on this machine (``model`` is ``pi_model()``). A Pi 5 never gets pigpio or native."""
+    if setting != "auto":
+        return _allowed(setting, model, "board.pin_factory")
+    return auto_factory_name(env, model)
+
+
+def _allowed(name: str, model: str | None, where: str) -> str:
+    if name in ("pigpio", "native") and is_pi5_family(model):
+        raise HardwareError(
+            f'{where} = "{name}" cannot reach the GPIO of a {model} (its header is on the '
+            f'RP1 chip): use "lgpio" or "auto"')
+    return name
+
+
+# BCM pins of the buses the launcher uses, and why each is taken.
+_I2S = {18: "I2S bit clock (PCM_CLK) to the amplifier",
+        19: "I2S frame clock (PCM_FS) to the amplifier",
+        21: "I2S data out (PCM_DOUT) to the amplifier"}
+_I2S_INPUT = {20: "I2S data in (PCM_DIN)"}
+_UART = {14: "UART TXD of the serial console", 15: "UART RXD of the serial console"}
+_ID_EEPROM = {0: "ID EEPROM (ID_SD): reserved for HAT identification",
+              1: "ID EEPROM (ID_SC): reserved for HAT identification"}
+
+
+def reserved_pins(i2s: bool, uart: bool, i2s_input: bool = False) -> dict[int, str]:
+    """BCM pin -> why the launcher must not use it as a plain GPIO.
+
+    ``i2s``: the I2S amplifier overlay is on (GPIO 18, 19, 21; ``i2s_input`` adds 20, the
+    capture line, which the MAX98357A does not use). ``uart``: the serial console is on the
+    UART (GPIO 14, 15). GPIO 0 and 1 are always reserved: the Pi's boot firmware reads a
+    HAT's ID EEPROM over them.
+    """
+    taken = dict(_ID_EEPROM)
+    if i2s:
+        taken.update(_I2S)
+        if i2s_input:
+            taken.update(_I2S_INPUT)
+    if uart:
+        taken.update(_UART)
+    return dict(sorted(taken.items()))

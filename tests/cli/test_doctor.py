@@ -1,0 +1,121 @@
+"""``launcher doctor`` on fake roots: a healthy Pi 4, a healthy Pi 5, and one fixture per FAIL.
+
+Each fixture under fixtures/doctor/ is a folder standing for ``/`` (``root/``) and the
+recorded outputs of the commands (``commands.toml``), or a ``fixture.toml`` naming a base
+fixture and what differs from it: files replaced or removed, command outputs changed, and
+the checks it must FAIL (``expect``) or WARN (``warn``).
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+import tomllib
+from pathlib import Path
+
+import pytest
+
+from launcher.cli.doctor import FAIL, PASS, WARN, diagnose, gather, recorded
+from launcher.cli.main import main
+
+FIXTURES = Path(__file__).parent / "fixtures" / "doctor"
+NAMES = sorted(p.name for p in FIXTURES.iterdir() if (p / "fixture.toml").exists())
+REPO = Path(__file__).resolve().parents[2]
+
+
+def toml_string(text: str) -> str:
+    return json.dumps(text)  # a JSON string of ASCII text is a TOML basic string
+
+
+def build(name: str, where: Path) -> tuple[Path, Path, dict]:
+    """The fixture laid out under ``where``: (root folder, commands file, its fixture.toml)."""
+    spec = tomllib.loads((FIXTURES / name / "fixture.toml").read_text())
+    base = FIXTURES / spec.get("base", name)
+    root = where / "root"
+    shutil.copytree(base / "root", root, symlinks=True)
+    for rel, text in spec.get("files", {}).items():
+        (root / rel).write_text(text.lstrip("\n"))
+    for rel in spec.get("remove", []):
+        (root / rel).unlink()
+    table = tomllib.loads((base / "commands.toml").read_text())
+    for key, entry in spec.get("commands", {}).items():
+        table[key] = entry
+    commands = where / "commands.toml"
+    commands.write_text("".join(
+        f"[{key}]\nrc = {int(entry.get('rc', 0))}\nout = {toml_string(entry.get('out', ''))}\n"
+        for key, entry in table.items()))
+    return root, commands, spec
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_each_fixture_fails_and_warns_exactly_where_it_should(name, tmp_path):
+    root, commands, spec = build(name, tmp_path)
+    results = diagnose(gather(root, recorded(commands)))
+    assert {r.item for r in results if r.status == FAIL} == set(spec["expect"])
+    assert {r.item for r in results if r.status == WARN} == set(spec.get("warn", []))
+    for r in results:
+        assert r.status in (PASS, WARN, FAIL)
+        if r.status != PASS:
+            assert r.fix, f"{r.item} says what is wrong but not what to do"
+
+
+def test_the_healthy_fixtures_cover_both_pin_factories(tmp_path):
+    seen = {}
+    for name in ("healthy-pi4", "healthy-pi5"):
+        root, commands, _ = build(name, tmp_path / name)
+        board = next(r for r in diagnose(gather(root, recorded(commands))) if r.item == "board")
+        seen[name] = board.detail
+    assert "pin factory pigpio" in seen["healthy-pi4"]
+    assert "pin factory lgpio" in seen["healthy-pi5"]
+
+
+@pytest.mark.parametrize(("name", "code"), [("healthy-pi4", 0), ("healthy-pi5", 0),
+                                            ("fail-pigpiod-down", 1), ("fail-pin-on-i2s", 1)])
+def test_the_command_exits_non_zero_on_any_fail(name, code, tmp_path, capsys):
+    root, commands, _ = build(name, tmp_path)
+    assert main(["doctor", "--root", str(root), "--recorded", str(commands)]) == code
+    out = capsys.readouterr().out
+    assert out.splitlines()[0].startswith("launcher doctor: Raspberry Pi")
+    assert (f"{FAIL}  " in out) == (code == 1)
+
+
+def test_json_gives_every_check_with_its_status_and_fix(tmp_path, capsys):
+    root, commands, _ = build("fail-user-not-in-gpio", tmp_path)
+    assert main(["doctor", "--json", "--root", str(root), "--recorded", str(commands)]) == 1
+    report = json.loads(capsys.readouterr().out)
+    assert report["model"] == "Raspberry Pi 4 Model B Rev 1.4" and report["ok"] is False
+    failed = [c for c in report["checks"] if c["status"] == FAIL]
+    assert failed == [{"status": FAIL, "item": "service user",
+                       "detail": "launcher is not in gpio",
+                       "fix": "sudo usermod -aG gpio launcher"}]
+
+
+def test_off_a_pi_it_says_so_in_one_line_and_exits_2(tmp_path, capsys):
+    (tmp_path / "proc/device-tree").mkdir(parents=True)
+    (tmp_path / "proc/device-tree/model").write_bytes(b"Generic x86 PC\x00")
+    assert main(["doctor", "--root", str(tmp_path)]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert len(captured.err.splitlines()) == 1 and "not a Raspberry Pi" in captured.err
+
+
+def test_docs_show_the_healthy_pi_5_output_as_the_command_prints_it(tmp_path, capsys):
+    base = FIXTURES / "healthy-pi5"
+    assert main(["doctor", "--root", str(base / "root"),
+                 "--recorded", str(base / "commands.toml")]) == 0
+    printed = capsys.readouterr().out
+    doc = (REPO / "docs" / "doctor.md").read_text()
+    assert printed in doc, "docs/doctor.md is out of date: paste the command's output"
+
+
+def test_the_doctor_does_not_import_gpiozero():
+    # It runs on a Pi Zero: no gpiozero, no firmware, no simulator to import.
+    code = ("import sys; import launcher.cli.doctor; "
+            "print(sorted(m for m in sys.modules if m.split('.')[0] in "
+            "('gpiozero', 'serial', 'numpy', 'matplotlib') or m.startswith('launcher.firmware')"
+            " or m.startswith('launcher.sim')))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True, cwd=REPO).stdout
+    assert out.strip() == "[]"
