@@ -1,10 +1,21 @@
-"""Shared fixtures: every test must leave no thread behind."""
+"""Shared fixtures: every test must leave no thread behind.
+
+Under CI (``CI`` set) hypothesis runs derandomized: the same examples every run, so a red
+build is reproducible. On a developer's machine it explores new examples each time and
+keeps what failed in ``.hypothesis/``.
+"""
 
 from __future__ import annotations
 
+import os
 import threading
 
 import pytest
+from hypothesis import settings as hypothesis_settings
+
+hypothesis_settings.register_profile("ci", derandomize=True, print_blob=True)
+if os.environ.get("CI"):
+    hypothesis_settings.load_profile("ci")
 
 from launcher.core import config
 from launcher.sim.rig import SimRig
