@@ -13,12 +13,12 @@ import threading
 import pytest
 from hypothesis import settings as hypothesis_settings
 
+from launcher.core import config
+from launcher.sim.rig import SimRig
+
 hypothesis_settings.register_profile("ci", derandomize=True, print_blob=True)
 if os.environ.get("CI"):
     hypothesis_settings.load_profile("ci")
-
-from launcher.core import config
-from launcher.sim.rig import SimRig
 
 
 @pytest.fixture(autouse=True)

@@ -59,7 +59,10 @@ def cmd_run(args: argparse.Namespace) -> int:
         app, sim = simulated_app(settings, reactor, rng, log.warning)
         extras = console_extras(sim)
     else:
+        from launcher.firmware.safestop import remember_pins
+
         app = build_app(settings, reactor, rng, open_board(settings.pins, name))
+        remember_pins(settings)  # for a safe-stop whose config breaks before the next start
         extras = {}
     return run_firmware(app, seed, config_path=args.config, console_extras=extras)
 

@@ -202,16 +202,28 @@ def run_play(settings: config.Settings, seed: int, lines: bool = False,
             play.run_line(KEYS[item])
         return 0.0
 
+    waiting: list[threading.Event] = []  # the input held back by `wait S` (one at most)
+    inflight: list[threading.Event] = []  # the input being handled, released at the end
+
+    def wait_over(eventtime: float) -> float:
+        while waiting:
+            waiting.pop().set()
+        return NEVER
+
+    # One timer for every `wait`, re-armed each time: a long script must not pile up timers.
+    wait_timer = play.reactor.register_timer(wait_over, NEVER, "play.wait")
+
     def post(item: str) -> None:
         # One input at a time: the next waits until this one and the pin edges it caused
         # (posted behind it) have been handled, so a script reads what a person would see.
         done = threading.Event()
+        inflight[:] = [done]
 
         def handle() -> None:
             hold = on_input(item)
             if hold > 0:
-                play.reactor.register_timer(lambda t: done.set() or NEVER,
-                                             play.reactor.monotonic() + hold, "play.wait")
+                waiting.append(done)
+                play.reactor.update_timer(wait_timer, play.reactor.monotonic() + hold)
             else:
                 play.reactor.post(done.set)
 
@@ -233,5 +245,9 @@ def run_play(settings: config.Settings, seed: int, lines: bool = False,
     finally:
         play.app.stop()
         play.app.board.close()
+        for done in inflight:
+            done.set()  # the reactor has stopped: let the reader thread see its input through
+        if not live:
+            thread.join(timeout=5)
     return 0
 

@@ -24,6 +24,20 @@ class Saved:
                           sort_keys=True, indent=1) + "\n"
 
 
+# Bounds a real launcher never reaches: a value past them is a corrupt file, not a count.
+MAX_STREAK = 1000
+MAX_INVENTORY = 10_000
+MAX_COUNTER = 2**53  # exact in every JSON reader
+COUNTER_NAME = 64  # characters
+
+
+def _count(name: str, value: Any, hi: int) -> int:
+    # bool is an int in Python, and true is no count.
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= hi:
+        raise ValueError(f"{name} {value!r}: must be a whole number within 0..{hi}")
+    return value
+
+
 def parse(data: Any) -> Saved:
     """A decoded state file as ``Saved``; ValueError naming the first bad field."""
     if not isinstance(data, dict) or data.get("version") != VERSION:
@@ -31,15 +45,15 @@ def parse(data: Any) -> Saved:
     side = data["side"]
     if side not in ("mild", "wild"):
         raise ValueError(f"side {side!r}")
-    streak = data["dry_streak"]
+    streak = _count("dry_streak", data["dry_streak"], MAX_STREAK)
     inventory = data["inventory"]
+    if inventory is not None:
+        inventory = _count("inventory", inventory, MAX_INVENTORY)
     counters = data["counters"]
-    if not isinstance(streak, int) or streak < 0:
-        raise ValueError(f"dry_streak {streak!r}")
-    if inventory is not None and (not isinstance(inventory, int) or inventory < 0):
-        raise ValueError(f"inventory {inventory!r}")
-    if not isinstance(counters, dict) or not all(
-        isinstance(k, str) and isinstance(v, int) for k, v in counters.items()
-    ):
-        raise ValueError("counters")
+    if not isinstance(counters, dict) or len(counters) > 100:
+        raise ValueError("counters: must be a table of at most 100 counts")
+    for key, value in counters.items():
+        if not isinstance(key, str) or not key.isidentifier() or len(key) > COUNTER_NAME:
+            raise ValueError(f"counters: bad name {str(key)[:COUNTER_NAME]!r}")
+        _count(f"counters.{key}", value, MAX_COUNTER)
     return Saved(side, streak, inventory, dict(counters))

@@ -11,6 +11,8 @@ on the driver inputs (hardware/power.md) hold them there afterwards.
 from __future__ import annotations
 
 import argparse
+import dataclasses
+import json
 import logging
 import tomllib
 from collections.abc import Callable
@@ -23,6 +25,7 @@ from hal.gpio import GpioOutput, HBridgeMotor, factory_name, make_factory, pi_mo
 from launcher.core import config
 from launcher.core.config import Settings
 from launcher.core.errors import ConfigError
+from launcher.firmware.disk import atomic_write
 
 log = logging.getLogger(__name__)
 
@@ -76,24 +79,66 @@ def _coast(motor: HBridgeMotor) -> None:
         motor.close()
 
 
-def settings_for_safe_stop(path: str | None) -> tuple[Settings, ConfigError | None]:
-    """The settings to stop with, and the config error that was worked around, if any.
+PINS_FILE = "last-good-pins.json"  # beside the state file: the pins of the last good start
 
-    A config broken somewhere other than ``[board]`` and ``[pins]`` (say, edited while
-    the launcher ran, before it crashed) still says where the motor is: those two tables
-    are used with the defaults for the rest. A broken ``[pins]`` is not guessed around.
+
+def pins_file(settings: Settings) -> Path:
+    return settings.state_path.parent / PINS_FILE
+
+
+def remember_pins(settings: Settings) -> None:
+    """Note the pins and factory of a good start, for a safe-stop whose config breaks later."""
+    data = {"pin_factory": settings.pin_factory, "pins": dataclasses.asdict(settings.pins)}
+    try:
+        atomic_write(pins_file(settings), json.dumps(data, sort_keys=True) + "\n")
+    except OSError as exc:
+        log.warning("cannot remember the pins in %s: %s", pins_file(settings), exc)
+
+
+def _remembered(path: Path) -> tuple[Settings, Path] | None:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        raw = config.merge(config.default_raw(), {
+            "board": {"pin_factory": data["pin_factory"]},
+            "pins": {k: -1 if v is None else v for k, v in data["pins"].items()}})
+        return config.settings_from_dict(raw), path
+    except (OSError, ValueError, KeyError, TypeError, AttributeError, RecursionError):
+        return None  # ConfigError is a ValueError: a bad file is no memory at all
+
+
+def settings_for_safe_stop(path: str | None, state_dir: Path | None = None
+                           ) -> tuple[Settings, str | None]:
+    """The settings to stop with, and what was worked around (None: the config as it is).
+
+    In order: the config; a config broken outside ``[board]`` and ``[pins]`` (edited while
+    the launcher ran, say) with those two tables; the pins remembered from the last good
+    start (``launcher run`` writes them beside the default state file); and, only when the
+    config file cannot be read at all, the default pins. Pins that are readable but wrong
+    are not guessed around when nothing was remembered: the error is raised.
     """
     try:
         return config.load(path), None
     except ConfigError as exc:
         if path is None:
             raise
+        error = exc
+    unreadable = error.key == "file"
+    if not unreadable:
         try:
             user = tomllib.loads(Path(path).read_text(encoding="utf-8"))
             partial = {key: user[key] for key in ("board", "pins") if key in user}
-            return config.settings_from_dict(config.merge(config.default_raw(), partial)), exc
-        except (OSError, tomllib.TOMLDecodeError, ConfigError):
-            raise exc from None
+            settings = config.settings_from_dict(config.merge(config.default_raw(), partial))
+            return settings, f"config error ({error}); stopping with its [board] and [pins]"
+        except (OSError, ValueError, RecursionError):
+            pass  # the pins themselves are broken (ConfigError and TOML errors are ValueErrors)
+    defaults = config.load(None)
+    remembered = _remembered((state_dir or defaults.state_path.parent) / PINS_FILE)
+    if remembered is not None:
+        settings, where = remembered
+        return settings, f"config error ({error}); using the pins of the last good start ({where})"
+    if unreadable:
+        return defaults, f"config error ({error}); using the default pins"
+    raise error
 
 
 def factory_names(settings: Settings, model: str | None = None,
@@ -124,9 +169,10 @@ def safe_stop(settings: Settings, *, model: str | None = None,
 def cmd_safe_stop(args: argparse.Namespace) -> int:
     settings, problem = settings_for_safe_stop(args.config)
     if problem is not None:
-        log.warning("config error (%s); stopping with its [board] and [pins] tables", problem)
+        log.warning("%s", problem)
     name = safe_stop(settings, model=pi_model())
     p = settings.pins
+    source = "config" if problem is None else problem.split("; ", 1)[1]
     print(f"safe-stop: motor_sleep={p.motor_sleep} motor_in1={p.motor_in1} "
-          f"motor_in2={p.motor_in2} rotator={p.rotator} low ({name})")
+          f"motor_in2={p.motor_in2} rotator={p.rotator} low ({name}; {source})")
     return 0

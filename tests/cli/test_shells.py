@@ -75,3 +75,32 @@ def test_run_refuses_a_bad_config_with_exit_2(tmp_path):
                           text=True, timeout=60, env=ENV, check=False)
     assert proc.returncode == 2
     assert proc.stderr.strip() == "config error: motor.speed = 3: must be within 0.1..1"
+
+
+def test_play_wait_lines_reuse_one_timer(monkeypatch, tmp_path):
+    """`wait S` once registered a timer per line and never let it go (16 MB per 10,000)."""
+    import io
+
+    from launcher.cli import play as play_module
+    from launcher.core import config as cfg
+
+    made = []
+
+    class Recorded(play_module.Playground):
+        def __init__(self, *args, **kw):
+            super().__init__(*args, **kw)
+            made.append(self)
+
+    monkeypatch.setattr(play_module, "Playground", Recorded)
+    monkeypatch.setattr("launcher.firmware.runner.install_signal_handlers", lambda stop: None)
+    settings = cfg.settings_from_dict(cfg.merge(cfg.default_raw(), {
+        "audio": {"backend": "null"}, "state": {"path": str(tmp_path / "s.json")}}))
+
+    def live_timers_after(waits: int) -> int:
+        out = io.StringIO()
+        assert play_module.run_play(settings, 1, lines=True,
+                                    stdin=io.StringIO("wait 0.0001\n" * waits), stdout=out) == 0
+        assert out.getvalue().count("ok waiting=0.0001") == waits
+        return made[-1].reactor.live_timers
+
+    assert live_timers_after(5) == live_timers_after(200)

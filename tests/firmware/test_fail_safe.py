@@ -232,3 +232,5 @@ def test_launcher_run_imports_no_simulation_module(tmp_path: Path) -> None:
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip() == "exit 0 loaded []", proc.stdout + proc.stderr
     assert "started on lgpio" in proc.stderr
+    # A good start on a real board leaves its pins for a safe-stop whose config breaks later.
+    assert json.loads((tmp_path / "last-good-pins.json").read_text())["pins"]["motor_in1"] == 12
