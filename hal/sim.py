@@ -187,12 +187,24 @@ class SimLauncher:
         self._drive("exit_beam", held or self._card_in_beam is not None)
 
     def stick(self, sensor: str, active: bool | None) -> None:
-        """Hold an input at a level whatever happens (``None`` lets it go)."""
+        """Hold an input at a level whatever happens (``None`` lets it go to its true level)."""
         if active is None:
             self._stuck.pop(sensor, None)
+            self._redrive(sensor)
         else:
             self._stuck[sensor] = active
             self._drive(sensor, active)
+
+    def _redrive(self, sensor: str) -> None:
+        """Drive an input to what the mechanics say it is now."""
+        if sensor in ("home", "yellow_back"):
+            self._update_cartridge_sensors()
+        elif sensor == "exit_beam":
+            self._drive("exit_beam", self._card_in_beam is not None)
+        elif sensor in ("lid_closed", "lid_open"):
+            self._drive(sensor, self._lid == ("closed" if sensor == "lid_closed" else "full"))
+        elif sensor == "button":
+            self._drive("button", False)
 
     # -- physics --
 

@@ -1,0 +1,222 @@
+"""The simulated launcher under random use: a hypothesis rule-based state machine.
+
+Rules do what people and hardware do (presses and mashing, the lid at any moment, even
+inside a debounce window, loads, jams and stalls, sensor glitches, time jumps, sleep and
+wake, console commands with debug runs); the invariants are checked after every step on
+the manual reactor. `make test` runs a short tier; `make test-slow` runs 10,000 examples.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+
+import pytest
+from hypothesis import HealthCheck, settings
+from hypothesis import strategies as st
+from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule
+
+from launcher.core import machine as m
+from launcher.firmware.console import Console
+from launcher.sim.rig import SimRig
+from launcher.sim.unit import console_extras
+
+TIMER_BOUND = 40  # live reactor timers: the firmware's, the simulator's, the console's
+EPS = 1e-9
+
+
+class LauncherUnderUse(RuleBasedStateMachine):
+    """One simulated unit, its console, and what the test has seen happen to it."""
+
+    @initialize(seed=st.integers(0, 2**16), cards=st.integers(0, 40))
+    def start(self, seed: int, cards: int) -> None:
+        self.rig = SimRig(seed=seed)
+        self.console = Console(self.rig.app, **console_extras(self.rig.sim))
+        self.loaded = 0
+        self.load(cards)
+        self.max_run = self.rig.settings.timing.max_run
+        self.run_started: float | None = None
+        self.violations: list[str] = []
+        motor = self.rig.app.board.motor
+        forward, stop = motor.forward, motor.stop
+
+        # Watch the adapter itself: every run command must find the lid pin closed.
+        def watched_forward(speed: float) -> None:
+            if not self.rig.app.board.lid_closed.is_active:
+                self.violations.append(f"motor driven with the lid open at {self.rig.now}")
+            if self.run_started is None:
+                self.run_started = self.rig.now
+            forward(speed)
+
+        def watched_stop(brake: bool = True) -> None:
+            self._end_run()
+            stop(brake)
+
+        motor.forward = watched_forward  # type: ignore[method-assign]
+        motor.stop = watched_stop  # type: ignore[method-assign]
+
+    def teardown(self) -> None:
+        rig = getattr(self, "rig", None)
+        if rig is not None:
+            self.console.close()
+            rig.close()
+
+    # -- helpers --
+
+    def _end_run(self) -> None:
+        if self.run_started is not None:
+            ran = self.rig.now - self.run_started
+            if ran > self.max_run + EPS:
+                self.violations.append(f"motor ran {ran:.3f} s > max_run {self.max_run}")
+            self.run_started = None
+
+    def load(self, cards: int) -> None:
+        self.rig.sim.load(f"c{self.loaded + i}" for i in range(cards))
+        self.loaded += cards
+        self.rig.app.load(len(self.rig.sim.cartridge))
+        self.rig.advance(0)
+
+    def settle(self) -> None:
+        self.rig.advance(0)
+
+    # -- rules: people --
+
+    @rule()
+    def press(self) -> None:
+        before = self.rig.app.machine.memory.counters.get("presses", 0)
+        decisions = len(self.rig.app.events("dry")) + len(self.rig.app.events("shoot"))
+        self.rig.sim.press()
+        self.settle()
+        after = self.rig.app.machine.memory.counters.get("presses", 0)
+        made = len(self.rig.app.events("dry")) + len(self.rig.app.events("shoot")) - decisions
+        assert after - before <= 1 and made == after - before
+
+    @rule()
+    def mash(self) -> None:
+        for _ in range(3):
+            self.rig.sim.press(hold=0.01)
+            self.rig.advance(0.02)
+
+    @rule(where=st.sampled_from(["ajar", "full", "closed"]),
+          inside=st.floats(0.0, 0.03))
+    def lid(self, where: str, inside: float) -> None:
+        sim = self.rig.sim
+        if where == "closed":
+            sim.close_lid()
+        else:
+            sim.open_lid(full=where == "full")
+        self.rig.advance(inside)  # the next step may land inside this edge's debounce window
+
+    @rule(cards=st.integers(1, 30))
+    @precondition(lambda self: self.rig.state in (m.READY, m.LID_OPEN))
+    def reload(self, cards: int) -> None:
+        self.load(cards)
+
+    @rule()
+    def take_cards(self) -> None:
+        self.rig.sim.take()
+
+    # -- rules: hardware trouble --
+
+    @rule(trouble=st.sampled_from(["jam", "unjam", "stall_rotator", "unstall_rotator",
+                                   "stall_roller", "unstall_roller"]))
+    def trouble(self, trouble: str) -> None:
+        sim = self.rig.sim
+        match trouble:
+            case "jam":
+                sim.jam()
+            case "unjam":
+                sim.clear_jam()
+            case "stall_rotator" | "unstall_rotator":
+                sim.stall_rotator(trouble == "stall_rotator")
+            case "stall_roller" | "unstall_roller":
+                sim.stall_roller(trouble == "stall_roller")
+        self.settle()
+
+    @rule(sensor=st.sampled_from(["home", "yellow_back", "exit_beam"]),
+          level=st.booleans(), length=st.floats(0.0, 0.2))
+    def glitch(self, sensor: str, level: bool, length: float) -> None:
+        self.rig.sim.stick(sensor, level)
+        self.rig.advance(length)
+        self.rig.sim.stick(sensor, None)
+        self.settle()
+
+    # -- rules: time --
+
+    @rule(seconds=st.one_of(st.floats(0.0, 0.5), st.floats(0.0, 400.0)))
+    def time_passes(self, seconds: float) -> None:
+        rig = self.rig
+        due = rig.app.timer_due("idle")
+        quiet = rig.state in (m.READY, m.LID_OPEN) and not rig.sim.motor_running
+        rig.advance(seconds)
+        if quiet and due <= rig.now and due != math.inf:
+            sleeps = [t for t, kind, _ in rig.app.history if kind == "sleep"]
+            assert sleeps and abs(sleeps[-1] - due) < EPS, "sleep did not start at the limit"
+
+    # -- rules: the console --
+
+    @rule(line=st.sampled_from([
+        "sleep", "wake", "clear", "status", "press", "debug on", "debug off",
+        "motor run 50", "motor run 300", "rotate", "load 5", "inventory", "side",
+        "luck show", "json on", "json off", "stats", "log 5",
+    ]))
+    def console_line(self, line: str) -> None:
+        out = self.console.handle_line(line)
+        assert len([x for x in out if x == "ok" or x.startswith(("ok ", "error ", '{"ok"'))]) == 1
+        assert all(x.isprintable() for x in out)
+        if line == "load 5":
+            self.rig.app.load(len(self.rig.sim.cartridge))  # keep the count true to the sim
+        self.settle()
+
+    # -- invariants --
+
+    @invariant()
+    def the_motor_is_safe(self) -> None:
+        if not hasattr(self, "rig"):
+            return
+        sim, rig = self.rig.sim, self.rig
+        assert not self.violations, self.violations
+        if not rig.app.board.lid_closed.is_active:
+            assert rig.app.board.motor.speed == 0
+        if self.run_started is not None:
+            assert rig.now - self.run_started <= self.max_run + EPS
+        if rig.state in (m.FAULT, m.ASLEEP):
+            assert not sim.motor_running and not sim.level("rotator")
+
+    @invariant()
+    def ready_means_the_side_the_sensor_reads(self) -> None:
+        if hasattr(self, "rig") and self.rig.state == m.READY:
+            sensed = "mild" if self.rig.app.board.yellow_back.is_active else "wild"
+            assert self.rig.app.machine.memory.side == sensed
+
+    @invariant()
+    def timers_stay_bounded(self) -> None:
+        if hasattr(self, "rig"):
+            assert self.rig.reactor.live_timers <= TIMER_BOUND
+
+    @invariant()
+    def cards_are_conserved(self) -> None:
+        if not hasattr(self, "rig"):
+            return
+        sim, mem = self.rig.sim, self.rig.app.machine.memory
+        in_beam = 1 if sim.in_beam is not None else 0
+        assert len(sim.cartridge) + len(sim.ejected) + in_beam == self.loaded
+        assert len(sim.tray) <= len(sim.ejected)
+        assert mem.inventory is None or mem.inventory >= 0
+        if mem.inventory is not None and self.rig.state in (m.READY, m.LID_OPEN, m.ASLEEP):
+            assert mem.inventory == len(sim.cartridge) + in_beam
+
+
+SHORT = settings(max_examples=int(os.environ.get("RULES_EXAMPLES", "60")),
+                 stateful_step_count=30, deadline=None,
+                 suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
+
+TestLauncherUnderUse = LauncherUnderUse.TestCase
+TestLauncherUnderUse.settings = SHORT
+
+
+@pytest.mark.slow
+def test_ten_thousand_examples() -> None:
+    run = settings(SHORT, max_examples=10_000, stateful_step_count=40)
+    LauncherUnderUse.TestCase.settings = run
+    LauncherUnderUse.TestCase().runTest()
