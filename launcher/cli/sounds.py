@@ -8,7 +8,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from hal.audio import read_wav
+from hal.audio import NullSpeaker, read_wav
 from launcher.core import config, cues
 from launcher.core.reactor import NEVER, RealReactor
 from launcher.firmware.sound import CuePlayer, Pack, build_cue_player, load_pack, sounds_dir
@@ -114,6 +114,7 @@ def _wait(reactor: RealReactor, player: CuePlayer, limit: float) -> None:
 
 
 def cmd_play(args: argparse.Namespace) -> int:
+    """Play one cue and wait; exit 1 when it was not heard (a bring-up test of the speaker)."""
     if args.cue not in cues.all_cues():
         _warn(f"error: unknown cue {args.cue!r}; one of: {', '.join(cues.all_cues())}")
         return 2
@@ -123,22 +124,45 @@ def cmd_play(args: argparse.Namespace) -> int:
     settings = replace(settings, audio=audio)
     reactor = RealReactor()
     amp = _open_amp(settings)
+    warnings: list[str] = []
     try:
-        player = build_cue_player(settings, amp, reactor, _warn)
+        player = build_cue_player(settings, amp, reactor, warnings.append)
         try:
-            player.play(args.cue)
-            _wait(reactor, player, player.durations[args.cue] + WAIT_MARGIN)
+            silent = silent_reason(player.speaker, audio.backend, warnings)
+            if silent is None:
+                for line in warnings:
+                    _warn(line)
+                player.play(args.cue)
+                _wait(reactor, player, player.durations[args.cue] + WAIT_MARGIN)
             error = getattr(player.speaker, "error", None)
         finally:
             player.close()
     finally:
         amp.close()
+    if silent is not None:
+        if audio.backend == "null":
+            print(f"{args.cue} not played: {silent}")
+            return 0
+        _warn(f"error: {args.cue} was not played: {silent}")
+        return 1
     if error:
         _warn(f"error: playback failed: {error}")
         return 1
     print(f"played {args.cue} ({player.durations[args.cue] * 1000:.0f} ms) "
           f"on {type(player.speaker).__name__}")
     return 0
+
+
+def silent_reason(speaker: object, backend: str, warnings: list[str]) -> str | None:
+    """Why nothing can be heard from ``speaker`` (None: it is a real device)."""
+    if not isinstance(speaker, NullSpeaker):
+        return None
+    if backend == "null":
+        return "the null backend plays nothing (audio.backend or --backend is null)"
+    if not warnings:
+        return "no backend could play"
+    return warnings[0].removeprefix("audio: ").removesuffix("; cues are silent") \
+        .removesuffix(": no sound")
 
 
 def cmd_render(args: argparse.Namespace) -> int:
