@@ -133,7 +133,9 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return int(args.func(args))
     except ConfigError as exc:
-        print(f"config error: {exc}", file=sys.stderr)
+        # A command-line option (--rule, --bots) is not the config file: say just "error".
+        kind = "error" if exc.key.startswith("--") else "config error"
+        print(f"{kind}: {exc}", file=sys.stderr)
         return 2
     except (LauncherError, HalError) as exc:
         print(f"error: {exc}", file=sys.stderr)

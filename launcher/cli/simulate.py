@@ -9,8 +9,9 @@ import random
 import statistics
 import sys
 from collections.abc import Callable, Sequence
+from dataclasses import fields
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any, Literal, TextIO, get_args, get_origin, get_type_hints
 
 from launcher.core import config, luck
 from launcher.core.config import Settings
@@ -60,22 +61,46 @@ def parse_bots(text: str, players: int) -> list[str]:
     return [names[i % len(names)] for i in range(players)]
 
 
+# The smallest value each whole-number rule takes (GameOptions.__post_init__ refuses less;
+# a test keeps the two in step).
+RULE_MINIMUM = {"uno_penalty_presses": 0}
+
+
+def check_rule(pair: str, options: type = GameOptions) -> tuple[str, Any]:
+    """One ``--rule NAME=VALUE``, checked against the field's type: (name, value).
+
+    A bad one is a ``ConfigError`` naming ``--rule NAME`` and what that rule accepts.
+    """
+    name, sep, raw = pair.partition("=")
+    name, raw = name.strip(), raw.strip()
+    names = [f.name for f in fields(options)]
+    if not sep or name not in names:
+        raise ConfigError(f"--rule {name}" if name else "--rule", pair,
+                          "must be NAME=VALUE with NAME one of " + ", ".join(names))
+    kind = get_type_hints(options)[name]
+    value = config.parse_value(raw)
+    if get_origin(kind) is Literal:
+        choices = get_args(kind)
+        if value not in choices:
+            raise ConfigError(f"--rule {name}", raw, "must be one of " + ", ".join(choices))
+    elif kind is bool:
+        if not isinstance(value, bool):
+            raise ConfigError(f"--rule {name}", raw, "must be true or false")
+    elif kind is int:
+        lo = RULE_MINIMUM.get(name, 1)
+        if isinstance(value, bool) or not isinstance(value, int) or value < lo:
+            raise ConfigError(f"--rule {name}", raw, f"must be a whole number, at least {lo}")
+    return name, value
+
+
 def parse_options(pairs: Sequence[str], target: int | None = None) -> GameOptions:
-    """``NAME=VALUE`` house rules (``--rule``) laid over the defaults."""
-    values: dict[str, Any] = {}
-    for pair in pairs:
-        name, sep, raw = pair.partition("=")
-        name = name.strip()
-        if not sep or name not in GameOptions.names():
-            raise ConfigError(f"--rule {name}", raw or None,
-                              "must be NAME=VALUE with NAME one of "
-                              + ", ".join(GameOptions.names()))
-        values[name] = config.parse_value(raw.strip())
+    """``NAME=VALUE`` house rules (``--rule``) laid over the defaults, each one checked."""
+    values: dict[str, Any] = dict(check_rule(pair) for pair in pairs)
     if target is not None:
         values["target_score"] = target
     try:
         return GameOptions(**values)
-    except (TypeError, ValueError) as exc:
+    except (TypeError, ValueError) as exc:  # a rule the type check above does not cover
         raise ConfigError("--rule", ", ".join(pairs), str(exc)) from exc
 
 
@@ -377,7 +402,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "simulate", help="play whole games of UNO Flip Attack with bots and print statistics")
     _common(sim, 100)
     sim.add_argument("--config", metavar="FILE", help="TOML config whose luck to use")
-    sim.add_argument("--target", type=int, help="points that win a game (default 500)")
+    sim.add_argument("--target", type=_at_least(1),
+                     help="points that win a game (default 500)")
     sim.add_argument("--through-firmware", action="store_true",
                      help="draw through the firmware on the simulated launcher (pins and "
                           "manual reactor) instead of the direct luck model; exit 1 on a fault")
