@@ -142,6 +142,28 @@ def main(argv: list[str] | None = None) -> int:
         return 1
     except KeyboardInterrupt:
         return 130
+    except BrokenPipeError:
+        # Whoever read our output has gone (`launcher play | head -3`): stop quietly with
+        # the status a shell gives a program killed by SIGPIPE (128 + 13).
+        _drop_stdout()
+        return 128 + signal.SIGPIPE
+    except OSError as exc:
+        if exc.filename is None:
+            raise
+        # A path we were given cannot be used (read-only, missing folder, /proc): one line.
+        print(f"error: {exc.filename}: {exc.strerror or exc}", file=sys.stderr)
+        return 1
+
+
+def _drop_stdout() -> None:
+    """Point stdout at /dev/null, so the interpreter's last flush has nowhere to fail."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    try:
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):  # stdout is not a file descriptor (a test's StringIO)
+        pass
+    finally:
+        os.close(devnull)
 
 
 def install_signal_handlers(stop: object) -> None:
