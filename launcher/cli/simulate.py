@@ -13,6 +13,7 @@ from dataclasses import fields
 from pathlib import Path
 from typing import Any, Literal, TextIO, get_args, get_origin, get_type_hints
 
+from launcher.cli.paths import output_dir, writing
 from launcher.core import config, luck
 from launcher.core.config import Settings
 from launcher.core.errors import ConfigError
@@ -336,8 +337,7 @@ def cmd_tune(args: argparse.Namespace) -> int:
     new_settings = config.load(args.config)
     bots = parse_bots(args.bots, args.players)
     options = parse_options(args.rule)
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
+    out = output_dir(args.out, "--out")  # before the games: fail in a second, not a minute
     bar = _bar(args, 2 * args.games, "tune")
     try:
         tick = bar.update if bar else None
@@ -350,14 +350,15 @@ def cmd_tune(args: argparse.Namespace) -> int:
             bar.close()
     plots: list[str] = []
     skipped = None
-    try:
-        plots = tune_plots(base, new, base_settings, new_settings, out)
-    except ImportError:
-        skipped = "matplotlib is not installed (pip install 'uno-launcher[plots]')."
-    report = tune_report(base, new, base_settings, new_settings, args.config, args.games,
-                         args.seed, plots, skipped)
-    path = out / "report.md"
-    config.atomic_write(path, report)
+    with writing(out, "--out"):
+        try:
+            plots = tune_plots(base, new, base_settings, new_settings, out)
+        except ImportError:
+            skipped = "matplotlib is not installed (pip install 'uno-launcher[plots]')."
+        report = tune_report(base, new, base_settings, new_settings, args.config, args.games,
+                             args.seed, plots, skipped)
+        path = out / "report.md"
+        config.atomic_write(path, report)
     print(f"wrote {path}" + (f" and {len(plots)} plots" if plots else ""))
     if skipped:
         print(f"plots skipped: {skipped}")

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from hal.audio import NullSpeaker, read_wav
+from launcher.cli.paths import output_dir, writing
 from launcher.core import config, cues
 from launcher.core.reactor import NEVER, RealReactor
 from launcher.firmware.sound import CuePlayer, Pack, build_cue_player, load_pack, sounds_dir
@@ -167,7 +168,8 @@ def silent_reason(speaker: object, backend: str, warnings: list[str]) -> str | N
 
 def cmd_render(args: argparse.Namespace) -> int:
     out = args.out or sounds_dir() / "default"
-    written = soundgen.render(out)
+    with writing(out, "--out"):
+        written = soundgen.render(output_dir(out, "--out"))
     print(f"wrote {len(written)} cues and the manifest to {out}")
     return 0
 
@@ -225,8 +227,11 @@ def cmd_sheet(args: argparse.Namespace) -> int:
     fig.suptitle(f"Sound pack {pack.root.name}: waveform (s) and spectrogram (Hz, s); "
                  f"press rows share a {soundgen.MAX_PRESS * 1000:.0f} ms axis", fontsize=12)
     fig.tight_layout(rect=(0, 0, 1, 0.985))
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(args.out, dpi=80)
-    plt.close(fig)
+    try:
+        with writing(args.out, "--out"):
+            output_dir(args.out.parent, "--out")
+            fig.savefig(args.out, dpi=80)
+    finally:
+        plt.close(fig)
     print(f"wrote {args.out}")
     return 0
