@@ -25,7 +25,8 @@ from launcher.games.stats import Recorder, Summary, chi_square, format_summary
 
 
 class Progress:
-    """A small progress bar on a stream; redraws only when the shown share changes."""
+    """A plain progress bar on a stream (no rich, or not a terminal); redraws only when the
+    shown share changes."""
 
     def __init__(self, total: int, label: str, stream: TextIO | None = None,
                  width: int = 30) -> None:
@@ -49,6 +50,55 @@ class Progress:
         if self._shown >= 0:
             self.stream.write("\n")
             self.stream.flush()
+
+
+class RichBar:
+    """rich's progress bar: count, rate, elapsed and remaining time, on a terminal's stderr."""
+
+    def __init__(self, total: int, label: str, console: Any = None) -> None:
+        from rich.console import Console
+        from rich.progress import (
+            BarColumn,
+            MofNCompleteColumn,
+            ProgressColumn,
+            TextColumn,
+            TimeElapsedColumn,
+            TimeRemainingColumn,
+        )
+        from rich.progress import Progress as _Progress
+        from rich.text import Text
+
+        class Rate(ProgressColumn):
+            def render(self, task: Any) -> Text:
+                speed = task.finished_speed or task.speed
+                return Text("" if speed is None else f"{speed:.1f} games/s", style="cyan")
+
+        self._progress = _Progress(
+            TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), Rate(),
+            TimeElapsedColumn(), TextColumn("eta"), TimeRemainingColumn(),
+            console=console if console is not None else Console(stderr=True), transient=False)
+        self._task = self._progress.add_task(label, total=max(total, 1))
+        self._progress.start()
+
+    def update(self, n: int = 1) -> None:
+        self._progress.advance(self._task, n)
+
+    def close(self) -> None:
+        self._progress.stop()
+
+
+def progress_bar(total: int, label: str, forced: bool, disabled: bool,
+                 terminal: bool) -> RichBar | Progress | None:
+    """The bar for ``total`` steps: rich's on a terminal (if installed), a plain one when
+    ``--progress`` asks for it elsewhere, none with ``--no-progress`` or off a terminal."""
+    if disabled or not (forced or terminal):
+        return None
+    if terminal:
+        try:
+            return RichBar(total, label)
+        except ImportError:
+            pass
+    return Progress(total, label)
 
 
 def parse_bots(text: str, players: int) -> list[str]:
@@ -134,10 +184,9 @@ def simulate(games: int, players: int, seed: int, bots: Sequence[str], settings:
     return summary
 
 
-def _bar(args: argparse.Namespace, total: int, label: str) -> Progress | None:
-    if args.no_progress or not (args.progress or sys.stderr.isatty()):
-        return None
-    return Progress(total, label)
+def _bar(args: argparse.Namespace, total: int, label: str) -> RichBar | Progress | None:
+    return progress_bar(total, label, forced=args.progress, disabled=args.no_progress,
+                        terminal=sys.stderr.isatty())
 
 
 def cmd_simulate(args: argparse.Namespace) -> int:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import io
 import random
 
 import pytest
@@ -92,3 +93,34 @@ def test_deciles_of_two_values_interpolate_between_them():
     q = deciles([a, b])
     assert q[0] == pytest.approx(a + (b - a) * 0.1)
     assert q[-1] == pytest.approx(a + (b - a) * 0.9)
+
+
+def test_the_progress_bar_is_rich_on_a_terminal_plain_when_forced_elsewhere():
+    from launcher.cli.simulate import Progress, RichBar, progress_bar
+
+    assert progress_bar(10, "x", forced=False, disabled=False, terminal=False) is None
+    assert progress_bar(10, "x", forced=True, disabled=True, terminal=True) is None
+    plain = progress_bar(10, "x", forced=True, disabled=False, terminal=False)
+    assert isinstance(plain, Progress)
+    pytest.importorskip("rich")
+    bar = progress_bar(10, "x", forced=False, disabled=False, terminal=True)
+    try:
+        assert isinstance(bar, RichBar)
+    finally:
+        assert bar is not None
+        bar.close()
+
+
+def test_the_rich_bar_shows_count_rate_and_times():
+    pytest.importorskip("rich")
+    from rich.console import Console
+
+    from launcher.cli.simulate import RichBar
+
+    out = io.StringIO()
+    bar = RichBar(40, "simulate", console=Console(file=out, width=100, force_terminal=True))
+    for _ in range(40):
+        bar.update()
+    bar.close()
+    last = out.getvalue().rstrip().rsplit("\r", 1)[-1]
+    assert "simulate" in last and "40/40" in last and "games/s" in last and "eta" in last
