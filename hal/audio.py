@@ -10,8 +10,7 @@ caller: it is logged once per outage, kept in ``error``, and the next play tries
 from __future__ import annotations
 
 import contextlib
-import ctypes
-import ctypes.util
+import functools
 import importlib
 import io
 import logging
@@ -99,17 +98,32 @@ class Unavailable(HalError, RuntimeError):
 # libasound reports its own errors on stderr, 8 lines for a machine with no sound card,
 # before simpleaudio raises. A probe may fail quietly: for its length the library's error
 # handler is a function that says nothing, and the default handler comes back after.
-_ALSA_HANDLER = ctypes.CFUNCTYPE(None, ctypes.c_char_p, ctypes.c_int, ctypes.c_char_p,
-                                 ctypes.c_int, ctypes.c_char_p)
-_SILENT = _ALSA_HANDLER(lambda *_: None)  # module level: it must outlive every call
+# ctypes is imported only when a probe runs (it costs start-up time otherwise).
 
 
+@functools.cache
+def _silent_handler() -> Any:
+    import ctypes
+
+    handler_type = ctypes.CFUNCTYPE(None, ctypes.c_char_p, ctypes.c_int, ctypes.c_char_p,
+                                    ctypes.c_int, ctypes.c_char_p)
+    return handler_type(lambda *_: None)  # cached: it must outlive every call
+
+
+@functools.cache
 def _libasound() -> Any:
-    name = ctypes.util.find_library("asound") or "libasound.so.2"
-    try:
-        return ctypes.CDLL(name)
-    except OSError:
-        return None
+    import ctypes
+    import ctypes.util
+
+    # The soname first: find_library runs ldconfig in a subprocess.
+    for name in ("libasound.so.2", ctypes.util.find_library("asound")):
+        if name is None:
+            continue
+        try:
+            return ctypes.CDLL(name)
+        except OSError:
+            continue
+    return None
 
 
 @contextlib.contextmanager
@@ -120,7 +134,7 @@ def alsa_quiet(lib: Any = None) -> Iterator[None]:
     if setter is None:
         yield
         return
-    setter(_SILENT)
+    setter(_silent_handler())
     try:
         yield
     finally:
