@@ -17,6 +17,8 @@ import tty
 from collections.abc import Iterator
 from pathlib import Path
 
+from launcher import __version__
+
 LAUNCHER = [sys.executable, "-m", "launcher.cli.main"]
 
 
@@ -87,6 +89,9 @@ def test_piped_console_reads_long_replies_to_their_end(tmp_path: Path) -> None:
                               input=script, capture_output=True, text=True, timeout=90,
                               check=False)
     lines = proc.stdout.splitlines()
+    # The first line is the banner, or the answer to the `version` sent if it was missed:
+    # either way the version `launcher --version` shows.
+    assert f"# launcher {__version__} " in lines[0] or f"firmware={__version__} " in lines[0]
     # 1: `bogus` answered error; no "no answer" however long the replies were.
     assert proc.returncode == 1, proc.stderr
     assert "no answer" not in proc.stderr
