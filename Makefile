@@ -4,7 +4,7 @@
 VENV ?= .venv
 STAMP := $(VENV)/.installed-stamp
 
-.PHONY: setup play test lint benchmarks sounds clean
+.PHONY: setup play test lint benchmarks sounds figures clean
 
 $(STAMP): pyproject.toml .ci/setup
 	bash .ci/setup $(VENV)
@@ -27,6 +27,9 @@ benchmarks: $(STAMP)
 
 sounds: $(STAMP)
 	$(VENV)/bin/launcher sounds render
+
+figures: $(STAMP)
+	$(VENV)/bin/python docs/make_figures.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache .hypothesis

@@ -160,7 +160,8 @@ def render_rich(s: Snapshot) -> Any:
             cell = Text(b, style="bold red")
         grid.add_row(a, cell, c, d)
     keys = Text("\n".join(KEY_ROWS), style="cyan", no_wrap=True, overflow="ellipsis")
-    footer = Text(f":{s.typing}" if s.typing else "; ".join(s.warnings), no_wrap=True,
+    # Never an empty Text: rich's Layout draws a placeholder box for a falsy renderable.
+    footer = Text(f":{s.typing}" if s.typing else "; ".join(s.warnings) or " ", no_wrap=True,
                   overflow="ellipsis", style="bold" if s.typing else "yellow")
     root = Layout()
     root.split_column(

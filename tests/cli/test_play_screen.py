@@ -94,3 +94,13 @@ def test_a_warning_waits_for_the_screen_when_live(settings, tmp_path, capsys, li
     finally:
         play.app.stop()
         play.app.board.close()
+
+
+@pytest.mark.parametrize("typing", ["", "luck sh"])
+def test_an_empty_footer_is_blank_and_typing_shows_there(jammed: Snapshot, typing: str):
+    pytest.importorskip("rich")
+    quiet = replace(jammed, warnings=[], typing=typing)
+    lines = export(quiet, 80, 24).rstrip("\n").split("\n")
+    assert len(lines) == 24
+    assert lines[-1].rstrip() == (f":{typing}" if typing else "")
+    assert not any("80 x 1" in x for x in lines)  # rich's placeholder for an empty region
