@@ -141,9 +141,6 @@ def cmd_play(args: argparse.Namespace) -> int:
     finally:
         amp.close()
     if silent is not None:
-        if audio.backend == "null":
-            print(f"{args.cue} not played: {silent}")
-            return 0
         _warn(f"error: {args.cue} was not played: {silent}")
         return 1
     if error:
@@ -155,11 +152,10 @@ def cmd_play(args: argparse.Namespace) -> int:
 
 
 def silent_reason(speaker: object, backend: str, warnings: list[str]) -> str | None:
-    """Why nothing can be heard from ``speaker`` (None: it is a real device)."""
-    if not isinstance(speaker, NullSpeaker):
+    """Why nothing can be heard from ``speaker``: None for a real device, and for the null
+    backend when it was asked for by name (a dry run of the pack and the amp pin)."""
+    if not isinstance(speaker, NullSpeaker) or backend == "null":
         return None
-    if backend == "null":
-        return "the null backend plays nothing (audio.backend or --backend is null)"
     if not warnings:
         return "no backend could play"
     return warnings[0].removeprefix("audio: ").removesuffix("; cues are silent") \
