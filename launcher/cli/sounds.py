@@ -181,6 +181,7 @@ def cmd_sheet(args: argparse.Namespace) -> int:
         _warn(PLOTS_HINT)
         return 2
     pack = _pack(args, _settings(args))
+    output_dir(args.out.parent, "--out")  # before the plotting: fail in a moment
     rows: list[tuple[str | None, ...]] = []
     for level in range(1, cues.LEVELS + 1):
         rows.append((cues.press("mild", level), cues.press("wild", level)))
@@ -225,7 +226,6 @@ def cmd_sheet(args: argparse.Namespace) -> int:
     fig.tight_layout(rect=(0, 0, 1, 0.985))
     try:
         with writing(args.out, "--out"):
-            output_dir(args.out.parent, "--out")
             fig.savefig(args.out, dpi=80)
     finally:
         plt.close(fig)
