@@ -12,7 +12,7 @@ ifeq ($(origin VENV), undefined)
 endif
 STAMP := $(VENV)/.installed-stamp
 
-.PHONY: setup play test lint benchmarks sounds clean
+.PHONY: setup play test lint benchmarks sounds figures clean
 
 $(STAMP): pyproject.toml .ci/setup .ci/find-python
 	PYTHON=$(PYTHON) bash .ci/setup $(VENV)
@@ -37,6 +37,9 @@ benchmarks: $(STAMP)
 
 sounds: $(STAMP)
 	$(VENV)/bin/launcher sounds render
+
+figures: $(STAMP)
+	$(VENV)/bin/python docs/make_figures.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache .hypothesis

@@ -9,6 +9,8 @@ caller: it is logged once per outage, kept in ``error``, and the next play tries
 
 from __future__ import annotations
 
+import contextlib
+import functools
 import importlib
 import io
 import logging
@@ -17,7 +19,7 @@ import subprocess
 import tempfile
 import wave
 from array import array
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
@@ -29,6 +31,7 @@ log = logging.getLogger(__name__)
 
 BACKENDS = ("auto", "simpleaudio", "aplay", "null", "recording")
 CHAIN = ("simpleaudio", "aplay", "null")  # what "auto" tries, and the order of fallbacks
+NO_DEVICE = "no sound device found"
 
 
 @dataclass(frozen=True)
@@ -85,7 +88,57 @@ def write_wav(path: Path, wav: Wav) -> None:
 
 
 class Unavailable(HalError, RuntimeError):
-    """A backend cannot run on this machine (module or program missing)."""
+    """A backend cannot run on this machine (module or program missing, or no device)."""
+
+    def __init__(self, message: str, no_device: bool = False) -> None:
+        super().__init__(message)
+        self.no_device = no_device  # the backend works, but there is no device to open
+
+
+# libasound reports its own errors on stderr, 8 lines for a machine with no sound card,
+# before simpleaudio raises. A probe may fail quietly: for its length the library's error
+# handler is a function that says nothing, and the default handler comes back after.
+# ctypes is imported only when a probe runs (it costs start-up time otherwise).
+
+
+@functools.cache
+def _silent_handler() -> Any:
+    import ctypes
+
+    handler_type = ctypes.CFUNCTYPE(None, ctypes.c_char_p, ctypes.c_int, ctypes.c_char_p,
+                                    ctypes.c_int, ctypes.c_char_p)
+    return handler_type(lambda *_: None)  # cached: it must outlive every call
+
+
+@functools.cache
+def _libasound() -> Any:
+    import ctypes
+    import ctypes.util
+
+    # The soname first: find_library runs ldconfig in a subprocess.
+    for name in ("libasound.so.2", ctypes.util.find_library("asound")):
+        if name is None:
+            continue
+        try:
+            return ctypes.CDLL(name)
+        except OSError:
+            continue
+    return None
+
+
+@contextlib.contextmanager
+def alsa_quiet(lib: Any = None) -> Iterator[None]:
+    """While inside, libasound prints nothing itself (a no-op where there is no libasound)."""
+    lib = lib if lib is not None else _libasound()
+    setter = getattr(lib, "snd_lib_error_set_handler", None)
+    if setter is None:
+        yield
+        return
+    setter(_silent_handler())
+    try:
+        yield
+    finally:
+        setter(None)
 
 
 class _Outage:
@@ -132,9 +185,11 @@ class SimpleAudioSpeaker:
     def probe(self) -> None:
         """Open the default device once with 10 ms of silence; Unavailable if it will not."""
         try:
-            self._sa.WaveObject(bytes(440), 1, 2, 22050).play().wait_done()
+            with alsa_quiet():
+                self._sa.WaveObject(bytes(440), 1, 2, 22050).play().wait_done()
         except Exception as exc:
-            raise Unavailable(f"simpleaudio cannot open the default device ({exc})") from exc
+            raise Unavailable(f"simpleaudio cannot open the default device ({exc})",
+                              no_device=True) from exc
 
     def load(self, sounds: Mapping[str, Path]) -> None:
         waves = {}
@@ -217,7 +272,8 @@ class AplaySpeaker:
             raise Unavailable(f"aplay failed ({exc})") from exc
         if proc.returncode != 0:
             reason = proc.stderr.decode(errors="replace").strip().splitlines()
-            raise Unavailable(f"aplay cannot play ({reason[-1] if reason else proc.returncode})")
+            raise Unavailable(f"aplay cannot play ({reason[-1] if reason else proc.returncode})",
+                              no_device=True)
 
     def load(self, sounds: Mapping[str, Path]) -> None:
         self._cleanup_tmp()
@@ -436,14 +492,16 @@ def _open(name: str, volume: float) -> Speaker:
 def make_speaker(backend: str, warn: Callable[[str], None], volume: float = 1.0) -> Speaker:
     """The speaker for ``audio.backend``; an unavailable one falls down ``CHAIN``.
 
-    Falling back says so in exactly one ``warn`` line, whatever was skipped.
+    Falling back says so in exactly one ``warn`` line, whatever was skipped. When every
+    backend that was tried works but found no device to open, the line says that in words
+    and the backends' own reasons go to the debug log.
     """
     if backend == "recording":
         return RecordingSpeaker()
     if backend not in BACKENDS:
         raise ValueError(f"audio backend {backend!r}: must be one of " + ", ".join(BACKENDS))
     first = "simpleaudio" if backend == "auto" else backend
-    skipped: list[str] = []
+    skipped: list[Unavailable] = []
     for name in CHAIN[CHAIN.index(first):]:
         try:
             speaker = _open(name, volume)
@@ -452,10 +510,14 @@ def make_speaker(backend: str, warn: Callable[[str], None], volume: float = 1.0)
                 # and a device that comes back later is used (a lost one is never fatal).
                 speaker.probe()  # type: ignore[attr-defined]
         except Unavailable as exc:
-            skipped.append(str(exc))
+            skipped.append(exc)
             continue
-        if skipped:
+        reasons = "; ".join(str(exc) for exc in skipped)
+        if name == "null" and skipped and all(exc.no_device for exc in skipped):
+            log.debug("audio: %s", reasons)
+            warn(f"audio: {NO_DEVICE}; cues are silent")
+        elif skipped:
             outcome = "no sound" if name == "null" else f"using {name}"
-            warn(f"audio: {'; '.join(skipped)}: {outcome}")
+            warn(f"audio: {reasons}: {outcome}")
         return speaker
     raise AssertionError("the chain ends with the null speaker, which is always available")

@@ -68,13 +68,24 @@ def _allowed(name: str, model: str | None, where: str) -> str:
 
 
 # BCM pins of the buses the launcher uses, and why each is taken.
-_I2S = {18: "I2S bit clock (PCM_CLK) to the amplifier",
-        19: "I2S frame clock (PCM_FS) to the amplifier",
-        21: "I2S data out (PCM_DOUT) to the amplifier"}
-_I2S_INPUT = {20: "I2S data in (PCM_DIN)"}
-_UART = {14: "UART TXD of the serial console", 15: "UART RXD of the serial console"}
-_ID_EEPROM = {0: "ID EEPROM (ID_SD): reserved for HAT identification",
-              1: "ID EEPROM (ID_SC): reserved for HAT identification"}
+# The ID EEPROM bus (ID_SD, ID_SC) is read by the firmware at boot to identify HATs; the
+# Raspberry Pi HAT specification reserves it, whatever else is enabled.
+ID_EEPROM: dict[int, str] = {
+    0: "the HAT ID EEPROM bus (ID_SD) on every Pi",
+    1: "the HAT ID EEPROM bus (ID_SC) on every Pi",
+}
+# The I2S amplifier (MAX98357A): bit clock, frame clock and data out.
+I2S: dict[int, str] = {
+    18: "the I2S bit clock of the amplifier (PCM_CLK)",
+    19: "the I2S frame clock of the amplifier (PCM_FS)",
+    21: "the I2S data to the amplifier (PCM_DOUT)",
+}
+# GPIO 20 is I2S data *in*, which only a microphone would use: reserved only when asked.
+I2S_INPUT: dict[int, str] = {20: "the I2S data in (PCM_DIN)"}
+UART: dict[int, str] = {
+    14: "the UART console's TX (TXD0)",
+    15: "the UART console's RX (RXD0)",
+}
 
 
 def reserved_pins(i2s: bool, uart: bool, i2s_input: bool = False) -> dict[int, str]:
@@ -85,11 +96,11 @@ def reserved_pins(i2s: bool, uart: bool, i2s_input: bool = False) -> dict[int, s
     UART (GPIO 14, 15). GPIO 0 and 1 are always reserved: the Pi's boot firmware reads a
     HAT's ID EEPROM over them.
     """
-    taken = dict(_ID_EEPROM)
+    taken = dict(ID_EEPROM)
     if i2s:
-        taken.update(_I2S)
+        taken.update(I2S)
         if i2s_input:
-            taken.update(_I2S_INPUT)
+            taken.update(I2S_INPUT)
     if uart:
-        taken.update(_UART)
+        taken.update(UART)
     return dict(sorted(taken.items()))

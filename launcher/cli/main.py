@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import logging
 import os
+import signal
 import sys
 from pathlib import Path
 
@@ -167,13 +168,37 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return int(args.func(args))
     except ConfigError as exc:
-        print(f"config error: {exc}", file=sys.stderr)
+        # A command-line option (--rule, --bots) is not the config file: say just "error".
+        kind = "error" if exc.key.startswith("--") else "config error"
+        print(f"{kind}: {exc}", file=sys.stderr)
         return 2
     except (LauncherError, HalError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:
         return 130
+    except BrokenPipeError:
+        # Whoever read our output has gone (`launcher play | head -3`): stop quietly with
+        # the status a shell gives a program killed by SIGPIPE (128 + 13).
+        _drop_stdout()
+        return 128 + signal.SIGPIPE
+    except OSError as exc:
+        if exc.filename is None:
+            raise
+        # A path we were given cannot be used (read-only, missing folder, /proc): one line.
+        print(f"error: {exc.filename}: {exc.strerror or exc}", file=sys.stderr)
+        return 1
+
+
+def _drop_stdout() -> None:
+    """Point stdout at /dev/null, so the interpreter's last flush has nowhere to fail."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    try:
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):  # stdout is not a file descriptor (a test's StringIO)
+        pass
+    finally:
+        os.close(devnull)
 
 
 if __name__ == "__main__":

@@ -16,11 +16,14 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, TextIO
 
+from launcher.cli.play_screen import Snapshot, make_view, shot_text, snapshot
 from launcher.core import config
 from launcher.core.reactor import NEVER, RealReactor
 from launcher.sim.unit import console_extras, simulated_app
 
 BENCH_DECK = 84  # 112 cards less 4 hands of 7: a full launcher at the start of a game
+EVENT_LINES = 200  # kept for the event list; the screen shows the newest that fit
+FRAME = 0.25  # s between redraws of the live view (and one right after each key)
 
 KEYS: dict[str, str] = {  # key -> console command (the screen lists them)
     " ": "press", "p": "press", "o": "lid full", "a": "lid open", "c": "lid close",
@@ -32,16 +35,18 @@ class Playground:
     """The simulated unit plus its console, fed from the keyboard or from lines."""
 
     def __init__(self, settings: config.Settings, seed: int, config_path: str | None,
-                 out: TextIO) -> None:
+                 out: TextIO, live: bool = False) -> None:
         from launcher.firmware.console import Console
 
         self.out = out
+        self.live = live
+        self.output_closed = False  # the reader of our stdout went away (`| head`)
+        self.warnings: list[str] = []
         self.reactor = RealReactor()
         self.app, self.sim = simulated_app(settings, self.reactor, random.Random(seed),
                                            self._warn)
         self.seed = seed
-        self.events: deque[str] = deque(maxlen=14)
-        self.live = False
+        self.events: deque[str] = deque(maxlen=EVENT_LINES)
         self.console = Console(self.app, **console_extras(self.sim),
                                raw_config=config.load_raw(config_path),
                                config_path=Path(config_path) if config_path else None,
@@ -50,20 +55,36 @@ class Playground:
         self.typing: list[str] = []  # a command being typed after ':' in the live view
         self.app.listeners.append(self._event)
         self._view_timer = self.reactor.register_timer(self._redraw, NEVER, "play.view")
+        self.view: Any = None
+        self.reactor_stopped = False  # set once run() has returned
 
     def _warn(self, text: str) -> None:
-        print(f"warning: {text}", file=sys.stderr)
+        # On the live screen a warning is shown in its footer (a line printed now would be
+        # wiped by the first frame) and printed once more when the screen is gone.
+        self.warnings.append(text)
+        if not self.live:
+            print(f"warning: {text}", file=sys.stderr)
+
+    def write(self, text: str) -> None:
+        """Write to stdout; a closed pipe stops the launcher instead of raising."""
+        if self.output_closed:
+            return
+        try:
+            self.out.write(text)
+            self.out.flush()
+        except BrokenPipeError:
+            self.output_closed = True
+            self.reactor.stop()
 
     def _console_line(self, line: str) -> None:
         if self.live:
             self.events.append(line)
         else:
-            self.out.write(line + "\n")
-            self.out.flush()
+            self.write(line + "\n")
 
     def _event(self, kind: str, data: dict[str, Any]) -> None:
         if kind == "shot":
-            self.last_shot = f"{data['cards']} cards ({data['side']})"
+            self.last_shot = shot_text(data)
 
     def reload_cartridge(self) -> None:
         """Fill the simulated cartridge to a full launcher and tell the firmware."""
@@ -97,35 +118,20 @@ class Playground:
 
     # -- the live view --
 
-    def screen(self) -> str:
-        st = self.app.status()
-        motor = f"running {st['motor']:.2f}" if st["motor"] else "off"
-        sleep_in = "-" if st["sleep_in"] is None else f"{st['sleep_in']:.0f} s"
-        lines = [
-            "UNO FLIP ATTACK LAUNCHER -- SIMULATED BOARD (no hardware is driven)",
-            f"seed {self.seed}",
-            "",
-            f"  side        {st['side'].upper():8}  state     {st['state']}",
-            f"  escalation  {st['escalation']:<8}  cards     {st['inventory']} "
-            f"(cartridge holds {len(self.sim.cartridge)})",
-            f"  last shot   {self.last_shot:8}  sleep in  {sleep_in}",
-            f"  motor       {motor:8}  lid       {st['lid']}   fault {st['fault']}",
-            "",
-            "  keys: [space] press  [o] open lid fully  [a] lid ajar  [c] close lid",
-            "        [j] jam  [u] unjam  [s] sleep  [w] wake  [x] clear fault",
-            "        [r] refill cartridge  [:] type a console command  [q] quit",
-            "",
-            "---- events ----",
-            *self.events,
-        ]
-        if self.typing:
-            lines.append("".join(self.typing))
-        return "\x1b[H\x1b[2J" + "\n".join(lines) + "\n"
+    def snapshot(self) -> Snapshot:
+        return snapshot(self.app, self.sim, seed=self.seed, last_shot=self.last_shot,
+                        events=self.events, warnings=self.warnings,
+                        typing="".join(self.typing[1:]) if self.typing else "")
 
     def _redraw(self, eventtime: float) -> float:
-        self.out.write(self.screen())
-        self.out.flush()
-        return eventtime + 0.25
+        if self.view is not None:
+            try:
+                self.view.draw(self.snapshot())
+            except BrokenPipeError:
+                self.output_closed = True
+                self.reactor.stop()
+                return NEVER
+        return eventtime + FRAME
 
 
 def _reader(stream: TextIO, post: Callable[[str], None], keys: bool) -> None:
@@ -159,18 +165,22 @@ def _cbreak(stream: TextIO) -> Iterator[None]:
 def run_play(settings: config.Settings, seed: int, lines: bool = False,
               config_path: str | None = None, stdin: TextIO | None = None,
               stdout: TextIO | None = None) -> int:
+    """Run the firmware on the simulated board until ``q``/``quit``/end of input.
+
+    A closed stdout (``launcher play | head -3``) ends it quietly: ``BrokenPipeError`` is
+    raised once everything is stopped, and ``launcher``'s main turns it into status 141.
+    """
     from launcher.firmware.runner import install_signal_handlers
 
     stdin = stdin or sys.stdin
     out = stdout or sys.stdout
     live = not lines and stdin.isatty() and out.isatty()
-    play = Playground(settings, seed, config_path, out)
+    play = Playground(settings, seed, config_path, out, live=live)
     install_signal_handlers(play.reactor.stop)
     if not live:
-        out.write(f"# SIMULATED launcher (no hardware), luck seed {seed}. One console command "
-                  "per line; "
-                  "`help` lists them, `reload` refills the cartridge, `wait S` lets time "
-                  "pass, `quit` ends.\n")
+        play.write(f"# SIMULATED launcher (no hardware), luck seed {seed}. One console "
+                   "command per line; `help` lists them, `reload` refills the cartridge, "
+                   "`wait S` lets time pass, `quit` ends.\n")
     play.app.start()
     play.reload_cartridge()
     typing = play.typing
@@ -181,6 +191,11 @@ def run_play(settings: config.Settings, seed: int, lines: bool = False,
             return 0.0
         if not live:
             return play.run_line(item)
+        hold = on_key(item)
+        play.reactor.update_timer(play._view_timer, play.reactor.monotonic())  # draw now
+        return hold
+
+    def on_key(item: str) -> float:
         if typing:
             if item in ("\n", "\r"):
                 line = "".join(typing[1:])
@@ -220,34 +235,46 @@ def run_play(settings: config.Settings, seed: int, lines: bool = False,
         inflight[:] = [done]
 
         def handle() -> None:
-            hold = on_input(item)
-            if hold > 0:
-                waiting.append(done)
-                play.reactor.update_timer(wait_timer, play.reactor.monotonic() + hold)
-            else:
-                play.reactor.post(done.set)
+            hold = 0.0
+            try:
+                hold = on_input(item)
+            finally:  # whatever happened, the reader must not wait for ever
+                if hold > 0:
+                    waiting.append(done)
+                    play.reactor.update_timer(wait_timer, play.reactor.monotonic() + hold)
+                else:
+                    play.reactor.post(done.set)
 
         play.reactor.post(handle)
-        done.wait()
+        while not done.wait(0.5):
+            if play.reactor_stopped:
+                return
 
-    play.live = live
     thread = threading.Thread(target=_reader, args=(stdin, post, live), daemon=True,
                               name="play-input")
     thread.start()
     try:
         if live:
+            play.view = make_view(out)
+            play.view.start()
             play.reactor.update_timer(play._view_timer, play.reactor.monotonic())
-            with _cbreak(stdin):
-                play.reactor.run()
-            out.write("\n")
+            try:
+                with _cbreak(stdin):
+                    play.reactor.run()
+            finally:
+                play.view.stop()
+            for text in play.warnings:  # the screen that showed them is gone
+                print(f"warning: {text}", file=sys.stderr)
         else:
             play.reactor.run()
     finally:
+        play.reactor_stopped = True
         play.app.stop()
         play.app.board.close()
         for done in inflight:
             done.set()  # the reactor has stopped: let the reader thread see its input through
         if not live:
             thread.join(timeout=5)
+    if play.output_closed:
+        raise BrokenPipeError("standard output was closed")
     return 0
-

@@ -9,9 +9,11 @@ import random
 import statistics
 import sys
 from collections.abc import Callable, Sequence
+from dataclasses import fields
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any, Literal, TextIO, get_args, get_origin, get_type_hints
 
+from launcher.cli.paths import output_dir, writing
 from launcher.core import config, luck
 from launcher.core.config import Settings
 from launcher.core.errors import ConfigError
@@ -24,7 +26,8 @@ from launcher.games.stats import Recorder, Summary, chi_square, format_summary
 
 
 class Progress:
-    """A small progress bar on a stream; redraws only when the shown share changes."""
+    """A plain progress bar on a stream (no rich, or not a terminal); redraws only when the
+    shown share changes."""
 
     def __init__(self, total: int, label: str, stream: TextIO | None = None,
                  width: int = 30) -> None:
@@ -50,6 +53,55 @@ class Progress:
             self.stream.flush()
 
 
+class RichBar:
+    """rich's progress bar: count, rate, elapsed and remaining time, on a terminal's stderr."""
+
+    def __init__(self, total: int, label: str, console: Any = None) -> None:
+        from rich.console import Console
+        from rich.progress import (
+            BarColumn,
+            MofNCompleteColumn,
+            ProgressColumn,
+            TextColumn,
+            TimeElapsedColumn,
+            TimeRemainingColumn,
+        )
+        from rich.progress import Progress as _Progress
+        from rich.text import Text
+
+        class Rate(ProgressColumn):
+            def render(self, task: Any) -> Text:
+                speed = task.finished_speed or task.speed
+                return Text("" if speed is None else f"{speed:.1f} games/s", style="cyan")
+
+        self._progress = _Progress(
+            TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), Rate(),
+            TimeElapsedColumn(), TextColumn("eta"), TimeRemainingColumn(),
+            console=console if console is not None else Console(stderr=True), transient=False)
+        self._task = self._progress.add_task(label, total=max(total, 1))
+        self._progress.start()
+
+    def update(self, n: int = 1) -> None:
+        self._progress.advance(self._task, n)
+
+    def close(self) -> None:
+        self._progress.stop()
+
+
+def progress_bar(total: int, label: str, forced: bool, disabled: bool,
+                 terminal: bool) -> RichBar | Progress | None:
+    """The bar for ``total`` steps: rich's on a terminal (if installed), a plain one when
+    ``--progress`` asks for it elsewhere, none with ``--no-progress`` or off a terminal."""
+    if disabled or not (forced or terminal):
+        return None
+    if terminal:
+        try:
+            return RichBar(total, label)
+        except ImportError:
+            pass
+    return Progress(total, label)
+
+
 def parse_bots(text: str, players: int) -> list[str]:
     """``heuristic,random`` -> one bot name per seat, repeating the list to fill the table."""
     names = [n.strip() for n in text.split(",") if n.strip()]
@@ -61,22 +113,46 @@ def parse_bots(text: str, players: int) -> list[str]:
     return [names[i % len(names)] for i in range(players)]
 
 
+# The smallest value each whole-number rule takes (GameOptions.__post_init__ refuses less;
+# a test keeps the two in step).
+RULE_MINIMUM = {"uno_penalty_presses": 0}
+
+
+def check_rule(pair: str, options: type = GameOptions) -> tuple[str, Any]:
+    """One ``--rule NAME=VALUE``, checked against the field's type: (name, value).
+
+    A bad one is a ``ConfigError`` naming ``--rule NAME`` and what that rule accepts.
+    """
+    name, sep, raw = pair.partition("=")
+    name, raw = name.strip(), raw.strip()
+    names = [f.name for f in fields(options)]
+    if not sep or name not in names:
+        raise ConfigError(f"--rule {name}" if name else "--rule", pair,
+                          "must be NAME=VALUE with NAME one of " + ", ".join(names))
+    kind = get_type_hints(options)[name]
+    value = config.parse_value(raw)
+    if get_origin(kind) is Literal:
+        choices = get_args(kind)
+        if value not in choices:
+            raise ConfigError(f"--rule {name}", raw, "must be one of " + ", ".join(choices))
+    elif kind is bool:
+        if not isinstance(value, bool):
+            raise ConfigError(f"--rule {name}", raw, "must be true or false")
+    elif kind is int:
+        lo = RULE_MINIMUM.get(name, 1)
+        if isinstance(value, bool) or not isinstance(value, int) or value < lo:
+            raise ConfigError(f"--rule {name}", raw, f"must be a whole number, at least {lo}")
+    return name, value
+
+
 def parse_options(pairs: Sequence[str], target: int | None = None) -> GameOptions:
-    """``NAME=VALUE`` house rules (``--rule``) laid over the defaults."""
-    values: dict[str, Any] = {}
-    for pair in pairs:
-        name, sep, raw = pair.partition("=")
-        name = name.strip()
-        if not sep or name not in GameOptions.names():
-            raise ConfigError(f"--rule {name}", raw or None,
-                              "must be NAME=VALUE with NAME one of "
-                              + ", ".join(GameOptions.names()))
-        values[name] = config.parse_value(raw.strip())
+    """``NAME=VALUE`` house rules (``--rule``) laid over the defaults, each one checked."""
+    values: dict[str, Any] = dict(check_rule(pair) for pair in pairs)
     if target is not None:
         values["target_score"] = target
     try:
         return GameOptions(**values)
-    except (TypeError, ValueError) as exc:
+    except (TypeError, ValueError) as exc:  # a rule the type check above does not cover
         raise ConfigError("--rule", ", ".join(pairs), str(exc)) from exc
 
 
@@ -109,10 +185,9 @@ def simulate(games: int, players: int, seed: int, bots: Sequence[str], settings:
     return summary
 
 
-def _bar(args: argparse.Namespace, total: int, label: str) -> Progress | None:
-    if args.no_progress or not (args.progress or sys.stderr.isatty()):
-        return None
-    return Progress(total, label)
+def _bar(args: argparse.Namespace, total: int, label: str) -> RichBar | Progress | None:
+    return progress_bar(total, label, forced=args.progress, disabled=args.no_progress,
+                        terminal=sys.stderr.isatty())
 
 
 def cmd_simulate(args: argparse.Namespace) -> int:
@@ -318,8 +393,7 @@ def cmd_tune(args: argparse.Namespace) -> int:
     new_settings = config.load(args.config)
     bots = parse_bots(args.bots, args.players)
     options = parse_options(args.rule)
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
+    out = output_dir(args.out, "--out")  # before the games: fail in a second, not a minute
     bar = _bar(args, 2 * args.games, "tune")
     try:
         tick = bar.update if bar else None
@@ -332,14 +406,15 @@ def cmd_tune(args: argparse.Namespace) -> int:
             bar.close()
     plots: list[str] = []
     skipped = None
-    try:
-        plots = tune_plots(base, new, base_settings, new_settings, out)
-    except ImportError:
-        skipped = "matplotlib is not installed (pip install 'uno-launcher[plots]')."
-    report = tune_report(base, new, base_settings, new_settings, args.config, args.games,
-                         args.seed, plots, skipped)
-    path = out / "report.md"
-    atomic_write(path, report)
+    with writing(out, "--out"):
+        try:
+            plots = tune_plots(base, new, base_settings, new_settings, out)
+        except ImportError:
+            skipped = "matplotlib is not installed (pip install 'uno-launcher[plots]')."
+        report = tune_report(base, new, base_settings, new_settings, args.config, args.games,
+                             args.seed, plots, skipped)
+        path = out / "report.md"
+        atomic_write(path, report)
     print(f"wrote {path}" + (f" and {len(plots)} plots" if plots else ""))
     if skipped:
         print(f"plots skipped: {skipped}")
@@ -384,7 +459,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "simulate", help="play whole games of UNO Flip Attack with bots and print statistics")
     _common(sim, 100)
     sim.add_argument("--config", metavar="FILE", help="TOML config whose luck to use")
-    sim.add_argument("--target", type=int, help="points that win a game (default 500)")
+    sim.add_argument("--target", type=_at_least(1),
+                     help="points that win a game (default 500)")
     sim.add_argument("--through-firmware", action="store_true",
                      help="draw through the firmware on the simulated launcher (pins and "
                           "manual reactor) instead of the direct luck model; exit 1 on a fault")

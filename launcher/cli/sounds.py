@@ -8,7 +8,8 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from hal.audio import read_wav
+from hal.audio import NullSpeaker, read_wav
+from launcher.cli.paths import output_dir, writing
 from launcher.core import config, cues
 from launcher.core.reactor import NEVER, RealReactor
 from launcher.firmware.sound import CuePlayer, Pack, build_cue_player, load_pack, sounds_dir
@@ -114,6 +115,7 @@ def _wait(reactor: RealReactor, player: CuePlayer, limit: float) -> None:
 
 
 def cmd_play(args: argparse.Namespace) -> int:
+    """Play one cue and wait; exit 1 when it was not heard (a bring-up test of the speaker)."""
     if args.cue not in cues.all_cues():
         _warn(f"error: unknown cue {args.cue!r}; one of: {', '.join(cues.all_cues())}")
         return 2
@@ -123,16 +125,24 @@ def cmd_play(args: argparse.Namespace) -> int:
     settings = replace(settings, audio=audio)
     reactor = RealReactor()
     amp = _open_amp(settings)
+    warnings: list[str] = []
     try:
-        player = build_cue_player(settings, amp, reactor, _warn)
+        player = build_cue_player(settings, amp, reactor, warnings.append)
         try:
-            player.play(args.cue)
-            _wait(reactor, player, player.durations[args.cue] + WAIT_MARGIN)
+            silent = silent_reason(player.speaker, audio.backend, warnings)
+            if silent is None:
+                for line in warnings:
+                    _warn(line)
+                player.play(args.cue)
+                _wait(reactor, player, player.durations[args.cue] + WAIT_MARGIN)
             error = getattr(player.speaker, "error", None)
         finally:
             player.close()
     finally:
         amp.close()
+    if silent is not None:
+        _warn(f"error: {args.cue} was not played: {silent}")
+        return 1
     if error:
         _warn(f"error: playback failed: {error}")
         return 1
@@ -141,9 +151,21 @@ def cmd_play(args: argparse.Namespace) -> int:
     return 0
 
 
+def silent_reason(speaker: object, backend: str, warnings: list[str]) -> str | None:
+    """Why nothing can be heard from ``speaker``: None for a real device, and for the null
+    backend when it was asked for by name (a dry run of the pack and the amp pin)."""
+    if not isinstance(speaker, NullSpeaker) or backend == "null":
+        return None
+    if not warnings:
+        return "no backend could play"
+    return warnings[0].removeprefix("audio: ").removesuffix("; cues are silent") \
+        .removesuffix(": no sound")
+
+
 def cmd_render(args: argparse.Namespace) -> int:
     out = args.out or sounds_dir() / "default"
-    written = soundgen.render(out)
+    with writing(out, "--out"):
+        written = soundgen.render(output_dir(out, "--out"))
     print(f"wrote {len(written)} cues and the manifest to {out}")
     return 0
 
@@ -159,6 +181,7 @@ def cmd_sheet(args: argparse.Namespace) -> int:
         _warn(PLOTS_HINT)
         return 2
     pack = _pack(args, _settings(args))
+    output_dir(args.out.parent, "--out")  # before the plotting: fail in a moment
     rows: list[tuple[str | None, ...]] = []
     for level in range(1, cues.LEVELS + 1):
         rows.append((cues.press("mild", level), cues.press("wild", level)))
@@ -201,8 +224,10 @@ def cmd_sheet(args: argparse.Namespace) -> int:
     fig.suptitle(f"Sound pack {pack.root.name}: waveform (s) and spectrogram (Hz, s); "
                  f"press rows share a {soundgen.MAX_PRESS * 1000:.0f} ms axis", fontsize=12)
     fig.tight_layout(rect=(0, 0, 1, 0.985))
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(args.out, dpi=80)
-    plt.close(fig)
+    try:
+        with writing(args.out, "--out"):
+            fig.savefig(args.out, dpi=80)
+    finally:
+        plt.close(fig)
     print(f"wrote {args.out}")
     return 0

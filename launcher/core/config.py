@@ -12,11 +12,16 @@ from pathlib import Path
 from typing import Any
 
 from hal.base import Pins
+from hal.pins import I2S, UART, reserved_pins
 from launcher.core.errors import MISSING, ConfigError
 
 SIDES = ("mild", "wild")
 PIN_FACTORIES = ("auto", "lgpio", "pigpio", "native", "mock")
 AUDIO_BACKENDS = ("auto", "simpleaudio", "aplay", "null", "recording")
+# Console ports that are the Pi's UART on GPIO 14/15 (serial0 is the alias the OS points at
+# the primary UART). Other ports (/dev/ttyGS0 the USB gadget, a USB adapter, "" for none)
+# leave 14 and 15 free.
+UART_PORTS = ("/dev/serial0", "/dev/ttyAMA0", "/dev/ttyS0")
 
 
 @dataclass(frozen=True)
@@ -166,12 +171,35 @@ def side_luck(prefix: str, raw: Mapping[str, Any]) -> SideLuck:
 # --- the schema: which keys exist, and how each section becomes settings ---------------
 
 
-def _pins(raw: Mapping[str, Any]) -> Pins:
+def uses_i2s(audio_backend: str) -> bool:
+    """Whether ``audio.backend`` implies the I2S amplifier: every backend but ``null``."""
+    return audio_backend != "null"
+
+
+def uses_uart(console_port: str) -> bool:
+    """Whether ``console.port`` is the Pi's UART (GPIO 14/15)."""
+    return console_port in UART_PORTS
+
+
+def _why(pin: int) -> str:
+    """Which key makes ``pin`` reserved, so the message says how to free it."""
+    if pin in I2S:
+        return ' while audio.backend is not "null"'
+    if pin in UART:
+        return f" while console.port is the UART ({UART_PORTS[0]})"
+    return ""
+
+
+def _pins(raw: Mapping[str, Any], reserved: Mapping[int, str] | None = None) -> Pins:
+    """Check ``[pins]``: numbers in range, no pin twice, none that ``reserved`` holds."""
+    reserved = reserved or {}
     values: dict[str, int | None] = {}
     for f in fields(Pins):
         v = _integer(f"pins.{f.name}", raw[f.name], -1 if f.name == "exit_beam" else 0, 27)
         if v == -1:
             values[f.name] = None
+        elif v in reserved:
+            raise ConfigError(f"pins.{f.name}", v, f"reserved for {reserved[v]}{_why(v)}")
         else:
             values[f.name] = v
     used: dict[int, str] = {}
@@ -214,9 +242,11 @@ def _seed(raw: Any) -> int | None:
 def settings_from_dict(raw: Mapping[str, Any]) -> Settings:
     """Check a complete raw dictionary (defaults already merged) and freeze it."""
     luck = raw["luck"]
+    backend = _choice("audio.backend", raw["audio"]["backend"], AUDIO_BACKENDS)
+    port = _string("console.port", raw["console"]["port"])
     return Settings(
         pin_factory=_choice("board.pin_factory", raw["board"]["pin_factory"], PIN_FACTORIES),
-        pins=_pins(raw["pins"]),
+        pins=_pins(raw["pins"], reserved_pins(i2s=uses_i2s(backend), uart=uses_uart(port))),
         luck=Luck(
             seed=_seed(luck["seed"]),
             mild=side_luck("luck.mild", luck["mild"]),

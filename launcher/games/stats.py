@@ -140,10 +140,24 @@ class Recorder:
 # --- text ------------------------------------------------------------------------------
 
 
+def deciles(values: Sequence[float]) -> list[float]:
+    """The 9 cut points p10..p90, always within the data however small the sample.
+
+    ``statistics.quantiles``' default ("exclusive") method extrapolates beyond the smallest
+    and largest values for small samples (p90 142.5 of data whose max is 97); the
+    "inclusive" method interpolates between data points only.
+    """
+    if not values:
+        raise ValueError("deciles of no data")
+    if len(values) == 1:
+        return [float(values[0])] * 9
+    return statistics.quantiles(values, n=10, method="inclusive")
+
+
 def _spread(values: Sequence[int]) -> str:
     if not values:
         return "-"
-    q = statistics.quantiles(values, n=10) if len(values) > 1 else [values[0]] * 9
+    q = deciles(values)
     return (f"mean {statistics.fmean(values):.1f}, median {statistics.median(values):g}, "
             f"p10 {q[0]:g}, p90 {q[-1]:g}, max {max(values)}")
 

@@ -162,8 +162,8 @@ def test_auto_skips_a_backend_whose_device_will_not_open(with_simpleaudio, monke
     warnings: list[str] = []
     speaker = make_speaker("auto", warnings.append)
     assert type(speaker) is NullSpeaker
-    assert warnings == ["audio: simpleaudio cannot open the default device (Error opening PCM "
-                        "device); aplay cannot play (audio open error): no sound"]
+    # Both backends work but found no device: said in words, the reasons go to the debug log.
+    assert warnings == ["audio: no sound device found; cues are silent"]
     # A backend named in the config is kept even without a device: it may come back.
     assert type(make_speaker("simpleaudio", pytest.fail)) is SimpleAudioSpeaker
 

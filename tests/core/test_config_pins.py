@@ -1,0 +1,70 @@
+"""Pins the Pi's own functions hold are refused, with the reason, by the file and the console."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from hal.pins import reserved_pins
+from launcher.core import config
+from launcher.core.errors import ConfigError
+
+
+def test_reserved_pins_follow_what_is_enabled():
+    assert set(reserved_pins(i2s=False, uart=False)) == {0, 1}
+    assert set(reserved_pins(i2s=True, uart=False)) == {0, 1, 18, 19, 21}
+    assert set(reserved_pins(i2s=False, uart=True)) == {0, 1, 14, 15}
+    everything = reserved_pins(i2s=True, uart=True)
+    assert set(everything) == {0, 1, 14, 15, 18, 19, 21}
+    assert 20 not in everything  # I2S data in: only a microphone would use it
+    assert all(reason for reason in everything.values())
+
+
+@pytest.mark.parametrize(("text", "message"), [
+    ("[pins]\nled = 18\n", 'pins.led = 18: reserved for the I2S bit clock of the amplifier '
+                           '(PCM_CLK) while audio.backend is not "null"'),
+    ("[pins]\nled = 14\n", "pins.led = 14: reserved for the UART console's TX (TXD0) while "
+                           "console.port is the UART (/dev/serial0)"),
+    ("[pins]\nled = 0\n", "pins.led = 0: reserved for the HAT ID EEPROM bus (ID_SD) on every Pi"),
+    ("[pins]\nbutton = 1\n[audio]\nbackend = \"null\"\n[console]\nport = \"\"\n",
+     "pins.button = 1: reserved for the HAT ID EEPROM bus (ID_SC) on every Pi"),
+    ("[pins]\nhome = 21\n[console]\nport = \"\"\n",
+     'pins.home = 21: reserved for the I2S data to the amplifier (PCM_DOUT) while '
+     'audio.backend is not "null"'),
+    ("[pins]\nexit_beam = 15\n[console]\nport = \"/dev/ttyAMA0\"\n",
+     "pins.exit_beam = 15: reserved for the UART console's RX (RXD0) while console.port is "
+     "the UART (/dev/serial0)"),
+])
+def test_a_reserved_pin_is_refused_naming_the_key_and_the_reason(tmp_path: Path, text: str,
+                                                                message: str):
+    path = tmp_path / "launcher.toml"
+    path.write_text(text)
+    with pytest.raises(ConfigError) as err:
+        config.load(path)
+    assert str(err.value) == message
+
+
+@pytest.mark.parametrize("text", [
+    '[pins]\nled = 18\n[audio]\nbackend = "null"\n',  # no amplifier fitted
+    '[pins]\nled = 14\n[console]\nport = "/dev/ttyGS0"\n',  # the console is on USB
+    '[pins]\nled = 15\n[console]\nport = ""\n',  # no serial console
+    '[pins]\nled = 20\n',
+])
+def test_a_pin_is_free_once_what_holds_it_is_off(tmp_path: Path, text: str):
+    path = tmp_path / "launcher.toml"
+    path.write_text(text)
+    assert config.load(path).pins.led in (14, 15, 18, 20)
+
+
+def test_console_config_set_refuses_a_reserved_pin(settings):
+    raw = config.default_raw()
+    with pytest.raises(ConfigError, match=r"pins.led = 18: reserved for the I2S bit clock"):
+        config.set_key(raw, "pins.led", 18)
+    with pytest.raises(ConfigError, match=r"pins.led = 0: reserved for the HAT ID EEPROM"):
+        config.set_key(raw, "pins.led", 0)
+    freed = config.set_key(raw, "audio.backend", "null")
+    assert config.set_key(freed, "pins.led", 18)["pins"]["led"] == 18
+    # Turning I2S back on with a pin on it is refused too, naming that pin.
+    with pytest.raises(ConfigError, match=r"pins.led = 18: reserved"):
+        config.set_key(config.set_key(freed, "pins.led", 18), "audio.backend", "auto")
