@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 import random
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from importlib import resources
 from typing import Any
 
@@ -103,15 +103,19 @@ class Face:
     kind: str
     colour: str | None = None
     number: int | None = None
+    # Worked out once, since the rule engines ask them in their inner loops.
+    is_wild: bool = field(init=False, compare=False, repr=False)
+    key: int | str = field(init=False, compare=False, repr=False)  # what matches: number or kind
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "is_wild", self.kind in WILD_KINDS)
+        object.__setattr__(self, "key", self.number if self.kind == NUMBER and
+                           self.number is not None else self.kind)
 
     @property
     def symbol(self) -> str | None:
         """The colour symbol printed on the face (circle, star, triangle, square)."""
         return _SYMBOL_OF.get(self.colour) if self.colour else None
-
-    @property
-    def is_wild(self) -> bool:
-        return self.kind in WILD_KINDS
 
     @property
     def is_action(self) -> bool:
