@@ -78,7 +78,7 @@ def format_uno_summary(s: UnoSummary, title: str = "", flips: bool = False) -> s
     if s.unfinished:
         extra.append(f"{s.unfinished} hands stopped at the turn limit")
     if s.undecided:
-        extra.append(f"{s.undecided} games stopped at the hand limit")
+        extra.append(f"{s.undecided} games without a winner")
     lines.append(f"{s.games} games, {s.hands} hands, {s.players} players"
                  + "".join(f", {e}" for e in extra))
     lines.append("")
