@@ -391,6 +391,8 @@ def deal(rules: Rules, players: int, dealer: int, rng: random.Random) -> UnoStat
     o = rules.options
     if players < 2:
         raise RuleViolation(f"{rules.game.title} needs at least 2 players")
+    if not 0 <= dealer < players:
+        raise RuleViolation(f"dealer {dealer} is not one of the {players} players")
     if players * o.hand_size + 1 > rules.size:
         raise RuleViolation(f"{rules.size} cards cannot deal {o.hand_size} to {players}")
     cards = list(range(rules.size))

@@ -350,3 +350,10 @@ def test_press_steps_are_draws_and_the_rest_decisions():
     assert all(k >= PRESS_STEPS for k in (uno.DRAW, uno.DRAW_TURN, uno.DRAW_UNTIL))
     assert all(k < PRESS_STEPS for k in (uno.TURN, uno.DRAWN, uno.COLOUR, uno.TARGET,
                                          uno.CHALLENGE, uno.CATCH))
+
+
+def test_deal_refuses_a_dealer_who_is_not_at_the_table():
+    with pytest.raises(RuleViolation, match="dealer 2"):
+        uno.deal(CLASSIC_UNO.rules(), 2, 2, random.Random(0))
+    with pytest.raises(RuleViolation, match="cannot deal"):
+        uno.deal(CLASSIC_UNO.rules(), 16, 0, random.Random(0))
