@@ -486,7 +486,8 @@ def _common(p: argparse.ArgumentParser, games: int) -> None:
                         f"{', '.join(BOTS)}; the UNO games also random-play "
                         "(default heuristic,random)")
     p.add_argument("--rule", action="append", default=[], metavar="NAME=VALUE",
-                   help="a house rule (GameOptions field, see docs/games.md); repeatable")
+                   help="a house rule (see docs/games.md: GameOptions for flip-attack, "
+                        "UnoOptions for the others); repeatable")
     p.add_argument("--progress", action="store_true",
                    help="show the progress bar even when stderr is not a terminal")
     p.add_argument("--no-progress", action="store_true", help="never show the progress bar")
