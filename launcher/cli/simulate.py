@@ -180,7 +180,7 @@ def parse_uno_options(game: Any, pairs: Sequence[str], target: int | None = None
 
 def simulate_table_game(game: Any, games: int, players: int, seed: int, bots: Sequence[str],
                         options: Any, progress: Callable[[], None] | None = None,
-                        check: bool = False) -> Any:
+                        check: bool = False, deal_with_launcher: bool = False) -> Any:
     """Play ``games`` whole games of a table game; every random choice follows from ``seed``."""
     from launcher.games.launchers import DirectDealer
     from launcher.games.uno import UnoTable
@@ -192,7 +192,8 @@ def simulate_table_game(game: Any, games: int, players: int, seed: int, bots: Se
     sides = game.sides if len(game.sides) == 2 else game.sides * 2
     launcher = DirectDealer(game.profile, sides)
     seats = [make_uno_bot(name, random.Random(master.getrandbits(64))) for name in bots]
-    table = UnoTable(rules, launcher, seats, random.Random(master.getrandbits(64)), check=check)
+    table = UnoTable(rules, launcher, seats, random.Random(master.getrandbits(64)), check=check,
+                     deal_with_launcher=deal_with_launcher)
     summary = UnoSummary(game.name, list(bots))
     for _ in range(games):
         summary.add(table.play_game())  # the players draw for the first dealer
@@ -223,7 +224,8 @@ def _simulate_table_game(game: Any, args: argparse.Namespace) -> int:
     bar = _bar(args, args.games, "simulate")
     try:
         summary = simulate_table_game(game, args.games, args.players, args.seed, bots, options,
-                                      bar.update if bar else None, args.check)
+                                      bar.update if bar else None, args.check,
+                                      args.deal_with_launcher)
     finally:
         if bar:
             bar.close()
@@ -503,6 +505,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                      help="; ".join(f"{k}: {v.help}" for k, v in GAMES.items()))
     sim.add_argument("--check", action="store_true",
                      help="check card conservation after every step (slower; for debugging)")
+    sim.add_argument("--deal-with-launcher", action="store_true",
+                     help="table games: deal the hands with the launcher's 'deal N' profile")
     sim.add_argument("--config", metavar="FILE", help="TOML config whose luck to use")
     sim.add_argument("--target", type=int, help="points that win a game (default 500)")
     sim.add_argument("--through-firmware", action="store_true",

@@ -44,7 +44,7 @@ from launcher.games.cards import (
     Face,
 )
 from launcher.games.engine import NO_COLOUR, CardTable, shuffle
-from launcher.games.launchers import DEALER, Launcher, Profile
+from launcher.games.launchers import DEALER, Launcher, Profile, deal_profile
 
 
 class RuleViolation(LauncherError, ValueError):
@@ -835,11 +835,17 @@ class UnoTable:
 
     def __init__(self, rules: Rules, launcher: Launcher, bots: Sequence[Any],
                  rng: random.Random, check: bool = False,
-                 observers: Sequence[Callable[[tuple[Any, ...]], None]] = ()) -> None:
+                 observers: Sequence[Callable[[tuple[Any, ...]], None]] = (),
+                 deal_with_launcher: bool = False) -> None:
         if len(bots) < 2:
             raise ValueError("a table needs at least 2 bots")
         self.rules = rules
         self.launcher = launcher
+        # Dealing with the launcher: the whole shuffled deck goes in, and each player takes
+        # one press of ``deal N`` (N = hand size), starting left of the dealer.
+        self.deal_with_launcher = deal_with_launcher
+        if deal_with_launcher:
+            launcher.use(deal_profile(rules.options.hand_size))
         launcher.use(rules.game.profile)
         self.bots = list(bots)
         self.rng = rng
@@ -889,8 +895,31 @@ class UnoTable:
     def play_hand(self, dealer: int) -> HandResult:
         """Gather the cards, deal, and play the hand out."""
         self._collect()
-        state = deal(self.rules, self.players, dealer, self.rng)
+        if self.deal_with_launcher:
+            state = self._deal_by_launcher(dealer)
+        else:
+            state = deal(self.rules, self.players, dealer, self.rng)
         return self.play(state)
+
+    def _deal_by_launcher(self, dealer: int) -> UnoState:
+        """Load the shuffled deck, press ``deal N`` once per player, then turn the first card
+        from what is left (``start``) and go on with the game's own profile."""
+        rules, n, launcher = self.rules, self.players, self.launcher
+        size = rules.options.hand_size
+        if not 0 <= dealer < n or n * size + 1 > rules.size:
+            raise RuleViolation(f"cannot deal {size} cards to {n} players from dealer {dealer}")
+        cards = list(range(rules.size))
+        shuffle(cards, self.rng)
+        launcher.load(cards)
+        launcher.use(deal_profile(size))
+        hands: list[list[int]] = [[] for _ in range(n)]
+        for k in range(1, n + 1):
+            got = launcher.press()
+            if len(got) != size:
+                raise LauncherFault(f"a deal {size} press shot {len(got)} cards")
+            hands[(dealer + k) % n] = list(got)
+        launcher.use(rules.game.profile)
+        return start(rules, hands, launcher.unload(), dealer, self.rng)
 
     def play(self, state: UnoState) -> HandResult:
         """Play on from ``state`` until the hand is over."""

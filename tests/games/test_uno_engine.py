@@ -357,3 +357,32 @@ def test_deal_refuses_a_dealer_who_is_not_at_the_table():
         uno.deal(CLASSIC_UNO.rules(), 2, 2, random.Random(0))
     with pytest.raises(RuleViolation, match="cannot deal"):
         uno.deal(CLASSIC_UNO.rules(), 16, 0, random.Random(0))
+
+
+@pytest.mark.parametrize("name", sorted(GAMES))
+def test_dealing_with_the_launcher_uses_deal_n_then_the_games_profile(name):
+    game = GAMES[name]
+    asked = []
+
+    class Recording(DirectDealer):
+        def use(self, profile):
+            asked.append(profile.name)
+            super().use(profile)
+
+    sides = game.sides if len(game.sides) == 2 else game.sides * 2
+    launcher = Recording(game.profile, sides)
+    table = UnoTable(game.rules(game.options(max_turns=300)), launcher,
+                     [UnoRandomBot(random.Random(i)) for i in range(3)], random.Random(4),
+                     check=True, deal_with_launcher=True)
+    presses = launcher.presses
+    for dealer in range(3):
+        hand = table.play_hand(dealer)
+        assert hand.turns > 0
+    assert asked[-2:] == ["deal 7", game.profile.name]
+    assert launcher.presses - presses >= 9  # three presses of seven cards a hand, and draws
+
+
+def test_simulate_can_deal_with_the_launcher(capsys):
+    rc, out, _ = run_cli(capsys, "simulate", "--game", "uno-flip", "--games", "2",
+                         "--deal-with-launcher", "--check", "--no-progress")
+    assert rc == 0 and "2 games" in out
