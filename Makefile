@@ -34,6 +34,7 @@ benchmarks: $(STAMP)
 	$(VENV)/bin/python bench/bench_press_latency.py
 	$(VENV)/bin/python bench/bench_games.py
 	$(VENV)/bin/python bench/bench_gin.py
+	$(VENV)/bin/python bench/bench_uno.py
 
 sounds: $(STAMP)
 	$(VENV)/bin/launcher sounds render

@@ -2,8 +2,9 @@
 
     python bench/bench_games.py [--direct-games N] [--firmware-games N] [--players P]
 
-Games are 4 bots (heuristic, random, heuristic, random) playing to 500 points, with card
-conservation checked after every step, as ``launcher simulate`` plays them. The launcher
+Games are 4 bots (heuristic, random, heuristic, random) playing to 500 points, as
+``launcher simulate`` plays them: without the conservation check after every step, unless
+``--check`` (which ``simulate --check`` turns on too). The launcher
 alone (no rules) is timed too: presses/s of a refilled cartridge.
 """
 
@@ -25,14 +26,14 @@ from launcher.games.flip_attack import GameOptions, Table
 from launcher.games.launchers import DirectLauncher, FirmwareLauncher
 
 
-def games(kind: str, n: int, players: int, seed: int) -> dict[str, float]:
+def games(kind: str, n: int, players: int, seed: int, check: bool = False) -> dict[str, float]:
     settings = config.load()
     rng = random.Random(seed)
     launcher = (FirmwareLauncher(settings, seed=seed) if kind == "firmware"
                 else DirectLauncher(settings.luck, random.Random(seed)))
     names = ["heuristic", "random"] * players
     bots = [make_bot(names[i], random.Random(seed + i), settings.luck) for i in range(players)]
-    table = Table(launcher, bots, rng, GameOptions(), load_deck())
+    table = Table(launcher, bots, rng, GameOptions(), load_deck(), check=check)
     turns = presses = hands = 0
     start = time.perf_counter()
     for g in range(n):
@@ -70,13 +71,14 @@ def main() -> None:
     p.add_argument("--firmware-games", type=int, default=200)
     p.add_argument("--players", type=int, default=4)
     p.add_argument("--seed", type=int, default=1)
+    p.add_argument("--check", action="store_true", help="check conservation after every step")
     args = p.parse_args()
     print(f"python {platform.python_version()} on {platform.machine()}, "
           f"{args.players} players, games to 500 points")
     print(f"{'launcher':<10} {'games':>6} {'hands':>6} {'turns':>8} {'presses':>8} "
           f"{'seconds':>8} {'games/s':>8} {'turns/s':>9} {'presses/s':>10}")
     for kind, n in (("direct", args.direct_games), ("firmware", args.firmware_games)):
-        r = games(kind, n, args.players, args.seed)
+        r = games(kind, n, args.players, args.seed, args.check)
         s = r["seconds"]
         print(f"{kind:<10} {r['games']:>6.0f} {r['hands']:>6.0f} {r['turns']:>8.0f} "
               f"{r['presses']:>8.0f} {s:>8.2f} {r['games'] / s:>8.1f} {r['turns'] / s:>9.0f} "

@@ -1,4 +1,8 @@
-"""``launcher simulate`` and ``launcher tune``: whole Flip Attack games, and a luck report."""
+"""``launcher simulate`` and ``launcher tune``: whole games with bots, and a luck report.
+
+``simulate --game NAME`` looks the game up in ``GAMES``, one row per game: its bots and
+the function that plays and reports it. A new game adds a row.
+"""
 
 from __future__ import annotations
 
@@ -9,7 +13,7 @@ import random
 import statistics
 import sys
 from collections.abc import Callable, Sequence
-from dataclasses import fields
+from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any, Literal, TextIO, get_args, get_origin, get_type_hints
 
@@ -102,14 +106,14 @@ def progress_bar(total: int, label: str, forced: bool, disabled: bool,
     return Progress(total, label)
 
 
-def parse_bots(text: str, players: int) -> list[str]:
+def parse_bots(text: str, players: int, known: Sequence[str] = tuple(BOTS)) -> list[str]:
     """``heuristic,random`` -> one bot name per seat, repeating the list to fill the table."""
     names = [n.strip() for n in text.split(",") if n.strip()]
     if not names:
         raise ConfigError("--bots", text, "name at least one bot")
     for n in names:
-        if n not in BOTS:
-            raise ConfigError("--bots", n, "must be one of " + ", ".join(BOTS))
+        if n not in known:
+            raise ConfigError("--bots", n, "must be one of " + ", ".join(known))
     return [names[i % len(names)] for i in range(players)]
 
 
@@ -158,7 +162,7 @@ def parse_options(pairs: Sequence[str], target: int | None = None) -> GameOption
 
 def simulate(games: int, players: int, seed: int, bots: Sequence[str], settings: Settings,
              options: GameOptions, through_firmware: bool = False,
-             progress: Callable[[], None] | None = None) -> Summary:
+             progress: Callable[[], None] | None = None, check: bool = False) -> Summary:
     """Play ``games`` whole games; every random choice follows from ``seed``."""
     master = random.Random(seed)
     deck = load_deck()
@@ -172,7 +176,7 @@ def simulate(games: int, players: int, seed: int, bots: Sequence[str], settings:
     summary = Summary(bots=list(bots))
     recorder = Recorder(summary)
     table = Table(launcher, players_, random.Random(master.getrandbits(64)), options, deck,
-                  observers=[recorder.observe])
+                  observers=[recorder.observe], check=check)
     try:
         for g in range(games):
             recorder.game(table.play_game(first_dealer=g % players))
@@ -191,12 +195,18 @@ def _bar(args: argparse.Namespace, total: int, label: str) -> RichBar | Progress
 
 
 def cmd_simulate(args: argparse.Namespace) -> int:
-    if getattr(args, "game", "flip-attack") == "gin":
-        return cmd_simulate_gin(args)
-    if args.players is None:  # None only tells gin that --players was not given
-        args.players = 4
-    if getattr(args, "variant", None):
-        raise ConfigError("--variant", args.variant, "is for --game gin")
+    entry = GAMES.get(args.game)
+    if entry is None:
+        raise ConfigError("--game", args.game, "must be one of " + ", ".join(GAMES))
+    if args.game != "gin":
+        if getattr(args, "variant", None):
+            raise ConfigError("--variant", args.variant, "is for --game gin")
+        if args.players is None:  # None only tells gin that --players was not given
+            args.players = 4
+    return entry.run(args)
+
+
+def _simulate_flip_attack(args: argparse.Namespace) -> int:
     settings = config.load(args.config)
     bots = parse_bots(args.bots, args.players)
     options = parse_options(args.rule, args.target)
@@ -208,7 +218,7 @@ def cmd_simulate(args: argparse.Namespace) -> int:
         log.setLevel(logging.WARNING)
     try:
         summary = simulate(args.games, args.players, args.seed, bots, settings, options,
-                           args.through_firmware, bar.update if bar else None)
+                           args.through_firmware, bar.update if bar else None, args.check)
     finally:
         log.setLevel(level)
         if bar:
@@ -222,6 +232,118 @@ def cmd_simulate(args: argparse.Namespace) -> int:
         print(f"firmware faults: {total}" + (f" ({detail})" if detail else ""))
         return 1 if total else 0
     return 0
+
+
+# --- the table games: classic UNO, UNO Splash, UNO Flip --------------------------------------
+
+
+def parse_uno_options(game: Any, pairs: Sequence[str], target: int | None = None) -> Any:
+    """``NAME=VALUE`` rules (``--rule``) over ``game``'s defaults; errors name the option."""
+    from launcher.games.uno import UnoOptions
+
+    values: dict[str, Any] = {}
+    for pair in pairs:
+        name, sep, raw = pair.partition("=")
+        name = name.strip()
+        if not sep or name not in UnoOptions.names() or name in game.not_options:
+            names = [n for n in UnoOptions.names() if n not in game.not_options]
+            raise ConfigError(f"--rule {name}", raw or None,
+                              "must be NAME=VALUE with NAME one of " + ", ".join(names))
+        values[name] = config.parse_value(raw.strip())
+    if target is not None:
+        values["target_score"] = target
+    try:
+        return game.options(**values)
+    except (TypeError, ValueError) as exc:
+        raise ConfigError("--rule", ", ".join(pairs), str(exc)) from exc
+
+
+def simulate_table_game(game: Any, games: int, players: int, seed: int, bots: Sequence[str],
+                        options: Any, progress: Callable[[], None] | None = None,
+                        check: bool = False, deal_with_launcher: bool = False) -> Any:
+    """Play ``games`` whole games of a table game; every random choice follows from ``seed``."""
+    from launcher.games.launchers import DirectDealer
+    from launcher.games.uno import UnoTable
+    from launcher.games.uno_bots import make_uno_bot
+    from launcher.games.uno_stats import UnoSummary
+
+    rules = game.rules(options)
+    master = random.Random(seed)
+    sides = game.sides if len(game.sides) == 2 else game.sides * 2
+    launcher = DirectDealer(game.profile, sides)
+    seats = [make_uno_bot(name, random.Random(master.getrandbits(64))) for name in bots]
+    table = UnoTable(rules, launcher, seats, random.Random(master.getrandbits(64)), check=check,
+                     deal_with_launcher=deal_with_launcher)
+    summary = UnoSummary(game.name, list(bots))
+    for _ in range(games):
+        summary.add(table.play_game())  # the players draw for the first dealer
+        if progress is not None:
+            progress()
+    return summary
+
+
+def _simulate_table_game(game: Any, args: argparse.Namespace) -> int:
+    from launcher.games.launchers import FirmwareLauncher
+    from launcher.games.uno_bots import UNO_BOTS
+    from launcher.games.uno_stats import format_uno_summary
+
+    bots = parse_bots(args.bots, args.players, UNO_BOTS)
+    options = parse_uno_options(game, args.rule, args.target)
+    if args.through_firmware:
+        fw = FirmwareLauncher(seed=args.seed)
+        try:
+            fw.use(game.profile)
+        except ValueError as exc:
+            raise ConfigError("--through-firmware", args.game, str(exc)) from None
+        finally:
+            fw.close()
+    rules = game.rules(options)
+    if args.players * options.hand_size + 1 > rules.size:
+        raise ConfigError("--players", args.players,
+                          f"{rules.size} cards cannot deal {options.hand_size} to each")
+    bar = _bar(args, args.games, "simulate")
+    try:
+        summary = simulate_table_game(game, args.games, args.players, args.seed, bots, options,
+                                      bar.update if bar else None, args.check,
+                                      args.deal_with_launcher)
+    finally:
+        if bar:
+            bar.close()
+    print(format_uno_summary(summary, f"{game.title}, {len(bots)} players, seed {args.seed}",
+                             flips=len(game.sides) == 2))
+    return 0
+
+
+def _table_game(module: str, name: str) -> Callable[[argparse.Namespace], int]:
+    """The runner of a table game, importing its module only when it is played."""
+
+    def run(args: argparse.Namespace) -> int:
+        import importlib
+
+        return _simulate_table_game(getattr(importlib.import_module(module), name), args)
+
+    return run
+
+
+@dataclass(frozen=True)
+class GameEntry:
+    """One row of ``launcher simulate --game``."""
+
+    help: str
+    run: Callable[[argparse.Namespace], int]
+
+
+GAMES: dict[str, GameEntry] = {
+    "flip-attack": GameEntry("UNO Flip Attack against the launcher's luck (default)",
+                             _simulate_flip_attack),
+    "uno": GameEntry("classic UNO, the launcher dealing one card a press",
+                     _table_game("launcher.games.uno", "CLASSIC_UNO")),
+    "uno-splash": GameEntry("UNO Splash", _table_game("launcher.games.uno_splash", "UNO_SPLASH")),
+    "uno-flip": GameEntry("UNO Flip, one card a press and a lid cycle per Flip",
+                          _table_game("launcher.games.uno_flip", "UNO_FLIP_GAME")),
+    "gin": GameEntry("Gin Rummy for two, the launcher dispensing the stock (--variant)",
+                     lambda args: cmd_simulate_gin(args)),
+}
 
 
 # --- tune ---------------------------------------------------------------------------------
@@ -445,9 +567,11 @@ def _common(p: argparse.ArgumentParser, games: int) -> None:
     p.add_argument("--seed", type=int, default=1, help="seed of every random choice (default 1)")
     p.add_argument("--bots", default="heuristic,random",
                    help="bots by seat, repeated to fill the table: "
-                        f"{', '.join(BOTS)} (default heuristic,random)")
+                        f"{', '.join(BOTS)}; the UNO games also random-play "
+                        "(default heuristic,random)")
     p.add_argument("--rule", action="append", default=[], metavar="NAME=VALUE",
-                   help="a house rule (GameOptions field, see docs/games.md); repeatable")
+                   help="a house rule (see docs/games.md: GameOptions for flip-attack, "
+                        "UnoOptions for the others); repeatable")
     p.add_argument("--progress", action="store_true",
                    help="show the progress bar even when stderr is not a terminal")
     p.add_argument("--no-progress", action="store_true", help="never show the progress bar")
@@ -456,8 +580,15 @@ def _common(p: argparse.ArgumentParser, games: int) -> None:
 def register(subparsers: argparse._SubParsersAction) -> None:
     """Add ``simulate`` and ``tune`` to the ``launcher`` command."""
     sim = subparsers.add_parser(
-        "simulate", help="play whole games of UNO Flip Attack with bots and print statistics")
+        "simulate", help="play whole games (UNO Flip Attack, UNO, UNO Splash, UNO Flip, Gin "
+                         "Rummy) with bots and print statistics")
     _common(sim, 100)
+    sim.add_argument("--game", default="flip-attack", choices=list(GAMES),
+                     help="; ".join(f"{k}: {v.help}" for k, v in GAMES.items()))
+    sim.add_argument("--check", action="store_true",
+                     help="check card conservation after every step (slower; for debugging)")
+    sim.add_argument("--deal-with-launcher", action="store_true",
+                     help="table games: deal the hands with the launcher's 'deal N' profile")
     sim.add_argument("--config", metavar="FILE", help="TOML config whose luck to use")
     sim.add_argument("--target", type=_at_least(1),
                      help="points that win a game (default 500)")
@@ -481,11 +612,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def add_gin_arguments(sim: argparse.ArgumentParser) -> None:
-    """``--game`` and ``--variant`` on ``simulate``; everything gin needs stays below here."""
+    """``--variant`` on ``simulate``; everything gin needs stays below here."""
     from launcher.games.gin.variants import VARIANTS
 
-    sim.add_argument("--game", choices=("flip-attack", "gin"), default="flip-attack",
-                     help="which game to simulate (default flip-attack)")
     sim.add_argument("--variant", choices=tuple(VARIANTS), default=None,
                      help="gin rummy variant (default standard); see docs/games.md")
     # Gin is a two-player game: tell a --players the user gave from the default 4.

@@ -74,12 +74,17 @@ class RandomBot:
         if step.kind == CATCH:
             return Catch() if rng.random() < self.catch else Pass()
         # Group the variants (colours) of each card, so that a wild is not picked more
-        # often just because it can name four colours.
-        groups: dict[int | str, list[Action]] = {}
+        # often just because it can name four colours. A card's variants, and the
+        # discards of a Wild Press Your Luck run, stand next to each other in ``legal``.
+        options: list[list[Action]] = []
+        last: object = None
         for a in legal:
-            key = a.card.id if isinstance(a, Play) else type(a).__name__
-            groups.setdefault(key, []).append(a)
-        options = list(groups.values())
+            key = a.card if a.__class__ is Play else a.__class__  # type: ignore[union-attr]
+            if key is last:
+                options[-1].append(a)
+            else:
+                options.append([a])
+                last = key
         action = rng.choice(rng.choice(options))
         return _with_uno(action, state, player, rng, self.forget_uno)
 

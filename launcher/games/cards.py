@@ -1,11 +1,16 @@
-"""Double-sided UNO Flip Attack cards (a Mild face and a Wild face) and the deck file."""
+"""Cards of the UNO family: faces, double-sided cards, colours, and the deck file.
+
+A ``Card`` has a front and a back face. UNO Flip Attack calls them the Mild and Wild
+sides, UNO Flip the Light and Dark sides; a classic UNO or UNO Splash card carries the same
+face on both (its back is the plain card back, and no game ever turns to it).
+"""
 
 from __future__ import annotations
 
 import os
 import random
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from importlib import resources
 from typing import Any
 
@@ -15,11 +20,18 @@ from launcher.core.errors import ConfigError
 MILD = "mild"
 WILD = "wild"
 SIDES = (MILD, WILD)
+LIGHT = "light"  # UNO Flip's white-bordered side (the front, like Mild)
+DARK = "dark"  # UNO Flip's black-bordered side (the back, like Wild)
+CLASSIC = "classic"  # the one printed side of a classic UNO or UNO Splash card
+BACK_SIDES = frozenset({WILD, DARK})
 
 # Each side's colours, index-aligned with the colour symbols printed for colour-blind players.
 COLOURS: dict[str, tuple[str, ...]] = {
     MILD: ("red", "yellow", "green", "blue"),
     WILD: ("pink", "orange", "teal", "purple"),
+    LIGHT: ("red", "yellow", "green", "blue"),
+    DARK: ("pink", "orange", "teal", "purple"),
+    CLASSIC: ("red", "yellow", "green", "blue"),
 }
 SYMBOLS = ("circle", "star", "triangle", "square")
 _SYMBOL_OF = {c: SYMBOLS[i] for side in SIDES for i, c in enumerate(COLOURS[side])}
@@ -37,17 +49,34 @@ HIT_5 = "hit_5"
 SKIP_EVERYONE = "skip_everyone"
 WILD_DISCARD_ALL = "wild_discard_all"
 WILD_ALL_OUT_ATTACK = "wild_all_out_attack"
+# Classic UNO, UNO Splash and UNO Flip.
+DRAW_ONE = "draw_one"
+DRAW_TWO = "draw_two"
+DRAW_FIVE = "draw_five"
+WILD_DRAW_TWO = "wild_draw_two"
+WILD_DRAW_FOUR = "wild_draw_four"
+WILD_DRAW_COLOUR = "wild_draw_colour"
+SWAP_HANDS = "swap_hands"
+SHUFFLE_HANDS = "shuffle_hands"
 
 SIDE_KINDS: dict[str, frozenset[str]] = {
     MILD: frozenset({NUMBER, REVERSE, SKIP, FLIP, HIT_2, DISCARD_ALL, WILD_CARD,
                      WILD_PRESS_YOUR_LUCK}),
     WILD: frozenset({NUMBER, REVERSE, FLIP, HIT_5, SKIP_EVERYONE, WILD_DISCARD_ALL,
                      WILD_ALL_OUT_ATTACK}),
+    LIGHT: frozenset({NUMBER, DRAW_ONE, REVERSE, SKIP, FLIP, WILD_CARD, WILD_DRAW_TWO}),
+    DARK: frozenset({NUMBER, DRAW_FIVE, REVERSE, SKIP_EVERYONE, FLIP, WILD_CARD,
+                     WILD_DRAW_COLOUR}),
+    CLASSIC: frozenset({NUMBER, SKIP, REVERSE, DRAW_TWO, WILD_CARD, WILD_DRAW_FOUR, SWAP_HANDS,
+                        SHUFFLE_HANDS}),
 }
-WILD_KINDS = frozenset({WILD_CARD, WILD_PRESS_YOUR_LUCK, WILD_DISCARD_ALL, WILD_ALL_OUT_ATTACK})
+WILD_KINDS = frozenset({WILD_CARD, WILD_PRESS_YOUR_LUCK, WILD_DISCARD_ALL, WILD_ALL_OUT_ATTACK,
+                        WILD_DRAW_TWO, WILD_DRAW_FOUR, WILD_DRAW_COLOUR, SWAP_HANDS,
+                        SHUFFLE_HANDS})
 HIT_PRESSES = {HIT_2: 2, HIT_5: 5}
 
-# Card values for scoring, from the rule text ("Keeping Score"); number cards score face value.
+# Flip Attack's card values for scoring, from its rule text ("Keeping Score"); number cards
+# score face value. The other games carry their own tables (``launcher.games.uno``).
 POINTS: dict[str, int] = {
     HIT_2: 10,
     REVERSE: 20, SKIP: 20, FLIP: 20, DISCARD_ALL: 20, HIT_5: 20,
@@ -60,8 +89,11 @@ POINTS: dict[str, int] = {
 DECK_FILE = "flip_attack_deck.toml"
 
 
+_OTHER = {MILD: WILD, WILD: MILD, LIGHT: DARK, DARK: LIGHT, CLASSIC: CLASSIC}
+
+
 def other_side(side: str) -> str:
-    return WILD if side == MILD else MILD
+    return _OTHER[side]
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,15 +103,19 @@ class Face:
     kind: str
     colour: str | None = None
     number: int | None = None
+    # Worked out once, since the rule engines ask them in their inner loops.
+    is_wild: bool = field(init=False, compare=False, repr=False)
+    key: int | str = field(init=False, compare=False, repr=False)  # what matches: number or kind
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "is_wild", self.kind in WILD_KINDS)
+        object.__setattr__(self, "key", self.number if self.kind == NUMBER and
+                           self.number is not None else self.kind)
 
     @property
     def symbol(self) -> str | None:
         """The colour symbol printed on the face (circle, star, triangle, square)."""
         return _SYMBOL_OF.get(self.colour) if self.colour else None
-
-    @property
-    def is_wild(self) -> bool:
-        return self.kind in WILD_KINDS
 
     @property
     def is_action(self) -> bool:
@@ -97,14 +133,26 @@ class Face:
 
 @dataclass(frozen=True, slots=True, eq=False)
 class Card:
-    """A physical card: equal only to itself, named by ``id`` (unique within a deck)."""
+    """A physical card: equal only to itself, named by ``id`` (unique within a deck).
+
+    ``mild`` is the front face (Mild, Light, or a classic card's only face) and ``wild``
+    the back (Wild, Dark; a classic card repeats its front). The names are Flip Attack's.
+    """
 
     id: int
     mild: Face
     wild: Face
 
+    @property
+    def front(self) -> Face:
+        return self.mild
+
+    @property
+    def back(self) -> Face:
+        return self.wild
+
     def face(self, side: str) -> Face:
-        return self.mild if side == MILD else self.wild
+        return self.wild if side in BACK_SIDES else self.mild
 
     def __str__(self) -> str:
         return f"#{self.id} {self.mild} / {self.wild}"
@@ -177,27 +225,34 @@ def _faces(side: str, entries: Any) -> list[Face]:
     return faces
 
 
-def build_deck(raw: Mapping[str, Any]) -> tuple[Card, ...]:
-    """Make the cards described by a parsed deck file; errors name the offending key."""
+def build_deck(raw: Mapping[str, Any], sides: tuple[str, str] = (MILD, WILD)) -> tuple[Card, ...]:
+    """Make the cards described by a parsed deck file; errors name the offending key.
+
+    ``sides``: the front and back side names the file uses (``mild``/``wild`` for Flip
+    Attack, ``light``/``dark`` for UNO Flip).
+    """
+    front, back = sides
     seed = raw.get("pairing_seed", 0)
     if isinstance(seed, bool) or not isinstance(seed, int):
         raise ConfigError("pairing_seed", seed, "must be a whole number")
-    unknown = set(raw) - {"pairing_seed", MILD, WILD}
+    unknown = set(raw) - {"pairing_seed", front, back}
     if unknown:
         key = sorted(unknown)[0]
         raise ConfigError(key, raw[key], "unknown key")
-    mild = _faces(MILD, raw.get(MILD))
-    wild = _faces(WILD, raw.get(WILD))
+    mild = _faces(front, raw.get(front))
+    wild = _faces(back, raw.get(back))
     if len(mild) != len(wild):
-        raise ConfigError(WILD, len(wild), f"the sides must have as many faces ({len(mild)} mild)")
+        raise ConfigError(back, len(wild),
+                          f"the sides must have as many faces ({len(mild)} {front})")
     # The printing pairs faces in an order nobody published; a fixed shuffle stands in for it.
     random.Random(seed).shuffle(wild)
     return tuple(Card(i, m, w) for i, (m, w) in enumerate(zip(mild, wild, strict=True)))
 
 
-def load_deck(path: str | os.PathLike[str] | None = None) -> tuple[Card, ...]:
-    """Read a deck file (``None``: the shipped ``data/flip_attack_deck.toml``)."""
+def load_deck(path: str | os.PathLike[str] | None = None, shipped: str = DECK_FILE,
+              sides: tuple[str, str] = (MILD, WILD)) -> tuple[Card, ...]:
+    """Read a deck file (``None``: the shipped ``data/<shipped>``, Flip Attack's by default)."""
     if path is None:
-        text = resources.files("launcher.games").joinpath("data", DECK_FILE).read_text("utf-8")
-        return build_deck(parse_toml(text, DECK_FILE))
-    return build_deck(read_toml(path))
+        text = resources.files("launcher.games").joinpath("data", shipped).read_text("utf-8")
+        return build_deck(parse_toml(text, shipped), sides)
+    return build_deck(read_toml(path), sides)

@@ -17,12 +17,12 @@ from typing import TYPE_CHECKING, Literal, Protocol
 
 from launcher.core.errors import LauncherError
 from launcher.games.cards import (
+    BACK_SIDES,
     COLOURS,
     DISCARD_ALL,
     FLIP,
     HIT_PRESSES,
     MILD,
-    NUMBER,
     REVERSE,
     SKIP,
     SKIP_EVERYONE,
@@ -185,6 +185,7 @@ class TakeHit:
 
 
 Action = Play | Press | PressLuck | StopLuck | Discard | Catch | Pass | TakeHit
+_PRESS = Press()
 
 # --- effects ------------------------------------------------------------------------
 
@@ -329,15 +330,10 @@ def hand_points(state: HandState) -> int:
 
 def playable(face: Face, top: Face | None, colour: str | None) -> bool:
     """Whether ``face`` may be laid: wild, same colour, same number, or same action kind."""
-    if face.is_wild or colour is None:
+    if face.is_wild or colour is None or face.colour == colour:
         return True
-    if face.colour == colour:
-        return True
-    if top is None:
-        return False
-    if face.kind == NUMBER:
-        return top.kind == NUMBER and face.number == top.number
-    return face.kind == top.kind
+    # ``key`` is the number of a number card and the kind of any other: one comparison.
+    return top is not None and face.key == top.key
 
 
 # --- dealing -----------------------------------------------------------------------
@@ -420,11 +416,24 @@ def legal_actions(state: HandState) -> list[Action]:
         return []
     p, side = step.player, state.side
     if step.kind == TURN:
-        out: list[Action] = [Press()]
+        out: list[Action] = [_PRESS]
+        top, colour = state.top, state.colour
+        key = None if top is None else top.key
+        back = side in BACK_SIDES
+        cache = _VARIANTS
         for card in state.hands[p]:
-            face = card.face(side)
-            if playable(face, state.top, state.colour):
-                out += _play_variants(state, card, face)
+            face = card.wild if back else card.mild
+            # ``playable``, inlined: this loop is the engine's hottest.
+            if face.is_wild or colour is None or face.colour == colour or face.key == key:
+                if face.kind == FLIP:
+                    out += _play_variants(state, card, face)
+                    continue
+                variants = cache.get((card, back))
+                if variants is None:
+                    variants = cache[(card, back)] = _play_variants(state, card, face)
+                out += variants
+        if len(cache) > 100_000:  # decks made and dropped (tests): start again
+            cache.clear()
         return out
     if step.kind == LUCK:
         hand = state.hands[p]
@@ -439,6 +448,11 @@ def legal_actions(state: HandState) -> list[Action]:
         kind = state.top.kind
         return [TakeHit(), *(Play(c) for c in state.hands[p] if c.face(side).kind == kind)]
     return []
+
+
+# A Play is immutable: each card's plays (one per colour for a wild) are made once and
+# reused, instead of every turn. A Flip's depend on the pile, so they are not kept.
+_VARIANTS: dict[tuple[Card, bool], list[Action]] = {}
 
 
 def _play_variants(state: HandState, card: Card, face: Face) -> list[Action]:
@@ -793,14 +807,15 @@ class GameResult:
 class Table:
     """Plays hands and games with bots and a launcher; checks every step.
 
-    After every action and every shot it checks that each card of the deck is in exactly
-    one place (a hand, the discard pile, a Wild Press Your Luck run, or the launcher) and
-    that the launcher holds as many cards as the rules think it does.
+    After every action and every shot it checks (unless ``check=False``) that each card
+    of the deck is in exactly one place (a hand, the discard pile, a Wild Press Your Luck
+    run, or the launcher) and that the launcher holds as many cards as the rules think it
+    does.
     """
 
     def __init__(self, launcher: Launcher, bots: Sequence[Bot], rng: random.Random,
                  options: GameOptions | None = None, deck: Sequence[Card] | None = None,
-                 observers: Sequence[Callable[[Effect], None]] = ()) -> None:
+                 observers: Sequence[Callable[[Effect], None]] = (), check: bool = True) -> None:
         if len(bots) < 2:
             raise ValueError("a table needs at least 2 bots")
         self.launcher = launcher
@@ -814,6 +829,9 @@ class Table:
         self.observers = list(observers)
         self.state: HandState | None = None
         self.checks = 0
+        # The conservation check after every step costs about as much as the step: on for
+        # tests and ``simulate --check``, off for long simulations and benchmarks.
+        self.check_steps = check
 
     @property
     def players(self) -> int:
@@ -879,7 +897,8 @@ class Table:
                 if got != e.side:
                     raise LauncherFault(f"the lid cycle left {got} at the back, not {e.side}")
             self._tell(e)
-        self.check(state)
+        if self.check_steps:
+            self.check(state)
 
     def _tell(self, e: Effect) -> None:
         for bot in self.bots:

@@ -1,19 +1,88 @@
-"""The launcher as a game sees it, and two of them: a direct luck model and the firmware."""
+"""The launcher as a game sees it: the profiles games ask for, and three launchers.
+
+A game declares what it needs a press to do (a ``Profile``): Flip Attack presses its luck,
+classic UNO wants exactly one card per press (``dealer``), UNO Flip one card per press and
+lid-cycle flips (``uno-flip``), and a deal wants N cards a press (``deal N``). The table
+shell calls ``launcher.use(profile)`` before the first press; a launcher that cannot give
+that behaviour raises ``ProfileUnsupported`` naming the profile. ``DirectLauncher`` models
+press-your-luck, ``DirectDealer`` the fixed-count profiles, and ``FirmwareLauncher`` is the
+real firmware on the simulated launcher (press your luck only, until the firmware learns
+the other profiles: see docs/games.md, "Launcher profiles").
+
+Cards are opaque tokens to a launcher: Flip Attack loads ``Card`` objects, the table
+engine of the other games loads small integers (indexes into its deck).
+"""
 
 from __future__ import annotations
 
 import random
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any, Protocol
 
 from launcher.core import config
 from launcher.core.config import Luck, Settings
+from launcher.core.errors import LauncherError
 from launcher.core.luck import DryStreak
-from launcher.games.cards import MILD, Card, other_side
+from launcher.games.cards import MILD, WILD, Card, other_side
+
+
+class ProfileUnsupported(LauncherError, ValueError):
+    """The launcher cannot behave as the game asks (a profile it does not have)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Profile:
+    """What one press of the button must do for a game.
+
+    ``per_press``: None = press your luck (the side's hazard curve and shot sizes);
+    N = exactly N cards, fewer only when the cartridge runs out. ``flips``: the game turns
+    the cartridge with lid cycles (else the lid stays shut and the side never matters).
+    """
+
+    name: str
+    per_press: int | None
+    flips: bool
+
+    def __str__(self) -> str:
+        return self.name
+
+
+FLIP_ATTACK = Profile("flip-attack", None, True)
+DEALER = Profile("dealer", 1, False)
+UNO_FLIP = Profile("uno-flip", 1, True)
+
+
+def deal_profile(n: int) -> Profile:
+    """``deal N``: every press shoots exactly N cards (dealing hands with the launcher)."""
+    if n < 1:
+        raise ValueError(f"deal N needs N >= 1, not {n}")
+    return Profile(f"deal {n}", n, False)
+
+
+def parse_profile(text: str) -> Profile:
+    """``flip-attack``, ``dealer``, ``uno-flip`` or ``deal N``."""
+    fixed = {p.name: p for p in (FLIP_ATTACK, DEALER, UNO_FLIP)}
+    word = " ".join(text.split())
+    if word in fixed:
+        return fixed[word]
+    head, _, n = word.partition(" ")
+    if head == "deal" and n.isdigit() and int(n) >= 1:
+        return deal_profile(int(n))
+    raise ValueError(f"unknown launcher profile {text!r}: flip-attack, dealer, uno-flip, deal N")
 
 
 class Launcher(Protocol):
     """What the rule engine's shell needs from a launcher: the draw pile that shoots."""
+
+    @property
+    def profile(self) -> Profile:
+        """The behaviour a press has now."""
+        ...
+
+    def use(self, profile: Profile) -> None:
+        """Behave as ``profile`` from the next press on; ProfileUnsupported if it cannot."""
+        ...
 
     @property
     def side(self) -> str:
@@ -64,6 +133,15 @@ class DirectLauncher:
         self.flips = 0
 
     @property
+    def profile(self) -> Profile:
+        return FLIP_ATTACK
+
+    def use(self, profile: Profile) -> None:
+        if profile != FLIP_ATTACK:
+            raise ProfileUnsupported(f"DirectLauncher models press-your-luck only, not "
+                                     f"{profile}: use DirectDealer")
+
+    @property
     def side(self) -> str:
         return self._side
 
@@ -109,6 +187,76 @@ class DirectLauncher:
         return self._stack[::-1]
 
 
+class DirectDealer:
+    """A fast launcher that shoots a fixed number of cards per press: the ``dealer``,
+    ``uno-flip`` and ``deal N`` profiles, with no pins, no time and no luck.
+
+    ``sides`` names the cartridge's two halves as the game calls them (the front first:
+    ``("light", "dark")`` for UNO Flip); a flip turns the cartridge and leaves the order of
+    the cards as it was, like the real cartridge. With a profile that does not flip, a
+    flip is refused (the game asked for something it did not declare).
+    """
+
+    def __init__(self, profile: Profile = DEALER, sides: tuple[str, str] = (MILD, WILD)) -> None:
+        self._sides = sides
+        self._up = 0
+        self._stack: list[Any] = []  # back of the cartridge first: the front is popped
+        self.presses = 0
+        self.flips = 0
+        self._profile = DEALER
+        self.use(profile)
+
+    @property
+    def profile(self) -> Profile:
+        return self._profile
+
+    def use(self, profile: Profile) -> None:
+        if profile.per_press is None:
+            raise ProfileUnsupported("DirectDealer shoots fixed counts, not press-your-luck "
+                                     f"({profile}): use DirectLauncher")
+        self._profile = profile
+        self._n = profile.per_press
+
+    @property
+    def side(self) -> str:
+        return self._sides[self._up]
+
+    @property
+    def cards_left(self) -> int:
+        return len(self._stack)
+
+    def press(self) -> list[Any]:
+        self.presses += 1
+        stack = self._stack
+        if self._n == 1:  # the common case, kept short: one card, or none when empty
+            return [stack.pop()] if stack else []
+        n = min(self._n, len(stack))
+        if not n:
+            return []
+        out = stack[-n:]
+        del stack[-n:]
+        out.reverse()
+        return out
+
+    def flip(self) -> str:
+        if not self._profile.flips:
+            raise ProfileUnsupported(f"the {self._profile} profile does not flip")
+        self._up ^= 1
+        self.flips += 1
+        return self._sides[self._up]
+
+    def load(self, cards: Sequence[Any]) -> None:
+        self._stack[0:0] = reversed(cards)
+
+    def unload(self) -> list[Any]:
+        cards = self.contents()
+        self._stack = []
+        return cards
+
+    def contents(self) -> list[Any]:
+        return self._stack[::-1]
+
+
 class FirmwareLauncher:
     """The real firmware on the simulated launcher (``launcher.sim.rig.SimRig``).
 
@@ -130,6 +278,17 @@ class FirmwareLauncher:
     @property
     def faults(self) -> list[dict[str, Any]]:
         return self.rig.faults
+
+    @property
+    def profile(self) -> Profile:
+        return FLIP_ATTACK
+
+    def use(self, profile: Profile) -> None:
+        # The firmware has one behaviour today. Its state machine is where the other
+        # profiles belong (docs/games.md, "Launcher profiles"); until then, say so.
+        if profile != FLIP_ATTACK:
+            raise ProfileUnsupported(f"the firmware has no {profile!s} profile yet "
+                                     "(only flip-attack)")
 
     @property
     def side(self) -> str:

@@ -154,7 +154,8 @@ def deciles(values: Sequence[float]) -> list[float]:
     return statistics.quantiles(values, n=10, method="inclusive")
 
 
-def _spread(values: Sequence[int]) -> str:
+def spread(values: Sequence[int]) -> str:
+    """mean, median, p10, p90 and max of per-hand figures, on one line."""
     if not values:
         return "-"
     q = deciles(values)
@@ -183,9 +184,9 @@ def format_summary(s: Summary, title: str = "") -> str:
         for name, (g, h) in s.win_rates_by_bot().items():
             lines.append(f"  {name:<18} {g:7.1%}  {h:7.1%}  (per seat)")
     lines.append("")
-    lines.append(f"turns per hand:    {_spread(s.turns)}")
-    lines.append(f"presses per hand:  {_spread(s.presses)}")
-    lines.append(f"flips per hand:    {_spread(s.flips)}")
+    lines.append(f"turns per hand:    {spread(s.turns)}")
+    lines.append(f"presses per hand:  {spread(s.presses)}")
+    lines.append(f"flips per hand:    {spread(s.flips)}")
     lines.append(f"reloads:           {sum(s.reloads)} in all, "
                  f"{sum(s.reloads) / max(s.hands, 1):.2f} per hand"
                  + (f"; {s.empty_presses} presses found the launcher empty"

@@ -1,0 +1,1011 @@
+"""Classic UNO, UNO Splash and UNO Flip: one fast rule engine on small-integer cards.
+
+The three games share every rule but their decks, card values and a few defaults, so one
+engine plays them all from a ``Game`` (what is printed and how it scores) and ``UnoOptions``
+(the rules the texts disagree on or leave open; docs/games.md explains each). Classic UNO is
+defined here; ``uno_splash`` and ``uno_flip`` define the other two.
+
+Speed is the design: a card is an index into a ``CardTable``; a hand is a list of ints;
+legality is a byte of a precomputed mask; the state is mutated in place (``UnoState.copy``
+gives an independent one for tests and search); an action is an int. What happens next is
+a stack of ``(kind, player, arg)`` steps, ``state.agenda``, top last: a player's decision
+(``legal``/``act``) or a draw from the launcher (``shot``). The engine never touches the
+launcher: what the shell must do to it (load the draw pile, cycle the lid) waits in
+``state.todo``. Randomness (the deal, a reshuffle, Shuffle Hands) comes only from the
+``random.Random`` passed in.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field, fields
+from functools import cache
+from typing import Any, Literal
+
+from launcher.core.errors import LauncherError
+from launcher.games.cards import (
+    CLASSIC,
+    DRAW_FIVE,
+    DRAW_ONE,
+    DRAW_TWO,
+    FLIP,
+    NUMBER,
+    REVERSE,
+    SHUFFLE_HANDS,
+    SKIP,
+    SKIP_EVERYONE,
+    SWAP_HANDS,
+    WILD_CARD,
+    WILD_DRAW_COLOUR,
+    WILD_DRAW_FOUR,
+    WILD_DRAW_TWO,
+    Card,
+    Face,
+)
+from launcher.games.engine import NO_COLOUR, CardTable, shuffle
+from launcher.games.launchers import DEALER, Launcher, Profile, deal_profile
+
+
+class RuleViolation(LauncherError, ValueError):
+    """An action the rules forbid, or a broken invariant (a card made or lost)."""
+
+
+class LauncherFault(LauncherError, RuntimeError):
+    """The launcher did not do what the game asked (two cards for one, a wrong side)."""
+
+
+# --- options --------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class UnoOptions:
+    """Rules the texts disagree on or leave open; each game has its own defaults."""
+
+    hand_size: int = 7
+    # Cards for not calling UNO: 4 in uno.txt, 2 in the UNO Splash and UNO Flip texts.
+    uno_penalty: int = 4
+    # A Reverse turned first: the player to the dealer's right starts (uno.txt), or the
+    # dealer starts and play goes right (UNO Flip's Reverse card text).
+    first_reverse: Literal["right_of_dealer", "dealer"] = "right_of_dealer"
+    # Wild Draw Four / Two / Color held with a card of the colour in play: "challenge" (it
+    # may be played; the victim may challenge), or "strict" (the engine refuses it).
+    wild_draw: Literal["challenge", "strict"] = "challenge"
+    # Classic UNO's four blank cards: "remove" (108 cards), played as plain "wild"s, or
+    # replaced by the "swap_hands" or "shuffle_hands" variant cards.
+    blank_cards: Literal["remove", "wild", "swap_hands", "shuffle_hands"] = "remove"
+    # Reshuffling the discard pile into a new draw pile: all but the top card (uno.txt) or
+    # every card, the top one too (UNO Flip's last section); the colour in play stays.
+    reshuffle_keep_top: bool = True
+    # Going out on a Draw card: the next player still draws, and those cards score.
+    last_card_draws: bool = True
+    # "winner": the winner scores the others' cards, first to target_score wins.
+    # "penalty": each player is charged their own cards; when one reaches target_score the
+    # lowest total wins (every text's "Alternative Scoring").
+    scoring: Literal["winner", "penalty"] = "winner"
+    # UNO Splash: "you can play a single round where the first player to empty their hand wins".
+    single_round: bool = False
+    target_score: int = 500
+    # Not a rule: a hand still going after this many turns ends with no winner.
+    max_turns: int = 3000
+
+    def __post_init__(self) -> None:
+        allowed = {
+            "first_reverse": ("right_of_dealer", "dealer"),
+            "wild_draw": ("challenge", "strict"),
+            "blank_cards": ("remove", "wild", "swap_hands", "shuffle_hands"),
+            "scoring": ("winner", "penalty"),
+        }
+        for name, values in allowed.items():
+            if getattr(self, name) not in values:
+                raise ValueError(f"{name} must be one of {', '.join(values)}")
+        for name in ("single_round", "reshuffle_keep_top", "last_card_draws"):
+            if not isinstance(getattr(self, name), bool):
+                raise ValueError(f"{name} must be true or false")
+        for name, lo in (("hand_size", 1), ("uno_penalty", 0), ("target_score", 1),
+                         ("max_turns", 1)):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or value < lo:
+                raise ValueError(f"{name} must be a whole number >= {lo}, not {value!r}")
+
+    @classmethod
+    def names(cls) -> tuple[str, ...]:
+        return tuple(f.name for f in fields(cls))
+
+
+# --- games ----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, eq=False)
+class Game:
+    """One member of the family: its deck, card values, defaults and launcher needs."""
+
+    name: str  # as on the command line
+    title: str
+    sides: tuple[str, ...]  # ("classic",), or the front and back of a double-sided deck
+    points: tuple[Mapping[str, int], ...]  # per side: kind -> value (numbers: face value)
+    build_deck: Callable[[UnoOptions], tuple[Card, ...]]
+    defaults: Mapping[str, Any] = field(default_factory=dict)
+    # Choosing the dealer: highest "points" (uno.txt) or highest "number", symbols zero
+    # (UNO Flip).
+    dealer_by: Literal["points", "number"] = "points"
+    # Options that make no sense for this game (refused by name).
+    not_options: frozenset[str] = frozenset()
+    profile: Profile = DEALER
+
+    def options(self, **changes: Any) -> UnoOptions:
+        """The game's defaults with ``changes`` laid over them."""
+        for name in changes:
+            if name in self.not_options:
+                raise ValueError(f"{name} is not an option of {self.name}")
+        return UnoOptions(**{**self.defaults, **changes})
+
+    def rules(self, options: UnoOptions | None = None) -> Rules:
+        return compile_rules(self, options if options is not None else self.options())
+
+
+CLASSIC_POINTS = {SKIP: 20, REVERSE: 20, DRAW_TWO: 20, SWAP_HANDS: 40, SHUFFLE_HANDS: 40,
+                  WILD_CARD: 50, WILD_DRAW_FOUR: 50}
+
+
+def classic_deck(options: UnoOptions) -> tuple[Card, ...]:
+    """uno.txt's deck: 76 numbers, 8 each of Skip, Reverse, Draw Two, 4 Wild, 4 Wild Draw
+    Four (108), plus the 4 blank cards as ``blank_cards`` says."""
+    faces: list[Face] = []
+    for colour in ("red", "yellow", "green", "blue"):
+        faces.append(Face(NUMBER, colour, 0))
+        faces += [Face(NUMBER, colour, n) for n in range(1, 10) for _ in range(2)]
+        faces += [Face(k, colour) for k in (SKIP, REVERSE, DRAW_TWO) for _ in range(2)]
+    faces += [Face(WILD_CARD)] * 4 + [Face(WILD_DRAW_FOUR)] * 4
+    blanks = {"remove": None, "wild": WILD_CARD, "swap_hands": SWAP_HANDS,
+              "shuffle_hands": SHUFFLE_HANDS}[options.blank_cards]
+    if blanks is not None:
+        faces += [Face(blanks)] * 4
+    return tuple(Card(i, f, f) for i, f in enumerate(faces))
+
+
+CLASSIC_UNO = Game(
+    name="uno", title="UNO", sides=(CLASSIC,), points=(CLASSIC_POINTS,),
+    build_deck=classic_deck, defaults={"uno_penalty": 4, "first_reverse": "right_of_dealer"},
+)
+
+
+# --- the compiled rules ----------------------------------------------------------------------
+
+# What a face does (its behaviour code).
+B_NUMBER, B_SKIP, B_REVERSE, B_DRAW, B_SKIP_ALL, B_FLIP = 0, 1, 2, 3, 4, 5
+B_WILD, B_WILD_DRAW, B_SWAP, B_SHUFFLE = 6, 7, 8, 9
+_BEHAVIOUR = {NUMBER: B_NUMBER, SKIP: B_SKIP, REVERSE: B_REVERSE, DRAW_ONE: B_DRAW,
+              DRAW_TWO: B_DRAW, DRAW_FIVE: B_DRAW, SKIP_EVERYONE: B_SKIP_ALL, FLIP: B_FLIP,
+              WILD_CARD: B_WILD, WILD_DRAW_TWO: B_WILD_DRAW, WILD_DRAW_FOUR: B_WILD_DRAW,
+              WILD_DRAW_COLOUR: B_WILD_DRAW, SWAP_HANDS: B_SWAP, SHUFFLE_HANDS: B_SHUFFLE}
+UNTIL_COLOUR = -1  # a Wild Draw Color's amount: draw until the chosen colour
+_AMOUNT = {DRAW_ONE: 1, DRAW_TWO: 2, DRAW_FIVE: 5, WILD_DRAW_TWO: 2, WILD_DRAW_FOUR: 4,
+           WILD_DRAW_COLOUR: UNTIL_COLOUR}
+# Turned up to start the discard pile, these go back into the deck and another is turned
+# (uno.txt and UNO Splash: Wild Draw Four; UNO Flip: Wild Draw Two; the rest: see docs).
+_RETURNED_FIRST = frozenset({B_WILD_DRAW, B_SWAP, B_SHUFFLE, B_FLIP, B_SKIP_ALL})
+
+
+@dataclass(frozen=True, eq=False)
+class Rules:
+    """A game and its options compiled for the engine: the card table and per-side codes."""
+
+    game: Game
+    options: UnoOptions
+    table: CardTable
+    behaviour: tuple[tuple[int, ...], ...]  # [side][card]
+    amount: tuple[tuple[int, ...], ...]  # [side][card]: cards a draw card gives
+    colour_choices: tuple[int, ...]
+    targets: tuple[tuple[tuple[int, ...], ...], ...]  # [players][player]: TARGET choices
+    strict: bool
+
+    @property
+    def size(self) -> int:
+        return self.table.size
+
+    @property
+    def deck(self) -> tuple[Card, ...]:
+        return self.table.cards
+
+    def card(self, name: str, side: int = 0, skip: Sequence[int] = ()) -> int:
+        """The first card whose face on ``side`` reads ``name`` (``"red 7"``), not in ``skip``."""
+        for i in range(self.size):
+            if i not in skip and self.table.name(i, side) == name:
+                return i
+        raise KeyError(f"no {name!r} card left on side {side}")
+
+
+@cache
+def compile_rules(game: Game, options: UnoOptions) -> Rules:
+    """Build (once per game and options) the tables the engine reads."""
+    cards = game.build_deck(options)
+    table = CardTable(cards, game.sides, game.points).with_codes(_BEHAVIOUR)
+    behaviour = tuple(s.behaviour for s in table.sides)
+    amount = tuple(tuple(_AMOUNT.get(k, 0) for k in s.kind) for s in table.sides)
+    targets = tuple(tuple(tuple(CHOOSE + t for t in range(n) if t != p) for p in range(n))
+                    for n in range(12))
+    return Rules(game, options, table, behaviour, amount, tuple(CHOOSE + k for k in range(4)),
+                 targets, options.wild_draw == "strict")
+
+
+# --- steps and actions ---------------------------------------------------------------------
+
+# Decisions (below PRESS_STEPS) and draws from the launcher.
+TURN = 0  # play a card or draw
+DRAWN = 1  # arg = the card just drawn, which may be played: play it or keep it
+COLOUR = 2  # name the colour (a wild, or a Flip that turned a wild face up)
+TARGET = 3  # Swap Hands: whose hand to take
+CHALLENGE = 4  # the victim of a Wild Draw card: challenge or accept
+CATCH = 5  # arg = a player who did not call UNO: catch them or not
+PRESS_STEPS = 8
+DRAW = 8  # arg = cards still to draw
+DRAW_TURN = 9  # the one card a player draws instead of playing
+DRAW_UNTIL = 10  # draw until a card of the colour in play; arg = cards to draw after it
+STEP_NAMES = {TURN: "turn", DRAWN: "drawn", COLOUR: "colour", TARGET: "target",
+              CHALLENGE: "challenge", CATCH: "catch", DRAW: "draw", DRAW_TURN: "draw_turn",
+              DRAW_UNTIL: "draw_until"}
+
+# Actions are ints: a card number (optionally | UNO: "UNO!" called with it), a choice, or
+# one of the words below.
+UNO = 1 << 10
+CARD_MASK = UNO - 1
+CHOOSE = 2048  # CHOOSE + k: colour k (COLOUR step), or player k (TARGET step)
+DRAW_CARD = -1  # draw instead of playing
+KEEP = -2  # keep the card just drawn
+CHALLENGE_IT = -3
+ACCEPT = -4
+CATCH_THEM = -5
+PASS = -6
+_WORDS = {DRAW_CARD: "draw", KEEP: "keep", CHALLENGE_IT: "challenge", ACCEPT: "accept",
+          CATCH_THEM: "catch", PASS: "pass"}
+_CHALLENGE_CHOICES = (CHALLENGE_IT, ACCEPT)
+_CATCH_CHOICES = (CATCH_THEM, PASS)
+
+# What the shell must do to the launcher (``state.todo``).
+LOAD = "load"  # ("load", cards front first, side index)
+FLIP_LID = "flip"  # ("flip", side index now in play)
+
+
+def describe(rules: Rules, action: int, side: int = 0) -> str:
+    """An action as text, for logs and error messages."""
+    if action in _WORDS:
+        return _WORDS[action]
+    if action >= CHOOSE:
+        return f"choose {action - CHOOSE}"
+    text = f"play {rules.table.name(action & CARD_MASK, side)}"
+    return text + " (UNO!)" if action & UNO else text
+
+
+# --- state -------------------------------------------------------------------------------------
+
+
+class UnoState:
+    """One hand, mutated in place by ``act`` and ``shot``. ``side`` is 0 (front) or 1."""
+
+    __slots__ = ("agenda", "caught", "challenges", "colour", "dealer", "direction", "discard",
+                 "draws", "flips", "guilty", "hands", "log", "max_turns", "n", "over", "pending",
+                 "pile", "points", "reloads", "rules", "side", "symbol", "tab", "todo", "turns",
+                 "winner")
+
+    def __init__(self, rules: Rules, hands: list[list[int]], discard: list[int], dealer: int,
+                 agenda: list[tuple[int, int, int]], pile: int, side: int = 0,
+                 colour: int | None = None, direction: int = 1) -> None:
+        self.rules = rules
+        self.n = len(hands)
+        self.hands = hands
+        self.discard = discard  # bottom first
+        self.dealer = dealer
+        self.side = side
+        top = discard[-1] if discard else None
+        st = rules.table.sides[side]
+        self.tab = st  # the side in play's lookup tables
+        if colour is None:
+            colour = NO_COLOUR if top is None or st.colour[top] < 0 else st.colour[top]
+        self.colour = colour
+        self.symbol = st.stride - 1 if top is None else st.symbol[top]
+        self.max_turns = rules.options.max_turns
+        self.direction = direction
+        self.agenda = agenda  # top (next) last
+        self.pile = pile  # cards in the launcher
+        self.pending: tuple[int, bool, int] | None = None  # a Wild Draw: player, guilty, amount
+        self.winner: int | None = None
+        self.over = False
+        self.points = 0  # what the winner scores (or the penalty charged, see ``charges``)
+        self.turns = self.draws = self.flips = self.reloads = 0
+        self.caught = self.challenges = self.guilty = 0
+        self.todo: list[tuple[Any, ...]] = []
+        self.log: list[tuple[Any, ...]] | None = None
+
+    def copy(self) -> UnoState:
+        """An independent copy (hands, piles and agenda copied; the rules shared)."""
+        new = object.__new__(UnoState)
+        for name in UnoState.__slots__:
+            setattr(new, name, getattr(self, name))
+        new.hands = [list(h) for h in self.hands]
+        new.discard = list(self.discard)
+        new.agenda = list(self.agenda)
+        new.todo = list(self.todo)
+        new.log = None if self.log is None else list(self.log)
+        return new
+
+    @property
+    def step(self) -> tuple[int, int, int] | None:
+        return self.agenda[-1] if self.agenda else None
+
+    @property
+    def to_move(self) -> int | None:
+        return self.agenda[-1][1] if self.agenda else None
+
+    @property
+    def side_name(self) -> str:
+        return self.rules.game.sides[self.side]
+
+    def next_player(self, player: int, steps: int = 1) -> int:
+        return (player + steps * self.direction) % self.n
+
+    def hand_points(self, player: int) -> int:
+        pts = self.rules.table.sides[self.side].points
+        return sum(pts[c] for c in self.hands[player])
+
+    def charges(self) -> list[int]:
+        """Each player's own cards in points (the alternative scoring's charge)."""
+        return [self.hand_points(p) for p in range(self.n)]
+
+    def names(self, cards: Sequence[int]) -> list[str]:
+        return [self.rules.table.name(c, self.side) for c in cards]
+
+    def __repr__(self) -> str:
+        step = self.step
+        what = "over" if step is None else f"{STEP_NAMES[step[0]]} p{step[1]} {step[2]}"
+        return (f"<UnoState {self.rules.game.name} side {self.side} {what} top "
+                f"{self.names(self.discard[-1:])} colour {self.colour} hands "
+                f"{[len(h) for h in self.hands]} pile {self.pile}>")
+
+
+# --- dealing ---------------------------------------------------------------------------------
+
+
+def choose_dealer(rules: Rules, players: int, rng: random.Random) -> tuple[int, list[list[int]]]:
+    """Each player draws a card; the highest (points, or number with symbols as zero)
+    deals. Tied players draw again. Returns the dealer and every round of draws."""
+    cards = list(range(rules.size))
+    shuffle(cards, rng)
+    st = rules.table.sides[0]
+    by_points = rules.game.dealer_by == "points"
+    value = st.points if by_points else tuple(max(n, 0) for n in st.number)
+    rounds: list[list[int]] = []
+    who = list(range(players))
+    while True:
+        drawn = [cards.pop() for _ in who]
+        rounds.append(drawn)
+        best = max(value[c] for c in drawn)
+        who = [p for p, c in zip(who, drawn, strict=True) if value[c] == best]
+        if len(who) == 1 or len(cards) < len(who):
+            return who[0], rounds
+
+
+def deal(rules: Rules, players: int, dealer: int, rng: random.Random) -> UnoState:
+    """Shuffle, deal one card at a time from the dealer's left, turn the first card (with its
+    first-card rule), and leave the rest in ``todo`` to load into the launcher."""
+    o = rules.options
+    if players < 2:
+        raise RuleViolation(f"{rules.game.title} needs at least 2 players")
+    if not 0 <= dealer < players:
+        raise RuleViolation(f"dealer {dealer} is not one of the {players} players")
+    if players * o.hand_size + 1 > rules.size:
+        raise RuleViolation(f"{rules.size} cards cannot deal {o.hand_size} to {players}")
+    cards = list(range(rules.size))
+    shuffle(cards, rng)
+    hands: list[list[int]] = [[] for _ in range(players)]
+    i = 0
+    for _ in range(o.hand_size):
+        for k in range(1, players + 1):
+            hands[(dealer + k) % players].append(cards[i])
+            i += 1
+    rest = cards[i:]
+    return start(rules, hands, rest, dealer, rng)
+
+
+def start(rules: Rules, hands: list[list[int]], rest: list[int], dealer: int,
+          rng: random.Random) -> UnoState:
+    """Turn the first card of ``rest`` (the undealt cards, top first) and apply its rule."""
+    behaviour = rules.behaviour[0]
+    n = len(hands)
+    if not any(behaviour[c] not in _RETURNED_FIRST for c in rest):
+        raise RuleViolation("no card left that can start the discard pile")
+    while True:
+        first = rest.pop(0)
+        if behaviour[first] not in _RETURNED_FIRST:
+            break
+        rest.insert(rng.randrange(len(rest) + 1), first)  # back into the deck, anywhere
+    b = behaviour[first]
+    p0 = (dealer + 1) % n
+    direction = 1
+    agenda: list[tuple[int, int, int]] = []
+    if b == B_SKIP:
+        agenda = [(TURN, (dealer + 2) % n, 0)]
+    elif b == B_REVERSE:
+        direction = -1
+        right = (dealer - 1) % n if rules.options.first_reverse == "right_of_dealer" else dealer
+        agenda = [(TURN, right, 0)]
+    elif b == B_DRAW:
+        agenda = [(TURN, (dealer + 2) % n, 0), (DRAW, p0, rules.amount[0][first])]
+    elif b == B_WILD:
+        agenda = [(TURN, p0, 0), (COLOUR, p0, 0)]
+    else:
+        agenda = [(TURN, p0, 0)]
+    state = UnoState(rules, hands, [first], dealer, agenda, len(rest), 0, direction=direction)
+    state.todo.append((LOAD, rest, 0))
+    return state
+
+
+# --- what may be done -------------------------------------------------------------------------
+
+
+def legal(state: UnoState) -> list[int] | tuple[int, ...]:
+    """Every legal action of the player to move (empty while a draw is due). Do not mutate."""
+    kind, p, arg = state.agenda[-1]
+    if kind == TURN:
+        st = state.tab
+        m = st.masks[state.colour * st.stride + state.symbol]
+        hand = state.hands[p]
+        out = [c for c in hand if m[c]]
+        if state.rules.strict and out:
+            out = _strict(state.rules, state, hand, out)
+        out.append(DRAW_CARD)
+        return out
+    if kind == DRAWN:
+        return [arg, KEEP]
+    if kind == COLOUR:
+        return state.rules.colour_choices
+    if kind == CATCH:
+        return _CATCH_CHOICES
+    if kind == CHALLENGE:
+        return _CHALLENGE_CHOICES
+    if kind == TARGET:
+        return state.rules.targets[state.n][p]
+    return ()
+
+
+def _strict(rules: Rules, state: UnoState, hand: list[int], out: list[int]) -> list[int]:
+    """Drop Wild Draw cards from ``out`` if the hand holds the colour in play."""
+    b = rules.behaviour[state.side]
+    if not any(b[c] == B_WILD_DRAW for c in out):
+        return out
+    if _holds_colour(rules, state, hand, -1):
+        return [c for c in out if b[c] != B_WILD_DRAW]
+    return out
+
+
+def _holds_colour(rules: Rules, state: UnoState, hand: Sequence[int], but: int) -> bool:
+    colour, col = state.colour, state.tab.colour
+    return any(col[c] == colour for c in hand if c != but)
+
+
+def may_play(state: UnoState, player: int, card: int) -> bool:
+    """Whether ``player`` may lay ``card`` now (it matches; a strict Wild Draw is legal)."""
+    st = state.tab
+    if not st.masks[state.colour * st.stride + state.symbol][card]:
+        return False
+    rules = state.rules
+    if rules.strict and rules.behaviour[state.side][card] == B_WILD_DRAW:
+        return not _holds_colour(rules, state, state.hands[player], card)
+    return True
+
+
+# --- actions in --------------------------------------------------------------------------------
+
+
+def act(state: UnoState, action: int, rng: random.Random) -> None:
+    """Apply the decision of the player to move; RuleViolation if it is not legal."""
+    if state.over or not state.agenda:
+        raise RuleViolation("the hand is over")
+    options = legal(state)
+    if (action & CARD_MASK if 0 <= action < CHOOSE else action) not in options:
+        kind, p, _ = state.agenda[-1]
+        raise RuleViolation(
+            f"player {p} may not {describe(state.rules, action, state.side)} at this "
+            f"{STEP_NAMES[kind]} step; legal: "
+            + ", ".join(describe(state.rules, a, state.side) for a in options))
+    apply(state, action, rng)
+
+
+def apply(state: UnoState, action: int, rng: random.Random) -> None:
+    """Apply an action already known to be legal (the table checked it against ``legal``)."""
+    ag = state.agenda
+    kind, p, arg = ag[-1]
+    if kind == TURN:
+        state.turns += 1
+        if action == DRAW_CARD:
+            ag[-1] = (DRAW_TURN, p, 0)
+        else:
+            ag.pop()
+            _play(state, p, action & CARD_MASK, action & UNO, rng)
+    elif kind == DRAWN:
+        if action == KEEP:
+            ag[-1] = (TURN, (p + state.direction) % state.n, 0)
+        else:
+            ag.pop()
+            _play(state, p, arg, action & UNO, rng)
+    elif kind == COLOUR:
+        ag.pop()
+        state.colour = action - CHOOSE
+        if state.log is not None:
+            state.log.append(("colour", p, action - CHOOSE))
+    elif kind == CATCH:
+        if action == CATCH_THEM:
+            while ag and ag[-1][0] == CATCH and ag[-1][2] == arg:
+                ag.pop()
+            state.caught += 1
+            if state.rules.options.uno_penalty:
+                ag.append((DRAW, arg, state.rules.options.uno_penalty))
+            if state.log is not None:
+                state.log.append(("caught", arg, p))
+        else:
+            ag.pop()
+    elif kind == CHALLENGE:
+        ag.pop()
+        _challenge(state, p, action == CHALLENGE_IT)
+    elif kind == TARGET:
+        t = action - CHOOSE
+        ag.pop()
+        state.hands[p], state.hands[t] = state.hands[t], state.hands[p]
+        if state.log is not None:
+            state.log.append(("swap", p, t))
+    if state.pile == 0 or state.winner is not None or state.turns >= state.max_turns:
+        _settle(state, rng)
+
+
+def _play(state: UnoState, p: int, card: int, uno: int, rng: random.Random) -> None:
+    """Lay ``card`` (already checked) and push what follows onto the agenda."""
+    st = state.tab
+    hand = state.hands[p]
+    hand.remove(card)
+    state.discard.append(card)
+    before = state.colour
+    colour = st.colour[card]
+    if colour >= 0:
+        state.colour = colour
+    state.symbol = st.symbol[card]
+    if state.log is not None:
+        state.log.append(("play", p, card, state.side))
+    b = st.behaviour[card]
+    ag = state.agenda
+    n, d = state.n, state.direction
+    nxt = (p + d) % n
+    if not hand:
+        _goes_out(state, p, b, card, nxt)
+        return
+    if b == B_NUMBER:  # the common case first, and short
+        ag.append((TURN, nxt, 0))
+        if len(hand) == 1 and not uno:
+            _expose(ag, p, n, d)
+        return
+    rules = state.rules
+    side = state.side
+    expose = len(hand) == 1 and not uno
+    top: list[tuple[int, int, int]] = []  # decisions of this player, pushed last
+    if b == B_SKIP:
+        ag.append((TURN, (p + 2 * d) % n, 0))
+    elif b == B_REVERSE:
+        if n == 2:  # "Reverse acts as a Skip"
+            ag.append((TURN, p, 0))
+        else:
+            state.direction = -d
+            ag.append((TURN, (p - d) % n, 0))
+    elif b == B_DRAW:
+        ag.append((TURN, (p + 2 * d) % n, 0))
+        ag.append((DRAW, nxt, rules.amount[side][card]))
+    elif b == B_SKIP_ALL:
+        ag.append((TURN, p, 0))
+    elif b == B_FLIP:
+        ag.append((TURN, nxt, 0))
+        if _flip(state):
+            top.append((COLOUR, p, 0))
+    elif b == B_WILD:
+        ag.append((TURN, nxt, 0))
+        top.append((COLOUR, p, 0))
+    elif b == B_WILD_DRAW:
+        amount = rules.amount[side][card]
+        guilty = any(st.colour[c] == before for c in hand)
+        if rules.strict:
+            ag.append((TURN, (p + 2 * d) % n, 0))
+            ag.append(_draw_step(nxt, amount, 0))
+        else:
+            state.pending = (p, guilty, amount)
+            ag.append((CHALLENGE, nxt, 0))
+        top.append((COLOUR, p, 0))
+    elif b == B_SWAP:
+        ag.append((TURN, nxt, 0))
+        top += [(TARGET, p, 0), (COLOUR, p, 0)]
+        expose = False  # the one card goes to another player with the rest of the hand
+    elif b == B_SHUFFLE:
+        ag.append((TURN, nxt, 0))
+        _shuffle_hands(state, nxt, rng)
+        top.append((COLOUR, p, 0))
+        expose = False
+    if expose:
+        _expose(ag, p, n, d)
+    ag += top
+
+
+def _expose(ag: list[tuple[int, int, int]], p: int, n: int, d: int) -> None:
+    """``p`` has one card and did not call UNO: the others may catch them before the next
+    turn begins, next player first."""
+    for i in range(n - 1, 0, -1):
+        ag.append((CATCH, (p + i * d) % n, p))
+
+
+def _draw_step(player: int, amount: int, extra: int) -> tuple[int, int, int]:
+    if amount == UNTIL_COLOUR:
+        return (DRAW_UNTIL, player, extra)
+    return (DRAW, player, amount + extra)
+
+
+def _goes_out(state: UnoState, p: int, b: int, card: int, nxt: int) -> None:
+    """``p`` laid their last card: the hand ends once any last draw is made."""
+    state.winner = p
+    ag = state.agenda
+    ag.clear()
+    if not state.rules.options.last_card_draws:
+        return
+    amount = state.rules.amount[state.side][card]
+    if b in (B_DRAW, B_WILD_DRAW):
+        # No challenge: the hand is over; the draw only settles the score.
+        ag.append(_draw_step(nxt, amount, 0))
+        if amount == UNTIL_COLOUR:
+            ag.append((COLOUR, p, 0))  # the colour to draw to must still be named
+
+
+def _flip(state: UnoState) -> bool:
+    """Turn everything over; True if the new top is a wild (its player names the colour)."""
+    state.side ^= 1
+    state.flips += 1
+    state.discard.reverse()
+    top = state.discard[-1]
+    st = state.tab = state.rules.table.sides[state.side]
+    state.symbol = st.symbol[top]
+    wild = st.colour[top] < 0
+    state.colour = NO_COLOUR if wild else st.colour[top]
+    state.todo.append((FLIP_LID, state.side))
+    if state.log is not None:
+        state.log.append(("flip", state.side))
+    return wild
+
+
+def _shuffle_hands(state: UnoState, first: int, rng: random.Random) -> None:
+    """Every hand together, shuffled, dealt out evenly from ``first``; the rest to the pile."""
+    pool = [c for h in state.hands for c in h]
+    shuffle(pool, rng)
+    n = state.n
+    each = len(pool) // n
+    hands: list[list[int]] = [[] for _ in range(n)]
+    for i in range(each * n):
+        hands[(first + i * state.direction) % n].append(pool[i])
+    state.hands[:] = hands
+    rest = pool[each * n:]
+    if rest:
+        state.todo.append((LOAD, rest, state.side))  # under the draw pile
+        state.pile += len(rest)
+    if state.log is not None:
+        state.log.append(("shuffle", first))
+
+
+def _challenge(state: UnoState, v: int, challenged: bool) -> None:
+    assert state.pending is not None
+    p, guilty, amount = state.pending
+    state.pending = None
+    ag = state.agenda
+    nxt = state.next_player(v)
+    if not challenged:
+        ag.append((TURN, nxt, 0))
+        ag.append(_draw_step(v, amount, 0))
+        return
+    state.challenges += 1
+    if state.log is not None:
+        state.log.append(("challenge", v, p, guilty))
+    if guilty:
+        # The player who laid it draws instead; the challenger is not skipped.
+        state.guilty += 1
+        ag.append((TURN, v, 0))
+        ag.append(_draw_step(p, amount, 0))
+    else:
+        ag.append((TURN, nxt, 0))
+        ag.append(_draw_step(v, amount, 2))
+
+
+# --- draws in ----------------------------------------------------------------------------------
+
+
+def shot(state: UnoState, cards: Sequence[int], rng: random.Random) -> None:
+    """The card one press gave (none: the launcher is empty and nothing can be reloaded)."""
+    ag = state.agenda
+    if not ag or ag[-1][0] < PRESS_STEPS:
+        raise RuleViolation("no draw was due")
+    kind, p, arg = ag[-1]
+    if len(cards) != 1 or state.pile < 1:
+        if cards or state.pile:
+            raise LauncherFault(f"{len(cards)} cards for one draw, from a launcher holding "
+                                f"{state.pile}")
+        # Nothing to draw, nor any discard to reshuffle: this draw (and the rest) lapses.
+        ag.pop()
+        if kind == DRAW_TURN:
+            ag.append((TURN, state.next_player(p), 0))
+        _settle(state, rng)
+        return
+    card = cards[0]
+    state.pile -= 1
+    state.draws += 1
+    state.hands[p].append(card)
+    if state.log is not None:
+        state.log.append(("draw", p, card))
+    if kind == DRAW:
+        if arg > 1:
+            ag[-1] = (DRAW, p, arg - 1)
+        else:
+            ag.pop()
+    elif kind == DRAW_TURN:
+        st = state.tab
+        if st.masks[state.colour * st.stride + state.symbol][card] and (
+                not state.rules.strict or may_play(state, p, card)):
+            ag[-1] = (DRAWN, p, card)
+        else:
+            ag[-1] = (TURN, (p + state.direction) % state.n, 0)
+    elif state.tab.colour[card] == state.colour:  # DRAW_UNTIL: the colour came
+        if arg:
+            ag[-1] = (DRAW, p, arg)
+        else:
+            ag.pop()
+    if state.pile == 0 or state.winner is not None or state.turns >= state.max_turns:
+        _settle(state, rng)
+
+
+def _settle(state: UnoState, rng: random.Random) -> None:
+    """After every step: end the hand when it is over; reshuffle into an empty launcher."""
+    if state.winner is not None:
+        if not state.agenda:
+            state.over = True
+            state.points = sum(state.hand_points(q) for q in range(state.n)
+                               if q != state.winner)
+            if state.log is not None:
+                state.log.append(("over", state.winner, state.points))
+            return
+    elif state.turns >= state.rules.options.max_turns:
+        state.over = True
+        state.agenda.clear()
+        if state.log is not None:
+            state.log.append(("over", None, 0))
+        return
+    if state.pile == 0:
+        _reshuffle(state, rng)
+
+
+def _reshuffle(state: UnoState, rng: random.Random) -> None:
+    keep = 1 if state.rules.options.reshuffle_keep_top else 0
+    if len(state.discard) <= keep:
+        return
+    pool = state.discard[:len(state.discard) - keep]
+    del state.discard[:len(pool)]
+    shuffle(pool, rng)
+    state.pile = len(pool)
+    state.reloads += 1
+    state.todo.append((LOAD, pool, state.side))
+    if state.log is not None:
+        state.log.append(("reload", len(pool)))
+
+
+# --- the shell ---------------------------------------------------------------------------------
+
+
+@dataclass
+class HandResult:
+    """What a finished hand leaves for the statistics."""
+
+    winner: int | None
+    points: int  # what the winner scores ("winner" scoring)
+    charges: list[int]  # each player's own cards in points
+    turns: int
+    draws: int
+    flips: int
+    reloads: int
+    caught: int
+    challenges: int
+    guilty: int
+    side: int
+
+
+@dataclass
+class UnoGameResult:
+    """One game: hands played until it was decided."""
+
+    scores: list[int]
+    winner: int | None
+    hands: list[HandResult] = field(default_factory=list)
+
+
+class UnoTable:
+    """Plays hands and games of one game of the family with bots and a launcher.
+
+    The launcher is the draw pile: ``use(game.profile)`` first (one card a press, and lid
+    cycles for UNO Flip). ``check=True`` verifies after every step that each card is in
+    exactly one place and that the launcher holds what the rules count: a debugging and
+    testing aid, off by default because it costs more than the step itself.
+    """
+
+    def __init__(self, rules: Rules, launcher: Launcher, bots: Sequence[Any],
+                 rng: random.Random, check: bool = False,
+                 observers: Sequence[Callable[[tuple[Any, ...]], None]] = (),
+                 deal_with_launcher: bool = False) -> None:
+        if len(bots) < 2:
+            raise ValueError("a table needs at least 2 bots")
+        self.rules = rules
+        self.launcher = launcher
+        # Dealing with the launcher: the whole shuffled deck goes in, and each player takes
+        # one press of ``deal N`` (N = hand size), starting left of the dealer.
+        self.deal_with_launcher = deal_with_launcher
+        if deal_with_launcher:
+            launcher.use(deal_profile(rules.options.hand_size))
+        launcher.use(rules.game.profile)
+        self.bots = list(bots)
+        self.rng = rng
+        self.check = check
+        self.observers = list(observers)
+        self.state: UnoState | None = None
+        self.checks = 0
+
+    @property
+    def players(self) -> int:
+        return len(self.bots)
+
+    def play_game(self, first_dealer: int | None = None, max_hands: int = 1000) -> UnoGameResult:
+        """Hands until the game is decided; the deal passes to the left. ``first_dealer``
+        None: the players draw for it (highest card deals)."""
+        o = self.rules.options
+        n = self.players
+        if first_dealer is None:
+            first_dealer, _ = choose_dealer(self.rules, n, self.rng)
+        scores = [0] * n
+        result = UnoGameResult(scores, None)
+        dealer = first_dealer
+        while True:
+            if len(result.hands) >= max_hands:
+                return result
+            hand = self.play_hand(dealer)
+            result.hands.append(hand)
+            if o.single_round:
+                result.winner = hand.winner
+                if hand.winner is not None:
+                    scores[hand.winner] += hand.points
+                return result
+            if o.scoring == "winner":
+                if hand.winner is not None:
+                    scores[hand.winner] += hand.points
+                if max(scores) >= o.target_score:
+                    result.winner = max(range(n), key=lambda q: scores[q])
+                    return result
+            else:
+                for q in range(n):
+                    scores[q] += hand.charges[q]
+                if max(scores) >= o.target_score:
+                    result.winner = min(range(n), key=lambda q: scores[q])
+                    return result
+            dealer = (dealer + 1) % n
+
+    def play_hand(self, dealer: int) -> HandResult:
+        """Gather the cards, deal, and play the hand out."""
+        self._collect()
+        if self.deal_with_launcher:
+            state = self._deal_by_launcher(dealer)
+        else:
+            state = deal(self.rules, self.players, dealer, self.rng)
+        return self.play(state)
+
+    def _deal_by_launcher(self, dealer: int) -> UnoState:
+        """Load the shuffled deck, press ``deal N`` once per player, then turn the first card
+        from what is left (``start``) and go on with the game's own profile."""
+        rules, n, launcher = self.rules, self.players, self.launcher
+        size = rules.options.hand_size
+        if not 0 <= dealer < n or n * size + 1 > rules.size:
+            raise RuleViolation(f"cannot deal {size} cards to {n} players from dealer {dealer}")
+        cards = list(range(rules.size))
+        shuffle(cards, self.rng)
+        launcher.load(cards)
+        launcher.use(deal_profile(size))
+        hands: list[list[int]] = [[] for _ in range(n)]
+        for k in range(1, n + 1):
+            got = launcher.press()
+            if len(got) != size:
+                raise LauncherFault(f"a deal {size} press shot {len(got)} cards")
+            hands[(dealer + k) % n] = list(got)
+        launcher.use(rules.game.profile)
+        return start(rules, hands, launcher.unload(), dealer, self.rng)
+
+    def play(self, state: UnoState) -> HandResult:
+        """Play on from ``state`` until the hand is over."""
+        self.state = state
+        if self.observers:
+            state.log = []
+        bots, rng = self.bots, self.rng
+        press = self.launcher.press
+        ag = state.agenda
+        check = self.check
+        self._carry(state)
+        while not state.over:
+            kind, p, _ = ag[-1]
+            if kind >= PRESS_STEPS:
+                shot(state, press(), rng)
+            else:
+                options = legal(state)
+                a = bots[p].choose(state, p, options)
+                if (a & CARD_MASK if 0 <= a < CHOOSE else a) not in options:
+                    act(state, a, rng)  # raises, naming the move and the legal ones
+                apply(state, a, rng)
+            if state.todo:
+                self._carry(state)
+            if check:
+                self.verify(state)
+            if state.log:
+                self._tell(state)
+        return HandResult(state.winner, state.points, state.charges(), state.turns, state.draws,
+                          state.flips, state.reloads, state.caught, state.challenges,
+                          state.guilty, state.side)
+
+    def _tell(self, state: UnoState) -> None:
+        assert state.log is not None
+        for event in state.log:
+            for bot in self.bots:
+                bot.observe(event)
+            for observer in self.observers:
+                observer(event)
+        state.log.clear()
+
+    def _carry(self, state: UnoState) -> None:
+        """Do to the launcher what the rules asked: load cards, cycle the lid."""
+        launcher = self.launcher
+        sides = self.rules.game.sides
+        for item in state.todo:
+            if item[0] == LOAD:
+                launcher.load(item[1])
+                if self.rules.game.profile.flips and launcher.side != sides[item[2]]:
+                    launcher.flip()  # "the side in play faces the back"
+                    if launcher.side != sides[item[2]]:
+                        raise LauncherFault(f"cannot turn the cartridge to {sides[item[2]]}")
+            else:
+                got = launcher.flip()
+                if got != sides[item[1]]:
+                    raise LauncherFault(f"the lid cycle left {got} at the back, "
+                                        f"not {sides[item[1]]}")
+        state.todo.clear()
+        if self.check:
+            self.verify(state)
+
+    def verify(self, state: UnoState) -> None:
+        """Card conservation, and the launcher's count against the rules' count."""
+        self.checks += 1
+        inside = self.launcher.contents()
+        twice, lost = self.rules.table.where([*state.hands, state.discard, inside])
+        if twice or lost:
+            raise RuleViolation(f"cards not conserved: twice {twice[:5]}, lost {lost[:5]}")
+        if len(inside) != state.pile or self.launcher.cards_left != state.pile:
+            raise RuleViolation(f"the launcher holds {len(inside)} cards (says "
+                                f"{self.launcher.cards_left}), the rules count {state.pile}")
+
+    def _collect(self) -> None:
+        """Gather every card for a new deal: hands, pile and what is left in the launcher."""
+        back = self.launcher.unload()
+        if self.state is not None and self.check:
+            s = self.state
+            back += [c for h in s.hands for c in h] + s.discard
+            if sorted(back) != list(range(self.rules.size)):
+                raise RuleViolation("cards missing when gathering them for the next deal")
+        self.state = None
+
+
+def with_options(game: Game, pairs: Mapping[str, Any]) -> Rules:
+    """Rules for ``game`` with option changes; ValueError names a bad one."""
+    unknown = [k for k in pairs if k not in UnoOptions.names()]
+    if unknown:
+        raise ValueError(f"unknown option {unknown[0]}: one of {', '.join(UnoOptions.names())}")
+    return game.rules(game.options(**pairs))
+
