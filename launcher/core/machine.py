@@ -179,6 +179,7 @@ class Memory:
 
     debug_run: float | None = None  # when the console's motor run started
     debug_draining: bool = False  # the run is over; a card still in the slot may leave
+    card_in_slot: bool = False  # a card the roller pushed into the beam, not yet counted out
 
     @property
     def dry_streak(self) -> int:
@@ -422,17 +423,34 @@ def _start_shot(m: Machine, e: Event, now: float) -> list[Command]:
 
 
 def _card_in_beam(m: Machine, e: Event, now: float) -> list[Command]:
+    m.memory.card_in_slot = True
     return [timer("card", None), timer("jam", now + m.settings.timing.jam_timeout)]
 
 
-def _card_out(m: Machine, e: Event, now: float) -> list[Command]:
+def _count_card_out(m: Machine) -> None:
     mem = m.memory
-    assert mem.shot is not None
-    mem.shot.seen += 1
+    mem.card_in_slot = False
     mem.count("cards_shot")
     if mem.inventory is not None:
         mem.inventory = max(0, mem.inventory - 1)
+
+
+def _card_out(m: Machine, e: Event, now: float) -> list[Command]:
+    assert m.memory.shot is not None
+    m.memory.shot.seen += 1
+    _count_card_out(m)
     return [timer("jam", None), timer("card", now + m.settings.timing.card_timeout)]
+
+
+def _roller_card_left(m: Machine, e: Event, now: float) -> bool:
+    return m.memory.card_in_slot
+
+
+def _late_card_out(m: Machine, e: Event, now: float) -> list[Command]:
+    """A card the roller pushed into the slot left after its shot ended (a jam cleared by
+    hand, a lid opened mid-shot): it has left the cartridge all the same."""
+    _count_card_out(m)
+    return [emit("card_out", late=True), Command(SAVE)]
 
 
 def _finish_shot(m: Machine, e: Event, now: float) -> list[Command]:
@@ -633,12 +651,14 @@ def _debug_run_lid(m: Machine, e: Event, now: float) -> list[Command]:
     return [*_debug_run_over(m, e, now), *_lid_opened(m, e, now)]
 
 
+def _debug_card_in(m: Machine, e: Event, now: float) -> list[Command]:
+    m.memory.card_in_slot = True
+    return []
+
+
 def _debug_card_out(m: Machine, e: Event, now: float) -> list[Command]:
     """A card that a debug run pushed out still leaves the cartridge: count it."""
-    mem = m.memory
-    mem.count("cards_shot")
-    if mem.inventory is not None:
-        mem.inventory = max(0, mem.inventory - 1)
+    _count_card_out(m)
     return [emit("card_out", during="debug_run"), Command(SAVE)]
 
 
@@ -649,6 +669,15 @@ def _debug_rotate(m: Machine, e: Event, now: float) -> list[Command]:
 
 def _debug_refused(m: Machine, e: Event, now: float) -> list[Command]:
     return [emit("refused", reason="debug run")]
+
+
+def _sensor_disagrees(m: Machine, e: Event, now: float) -> bool:
+    return _sensed_side(m) != m.memory.side
+
+
+def _side_moved(m: Machine, e: Event, now: float) -> list[Command]:
+    """The side sensor changed with no turn going on: the cartridge moved, or the sensor lies."""
+    return _mismatch(m, e, now)
 
 
 def _internal(m: Machine, e: Event, now: float) -> list[Command]:
@@ -719,11 +748,18 @@ TRANSITIONS: tuple[Transition, ...] = (
     T(DEBUG_RUN, T_RUN, FAULT, _overrun),
     T(DEBUG_RUN, T_JAM, FAULT, _jam),
     T(DEBUG_RUN, LID_LEFT_CLOSED, LID_OPEN, _debug_run_lid),
+    T(DEBUG_RUN, BEAM_BLOCKED, DEBUG_RUN, _debug_card_in),
     T(DEBUG_RUN, BEAM_CLEAR, READY, _debug_last_card, _draining),
     T(DEBUG_RUN, BEAM_CLEAR, DEBUG_RUN, _debug_card_out),
     T(DEBUG_RUN, PRESS, DEBUG_RUN, _debug_refused),
     T(DEBUG_RUN, LOAD, DEBUG_RUN, _load),
     T(DEBUG_RUN, T_IDLE, DEBUG_RUN, _rearm_idle),
+    # No turn going on: a side sensor that changes is a fault, not a new side.
+    *(T(s, ev, FAULT, _side_moved, _sensor_disagrees)
+      for s in (READY, LID_OPEN, SHOOTING, DEBUG_RUN) for ev in (YELLOW_BACK, YELLOW_FRONT)),
+    # Any other state: a card the roller pushed into the slot is counted when it leaves.
+    *(T(s, BEAM_CLEAR, s, _late_card_out, _roller_card_left)
+      for s in (READY, LID_OPEN, ROTATING, ASLEEP, FAULT)),
     # Any state, on a bug the shell caught: ``Machine.handle`` sends ``internal`` to
     # ``_internal`` (fault "internal") whatever the state.
 )
@@ -737,13 +773,15 @@ for _t in TRANSITIONS:
 def mermaid() -> str:
     """The state diagram, made from ``TRANSITIONS`` (the README shows this text).
 
-    Bookkeeping rows are left out: ``load`` (counts only) and timer re-arms in place.
+    Bookkeeping rows are left out: ``load`` (counts only), timer re-arms in place, and the
+    count of a card that leaves the slot after its shot.
     """
     lines = ["stateDiagram-v2", f"    [*] --> {READY}"]
     lines.append(f"    note right of {FAULT}: from any state on {INTERNAL} (a bug; board safe)")
     seen: set[tuple[str, str, str]] = set()
     for t in TRANSITIONS:
-        if t.event == LOAD or (t.event == T_IDLE and t.source == t.target):
+        if t.event == LOAD or (t.event == T_IDLE and t.source == t.target) or (
+                t.action is _late_card_out):
             continue
         label = t.label
         key = (t.source, t.target, label)

@@ -33,6 +33,7 @@ class LauncherUnderUse(RuleBasedStateMachine):
         self.rig = SimRig(seed=seed)
         self.console = Console(self.rig.app, **console_extras(self.rig.sim))
         self.loaded = 0
+        self.count_true = True  # False after a slipping roller: "empty" may then be wrong
         self.load(cards)
         self.max_run = self.rig.settings.timing.max_run
         self.run_started: float | None = None
@@ -74,6 +75,7 @@ class LauncherUnderUse(RuleBasedStateMachine):
         self.rig.sim.load(f"c{self.loaded + i}" for i in range(cards))
         self.loaded += cards
         self.rig.app.load(len(self.rig.sim.cartridge))
+        self.count_true = not self.rig.sim.roller_stalled
         self.rig.advance(0)
 
     def settle(self) -> None:
@@ -131,6 +133,9 @@ class LauncherUnderUse(RuleBasedStateMachine):
                 sim.stall_rotator(trouble == "stall_rotator")
             case "stall_roller" | "unstall_roller":
                 sim.stall_roller(trouble == "stall_roller")
+                # A roller that slips sends no card to the beam: the firmware then believes
+                # the launcher empty (by design), until the next load tells it otherwise.
+                self.count_true = self.count_true and trouble == "unstall_roller"
         self.settle()
 
     @rule(sensor=st.sampled_from(["home", "yellow_back", "exit_beam"]),
@@ -165,7 +170,10 @@ class LauncherUnderUse(RuleBasedStateMachine):
         assert len([x for x in out if x == "ok" or x.startswith(("ok ", "error ", '{"ok"'))]) == 1
         assert all(x.isprintable() for x in out)
         if line == "load 5":
-            self.rig.app.load(len(self.rig.sim.cartridge))  # keep the count true to the sim
+            if self.rig.state in (m.READY, m.LID_OPEN):
+                self.load(0)  # tell the firmware the true count again, as a person would
+            else:
+                self.count_true = False  # a wrong count typed mid-shot: wrong until a reload
         self.settle()
 
     # -- invariants --
@@ -203,7 +211,8 @@ class LauncherUnderUse(RuleBasedStateMachine):
         assert len(sim.cartridge) + len(sim.ejected) + in_beam == self.loaded
         assert len(sim.tray) <= len(sim.ejected)
         assert mem.inventory is None or mem.inventory >= 0
-        if mem.inventory is not None and self.rig.state in (m.READY, m.LID_OPEN, m.ASLEEP):
+        if (self.count_true and mem.inventory is not None
+                and self.rig.state in (m.READY, m.LID_OPEN, m.ASLEEP)):
             assert mem.inventory == len(sim.cartridge) + in_beam
 
 
