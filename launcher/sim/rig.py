@@ -5,7 +5,7 @@ from __future__ import annotations
 import random
 from typing import Any
 
-from hal.sim import Physics, SimLauncher
+from hal.sim import History, Physics, SimLauncher
 from launcher.core import config, machine
 from launcher.core.config import Settings
 from launcher.core.reactor import ManualReactor
@@ -13,17 +13,24 @@ from launcher.firmware.app import CueSink, Launcher
 from launcher.firmware.state import StateStore
 
 STEP = 0.02  # seconds of reactor time per settle step
+CUE_LOG = 10_000  # cues a CueLog keeps (the newest); a long run must not grow without bound
 
 
 class CueLog:
-    """A cue sink that only remembers: the cues played, and whether sound is asleep."""
+    """A cue sink that only remembers: the newest cues played, and whether sound is asleep.
 
-    def __init__(self) -> None:
-        self.played: list[str] = []
+    ``played`` keeps the newest ``keep`` cue names (indexing, ``in`` and ``len`` work as on
+    a list); ``total`` counts every cue ever played.
+    """
+
+    def __init__(self, keep: int = CUE_LOG) -> None:
+        self.played: History[str] = History(maxlen=keep)
+        self.total = 0
         self.asleep = False
 
     def play(self, name: str) -> None:
         self.played.append(name)
+        self.total += 1
 
     def sleep(self) -> None:
         self.asleep = True
