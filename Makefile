@@ -1,10 +1,10 @@
 # Two commands do all the set-up on a fresh machine (see README.md):
 #   make play   - the firmware on the simulated launcher
-#   make test    - lint and the whole test suite
+#   make test    - lint and the whole test suite (the slow tier aside: make test-slow)
 VENV ?= .venv
 STAMP := $(VENV)/.installed-stamp
 
-.PHONY: setup play test lint benchmarks sounds clean
+.PHONY: setup play test test-slow lint benchmarks sounds clean
 
 $(STAMP): pyproject.toml .ci/setup
 	bash .ci/setup $(VENV)
@@ -21,6 +21,9 @@ lint: $(STAMP)
 
 test: lint
 	$(VENV)/bin/pytest
+
+test-slow: $(STAMP)
+	$(VENV)/bin/pytest -m slow
 
 benchmarks: $(STAMP)
 	$(VENV)/bin/python bench/bench_press_latency.py
