@@ -5,7 +5,7 @@ from __future__ import annotations
 import random
 from typing import Any
 
-from hal.sim import History, Physics, SimLauncher
+from hal.sim import HISTORY, History, Physics, SimLauncher
 from launcher.core import config, machine
 from launcher.core.config import Settings
 from launcher.core.reactor import ManualReactor
@@ -13,7 +13,7 @@ from launcher.firmware.app import CueSink, Launcher
 from launcher.firmware.state import StateStore
 
 STEP = 0.02  # seconds of reactor time per settle step
-CUE_LOG = 10_000  # cues a CueLog keeps (the newest); a long run must not grow without bound
+CUE_LOG = HISTORY  # cues a CueLog keeps (the newest); a long run must not grow without bound
 
 
 class CueLog:
@@ -44,11 +44,13 @@ class SimRig:
 
     def __init__(self, settings: Settings | None = None, seed: int = 0,
                  physics: Physics | None = None, side: str = "mild",
-                 store: StateStore | None = None, cues: CueSink | None = None) -> None:
+                 store: StateStore | None = None, cues: CueSink | None = None,
+                 keep: int = HISTORY) -> None:
+        """``keep``: how many motor samples, ejected cards and cues the histories keep."""
         self.settings = settings or config.load()
         self.reactor = ManualReactor()
-        self.sim = SimLauncher(self.reactor, self.settings.pins, physics, side)
-        self.cues: Any = cues if cues is not None else CueLog()
+        self.sim = SimLauncher(self.reactor, self.settings.pins, physics, side, keep=keep)
+        self.cues: Any = cues if cues is not None else CueLog(keep)
         self.app = Launcher(self.sim.board, self.reactor, self.settings, random.Random(seed),
                             self.cues, store)
         self.faults: list[dict[str, Any]] = []  # every fault event, however long the run
