@@ -1,6 +1,6 @@
 # Two commands do all the set-up on a fresh machine (see README.md):
 #   make play   - the firmware on the simulated launcher
-#   make test    - lint and the whole test suite
+#   make test    - lint and the whole test suite (the slow tier aside: make test-slow)
 # Another Python: make test PYTHON=python3.13 (its own venv, .venv-3.13, unless VENV is given).
 PYTHON ?= python3
 ifeq ($(origin VENV), undefined)
@@ -12,7 +12,7 @@ ifeq ($(origin VENV), undefined)
 endif
 STAMP := $(VENV)/.installed-stamp
 
-.PHONY: setup play test lint benchmarks sounds figures clean
+.PHONY: setup play test test-slow lint benchmarks sounds figures clean
 
 $(STAMP): pyproject.toml .ci/setup .ci/find-python
 	PYTHON=$(PYTHON) bash .ci/setup $(VENV)
@@ -29,6 +29,9 @@ lint: $(STAMP)
 
 test: lint
 	$(VENV)/bin/pytest
+
+test-slow: $(STAMP)
+	$(VENV)/bin/pytest -m slow
 
 benchmarks: $(STAMP)
 	$(VENV)/bin/python bench/bench_press_latency.py

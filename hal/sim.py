@@ -5,25 +5,60 @@ the input pins (button, lid switches, exit beam, cartridge sensors) on reactor t
 Test verbs in the manner of gpiozero's mock pins: ``press()``, ``open_lid()``,
 ``close_lid()``, ``load(cards)``, ``jam()``, ``stall_rotator()``, ``stall_roller()``,
 ``hold_in_slot()``, ``stick(sensor, level)``;
-histories: ``motor_history``, ``ejected``.
+histories: ``motor_history``, ``ejected`` (with ``ejected_total``).
+
+Every history is bounded, so that a simulated day costs no more memory than a simulated
+minute: the simulator keeps the newest ``keep`` motor samples and ejected cards (counting
+all of them in ``ejected_total``), and each mock pin keeps its newest ``PIN_HISTORY``
+state changes (gpiozero's ``MockPin`` keeps every one in a list).
 """
 
 from __future__ import annotations
 
+from collections import deque
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar, overload
 
-from gpiozero.pins.mock import MockFactory, MockPWMPin
+from gpiozero.pins.mock import MockFactory, MockPWMPin, PinState
 
 from hal.base import NEVER, Board, Pins, Scheduler
 from hal.gpio import build_board
 
+# How much history the simulator keeps. The newest entries are what tests look at
+# (``motor_history[-1]``, a pin's last few states); older ones only cost memory.
+HISTORY = 10_000  # motor samples and ejected cards, by default (``SimLauncher(keep=...)``)
+PIN_HISTORY = 1_000  # state changes per mock pin
+
+_T = TypeVar("_T")
+
+
+class History(deque[_T]):
+    """The newest entries of a record (a deque with a ``maxlen``) that slices like a list."""
+
+    @overload
+    def __getitem__(self, index: int) -> _T: ...
+    @overload
+    def __getitem__(self, index: slice) -> list[_T]: ...
+    def __getitem__(self, index: int | slice) -> _T | list[_T]:
+        if isinstance(index, slice):
+            return list(self)[index]
+        return super().__getitem__(index)
+
 
 class SimPin(MockPWMPin):
-    """A mock PWM pin that tells the physics model when an output changes."""
+    """A mock PWM pin that tells the physics model when an output changes.
+
+    Its ``states`` (gpiozero's record of every change) keeps only the newest
+    ``PIN_HISTORY`` entries; indexing, iteration and ``len`` work as on the list.
+    """
 
     listener: Callable[[SimPin], None] | None = None
+
+    def clear_states(self) -> None:
+        # MockPin.__init__ calls this; MockPin._change_state appends to ``self.states``.
+        super().clear_states()
+        self.states: History[PinState] = History(self.states, maxlen=PIN_HISTORY)
 
     def _change_state(self, value: Any) -> bool:
         changed = super()._change_state(value)
@@ -58,16 +93,17 @@ class SimLauncher:
     """The launcher's mechanics around a mock board; every change happens on reactor time."""
 
     def __init__(self, reactor: Scheduler, pins: Pins, physics: Physics | None = None,
-                 side: str = "mild") -> None:
+                 side: str = "mild", keep: int = HISTORY) -> None:
         self.reactor = reactor
         self.pins = pins
         self.physics = physics or Physics()
         self.factory = MockFactory(pin_class=SimPin)
         self.board: Board = build_board(pins, self.factory, simulated=True, name="simulated")
         self.cartridge: list[Any] = []  # front (index 0) leaves first
-        self.ejected: list[Any] = []  # every card that left the slot, in order
+        self.ejected: History[Any] = History(maxlen=keep)  # the newest cards that left, in order
+        self.ejected_total = 0  # every card that ever left the slot
         self.tray: list[Any] = []  # ejected cards nobody has taken yet
-        self.motor_history: list[MotorSample] = []
+        self.motor_history: History[MotorSample] = History(maxlen=keep)
         self.jammed = False
         self.rotator_stalled = False
         self.roller_stalled = False
@@ -171,8 +207,13 @@ class SimLauncher:
         self.jammed = True
 
     def clear_jam(self) -> None:
+        """Free a stuck card, which leaves at once; a card still on its way is left alone.
+
+        A card leaving normally has its beam timer armed and goes when it fires: clearing
+        a jam that never caught it must not push it out a second time.
+        """
         self.jammed = False
-        if self._card_in_beam is not None:
+        if self._card_in_beam is not None and self._beam_timer.waketime == NEVER:
             self._card_leaves()
 
     def stall_rotator(self, stalled: bool = True) -> None:
@@ -254,13 +295,15 @@ class SimLauncher:
         return eventtime + self._eject_period(self.motor_history[-1])
 
     def _beam_clears(self, eventtime: float) -> float:
-        if not self.jammed:
+        if not self.jammed and self._card_in_beam is not None:
             self._card_leaves()
         return NEVER
 
     def _card_leaves(self) -> None:
         card, self._card_in_beam = self._card_in_beam, None
+        self.reactor.update_timer(self._beam_timer, NEVER)
         self.ejected.append(card)
+        self.ejected_total += 1
         self.tray.append(card)
         self._drive("exit_beam", False)
 

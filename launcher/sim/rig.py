@@ -5,7 +5,7 @@ from __future__ import annotations
 import random
 from typing import Any
 
-from hal.sim import Physics, SimLauncher
+from hal.sim import HISTORY, History, Physics, SimLauncher
 from launcher.core import config, machine
 from launcher.core.config import Settings
 from launcher.core.reactor import ManualReactor
@@ -13,17 +13,24 @@ from launcher.firmware.app import CueSink, Launcher
 from launcher.firmware.state import StateStore
 
 STEP = 0.02  # seconds of reactor time per settle step
+CUE_LOG = HISTORY  # cues a CueLog keeps (the newest); a long run must not grow without bound
 
 
 class CueLog:
-    """A cue sink that only remembers: the cues played, and whether sound is asleep."""
+    """A cue sink that only remembers: the newest cues played, and whether sound is asleep.
 
-    def __init__(self) -> None:
-        self.played: list[str] = []
+    ``played`` keeps the newest ``keep`` cue names (indexing, ``in`` and ``len`` work as on
+    a list); ``total`` counts every cue ever played.
+    """
+
+    def __init__(self, keep: int = CUE_LOG) -> None:
+        self.played: History[str] = History(maxlen=keep)
+        self.total = 0
         self.asleep = False
 
     def play(self, name: str) -> None:
         self.played.append(name)
+        self.total += 1
 
     def sleep(self) -> None:
         self.asleep = True
@@ -37,11 +44,13 @@ class SimRig:
 
     def __init__(self, settings: Settings | None = None, seed: int = 0,
                  physics: Physics | None = None, side: str = "mild",
-                 store: StateStore | None = None, cues: CueSink | None = None) -> None:
+                 store: StateStore | None = None, cues: CueSink | None = None,
+                 keep: int = HISTORY) -> None:
+        """``keep``: how many motor samples, ejected cards and cues the histories keep."""
         self.settings = settings or config.load()
         self.reactor = ManualReactor()
-        self.sim = SimLauncher(self.reactor, self.settings.pins, physics, side)
-        self.cues: Any = cues if cues is not None else CueLog()
+        self.sim = SimLauncher(self.reactor, self.settings.pins, physics, side, keep=keep)
+        self.cues: Any = cues if cues is not None else CueLog(keep)
         self.app = Launcher(self.sim.board, self.reactor, self.settings, random.Random(seed),
                             self.cues, store)
         self.faults: list[dict[str, Any]] = []  # every fault event, however long the run
