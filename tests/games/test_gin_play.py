@@ -7,7 +7,7 @@ import math
 import random
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 from test_gin_melds import reference_deadwood
 
@@ -70,6 +70,10 @@ LOW = [c for c in range(52) if c % 13 < 6]
 
 @settings(max_examples=40, deadline=None)
 @given(st.permutations(LOW))
+# Knocker 5C 5D 5S + 2H 3H 4H; defender AC-4C 3D 6D AH 5H 6H 2S. 5H fits the set or the run,
+# and only on the run can 6H follow: lay off AH 5H 6H, deadwood 11 (the greedy solver gave 17).
+@example(order=[28, 29, 17, 39, 4, 43, 13, 14, 27, 16, 2, 18, 26, 15, 0, 1, 30, 31, 3, 40, 41,
+                42, 5, 44])
 def test_layoff_matches_brute_force(order: list[int]) -> None:
     knocker = sum(1 << c for c in order[:10])
     defender = sum(1 << c for c in order[10:20])
@@ -78,6 +82,15 @@ def test_layoff_matches_brute_force(order: list[int]) -> None:
     assert own == reference_deadwood(defender)
     assert dw == reference_layoff(defender, melds)
     assert laid & ~defender == 0 and dw == STANDARD.deadwood(defender & ~laid)
+
+
+def test_layoff_card_fitting_a_set_and_a_run_goes_where_it_chains() -> None:
+    # 5H fits 5C 5D 5S and extends 2H-4H; only on the run can 6H follow it.
+    melds = [parse_hand("5C 5D 5S"), parse_hand("2H 3H 4H")]
+    defender = parse_hand("AC 2C 3C 4C 3D 6D AH 5H 6H 2S")
+    dw, laid, own = STANDARD.layoff(defender, melds)
+    # Own: AC-4C melded, 3+6+1+5+6+2 = 23 loose; after AH 5H 6H go: 3D 6D 2S = 11.
+    assert (dw, laid, own) == (11, parse_hand("AH 5H 6H"), 23)
 
 
 def test_layoff_two_runs_in_one_suit() -> None:
