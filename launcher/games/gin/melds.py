@@ -234,46 +234,46 @@ class Solver:
         """The defender's best answer to a knock: (deadwood, cards laid off, own deadwood).
 
         Cards may be laid off one after another (a run grows at either end, a set of three
-        takes its fourth), and a card laid off is then not in the defender's own melds, so
-        every subset of the cards that could possibly be laid off is tried against the
-        solver. Returns the least deadwood after laying off, the cards laid off for it, and
-        the deadwood before laying off (for comparison).
+        takes its fourth), and a card laid off is then not in the defender's own melds. Each
+        of the knocker's melds may grow in several ways (``_growths``) and a card can go on
+        one meld only, so every choice of one growth per meld with no card used twice is
+        tried against the solver. Returns the least deadwood after laying off, the cards laid
+        off for it (the fewest, then the lowest mask, on a tie), and the deadwood before.
         """
         own = self.deadwood(hand)
-        reach = self._layable(hand, melds)
-        if not reach:
+        options = [g for g in (self._growths(hand, m) for m in melds) if len(g) > 1]
+        if not options:
             return own, 0, own
+        # Every distinct set of cards that can be laid off at once. A card may fit two melds
+        # (5H on 5C 5D 5S or after 2H-4H), so placing each card on the first meld it fits
+        # would miss chains that need it on the other one: enumerate the choices instead.
+        laids = {0}
+        for grow in options:
+            laids = {laid | g for laid in laids for g in grow if not laid & g}
         best, best_laid = own, 0
-        pool = list(cards_of(reach))
-        for pick in range(1, 1 << len(pool)):
-            laid = 0
-            for i, c in enumerate(pool):
-                if pick >> i & 1:
-                    laid |= 1 << c
-            if self._layable(laid, melds) != laid:
+        for laid in laids:
+            if not laid:
                 continue
             dw = self.deadwood(hand & ~laid)
-            if dw < best or (dw == best and laid.bit_count() < best_laid.bit_count()):
+            if (dw, laid.bit_count(), laid) < (best, best_laid.bit_count(), best_laid):
                 best, best_laid = dw, laid
         return best, best_laid, own
 
-    def _layable(self, hand: int, melds: tuple[int, ...] | list[int]) -> int:
-        """Cards of ``hand`` that can be laid off, each in turn, onto the grown ``melds``."""
-        grown = list(melds)
-        laid = 0
-        changed = True
-        while changed:
-            changed = False
-            for c in cards_of(hand & ~laid):
-                bit = 1 << c
-                for i, m in enumerate(grown):
-                    if (m | bit) in self._meld_set:
-                        grown[i] = m | bit
-                        laid |= bit
-                        changed = True
-                        break
-        return laid
+    def _growths(self, hand: int, meld: int) -> list[int]:
+        """Every set of ``hand``'s cards that can be laid off, one by one, onto ``meld`` alone.
 
+        Includes 0 (nothing laid). Grown one card at a time, each step a meld, as at the table.
+        """
+        seen = {meld}
+        todo = [meld]
+        while todo:
+            m = todo.pop()
+            for c in cards_of(hand & ~m):
+                g = m | 1 << c
+                if g not in seen and g in self._meld_set:
+                    seen.add(g)
+                    todo.append(g)
+        return sorted(g & ~meld for g in seen)
 
 STANDARD = Solver()
 ACES_HIGH = Solver(aces_high=True)
