@@ -583,6 +583,7 @@ def _rearm_idle(m: Machine, e: Event, now: float) -> list[Command]:
 
 def _load(m: Machine, e: Event, now: float) -> list[Command]:
     m.memory.inventory = e.value
+    m.memory.card_in_slot = False  # the count is of the cartridge: a card in the slot is out
     return [emit("loaded", cards=e.value), Command(SAVE)]
 
 
@@ -677,7 +678,9 @@ def _sensor_disagrees(m: Machine, e: Event, now: float) -> bool:
 
 def _side_moved(m: Machine, e: Event, now: float) -> list[Command]:
     """The side sensor changed with no turn going on: the cartridge moved, or the sensor lies."""
-    return _mismatch(m, e, now)
+    out = m._fault("side_mismatch", now, expected=m.memory.side, sensed=_sensed_side(m))
+    m.memory.side = _sensed_side(m)  # as after a turn: the sensor is the truth, and it faulted
+    return out
 
 
 def _internal(m: Machine, e: Event, now: float) -> list[Command]:

@@ -268,7 +268,7 @@ def test_the_durable_model_catches_a_writer_that_renames_before_syncing(
 
 DRIVER = Path(__file__).with_name("kill_driver.py")
 SAFE_STOP = re.compile(r"safe-stop: motor_sleep=\d+ motor_in1=\d+ motor_in2=\d+ rotator=\d+ "
-                       r"low \((\w+)\)")
+                       r"low \((\w+); config\)")
 LAUNCHER = Path(sys.executable).with_name("launcher")
 
 
