@@ -396,6 +396,7 @@ class Console:
             text = line
             if len(text.encode("utf-8", "surrogatepass")) > MAX_LINE:
                 raise CommandError(E_LINE, f"too long (at most {MAX_LINE} bytes)")
+        text = _erase(text)
         for i, ch in enumerate(text):
             if ch != "\t" and not ch.isprintable():
                 raise CommandError(E_LINE, f"control character U+{ord(ch):04X} at offset {i}")
@@ -858,6 +859,21 @@ _NOT_SIMULATED = {
                                 "launcher) and run `launcher selftest`"),
     "lid": (E_HARDWARE, "the lid is physical on this board: open or close it by hand"),
 }
+
+
+def _erase(text: str) -> str:
+    """Apply the backspaces a raw terminal sends: BS (U+0008, miniterm) or DEL (U+007F, most
+    others) removes the character before it, as the person saw it happen on their screen."""
+    if "\b" not in text and "\x7f" not in text:
+        return text
+    kept: list[str] = []
+    for ch in text:
+        if ch in "\b\x7f":
+            if kept:
+                kept.pop()
+        else:
+            kept.append(ch)
+    return "".join(kept)
 
 
 def _on_off(flag: bool) -> str:

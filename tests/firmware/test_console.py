@@ -622,3 +622,9 @@ def test_config_save_writes_toml_that_loads_again(tmp_path: Path) -> None:
 def test_config_set_refuses_a_missing_sound_pack(session: Session) -> None:
     reply = session.final("config set audio.pack nowhere")
     assert reply.startswith(f"error {E_VALUE} audio.pack = ") and "manifest.toml" in reply
+
+
+@pytest.mark.parametrize("typed", [b"stat\x08\x08atus", b"sx\x7ftatus", b"\x08\x7fstatus"])
+def test_backspace_from_miniterm_or_any_terminal_edits_the_line(session: Session,
+                                                                typed: bytes) -> None:
+    assert session.final(typed).startswith("ok state=ready")
