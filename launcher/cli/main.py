@@ -159,7 +159,7 @@ def main(argv: list[str] | None = None) -> int:
 
         args = parser.parse_args(["run" if pi_model() else "play", *(argv or sys.argv[1:])])
     # The play screen shows every event on screen already; its log says only what goes wrong.
-    level = logging.WARNING if args.command == "play" else logging.INFO
+    level = logging.WARNING if args.command in ("play", "simulate", "tune") else logging.INFO
     logging.basicConfig(
         level=logging.DEBUG if args.verbose else level,
         format="%(levelname)s %(name)s: %(message)s",

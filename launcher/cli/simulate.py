@@ -260,9 +260,14 @@ def parse_uno_options(game: Any, pairs: Sequence[str], target: int | None = None
 
 def simulate_table_game(game: Any, games: int, players: int, seed: int, bots: Sequence[str],
                         options: Any, progress: Callable[[], None] | None = None,
-                        check: bool = False, deal_with_launcher: bool = False) -> Any:
-    """Play ``games`` whole games of a table game; every random choice follows from ``seed``."""
-    from launcher.games.launchers import DirectDealer
+                        check: bool = False, deal_with_launcher: bool = False,
+                        through_firmware: bool = False) -> Any:
+    """Play ``games`` whole games of a table game; every random choice follows from ``seed``.
+
+    ``through_firmware``: the draw pile is the firmware on the simulated launcher, switched
+    to the game's profile (``dealer``, ``uno-flip``, and ``deal N`` for the deal).
+    """
+    from launcher.games.launchers import DirectDealer, FirmwareLauncher
     from launcher.games.uno import UnoTable
     from launcher.games.uno_bots import make_uno_bot
     from launcher.games.uno_stats import UnoSummary
@@ -270,33 +275,32 @@ def simulate_table_game(game: Any, games: int, players: int, seed: int, bots: Se
     rules = game.rules(options)
     master = random.Random(seed)
     sides = game.sides if len(game.sides) == 2 else game.sides * 2
-    launcher = DirectDealer(game.profile, sides)
+    launcher: Any = (FirmwareLauncher(seed=master.getrandbits(32), sides=sides)
+                     if through_firmware else DirectDealer(game.profile, sides))
     seats = [make_uno_bot(name, random.Random(master.getrandbits(64))) for name in bots]
-    table = UnoTable(rules, launcher, seats, random.Random(master.getrandbits(64)), check=check,
-                     deal_with_launcher=deal_with_launcher)
-    summary = UnoSummary(game.name, list(bots))
-    for _ in range(games):
-        summary.add(table.play_game())  # the players draw for the first dealer
-        if progress is not None:
-            progress()
+    try:
+        table = UnoTable(rules, launcher, seats, random.Random(master.getrandbits(64)),
+                         check=check, deal_with_launcher=deal_with_launcher)
+        summary = UnoSummary(game.name, list(bots))
+        for _ in range(games):
+            summary.add(table.play_game())  # the players draw for the first dealer
+            if progress is not None:
+                progress()
+    finally:
+        if through_firmware:
+            launcher.close()
+    if through_firmware and launcher.faults:
+        raise ConfigError("--through-firmware", game.name,
+                          f"the firmware faulted: {launcher.faults[0]}")
     return summary
 
 
 def _simulate_table_game(game: Any, args: argparse.Namespace) -> int:
-    from launcher.games.launchers import FirmwareLauncher
     from launcher.games.uno_bots import UNO_BOTS
     from launcher.games.uno_stats import format_uno_summary
 
     bots = parse_bots(args.bots, args.players, UNO_BOTS)
     options = parse_uno_options(game, args.rule, args.target)
-    if args.through_firmware:
-        fw = FirmwareLauncher(seed=args.seed)
-        try:
-            fw.use(game.profile)
-        except ValueError as exc:
-            raise ConfigError("--through-firmware", args.game, str(exc)) from None
-        finally:
-            fw.close()
     rules = game.rules(options)
     if args.players * options.hand_size + 1 > rules.size:
         raise ConfigError("--players", args.players,
@@ -305,7 +309,7 @@ def _simulate_table_game(game: Any, args: argparse.Namespace) -> int:
     try:
         summary = simulate_table_game(game, args.games, args.players, args.seed, bots, options,
                                       bar.update if bar else None, args.check,
-                                      args.deal_with_launcher)
+                                      args.deal_with_launcher, args.through_firmware)
     finally:
         if bar:
             bar.close()
@@ -632,10 +636,6 @@ def cmd_simulate_gin(args: argparse.Namespace) -> int:
         raise ConfigError("--players", args.players, "gin rummy is a game for two players")
     if args.config:
         raise ConfigError("--config", args.config, "gin rummy has no luck to configure")
-    if args.through_firmware and not hasattr(dealers, "FirmwareDealer"):
-        print("simulate: --through-firmware is not available for gin yet: the firmware's "
-              "one-card-per-press gin profile is not built", file=sys.stderr)
-        return 2
     names = [n.strip() for n in args.bots.split(",") if n.strip()]
     for n in names:
         if n not in GIN_BOTS:
@@ -651,7 +651,7 @@ def cmd_simulate_gin(args: argparse.Namespace) -> int:
     master = random.Random(args.seed)
     players = [make_gin_bot(n, random.Random(master.getrandbits(64))) for n in bots]
     dealer = None
-    if args.through_firmware:  # pragma: no cover - waits for the firmware profile
+    if args.through_firmware:
         dealer = dealers.FirmwareDealer(settings=config.load(None),
                                         seed=master.getrandbits(32))
     table = GinTable(rules, players, random.Random(master.getrandbits(64)), dealer)

@@ -14,6 +14,7 @@ from typing import Any
 from hal.base import Pins
 from hal.pins import I2S, UART, reserved_pins
 from launcher.core.errors import MISSING, ConfigError
+from launcher.core.profiles import DEAL_MAX, NAMED, Profile, parse_profile
 
 SIDES = ("mild", "wild")
 PIN_FACTORIES = ("auto", "lgpio", "pigpio", "native", "mock")
@@ -89,6 +90,7 @@ class Settings:
     audio: Audio
     state_path: Path
     console: Console
+    profile: Profile
 
 
 # --- reading raw values ------------------------------------------------------------------
@@ -267,7 +269,16 @@ def settings_from_dict(raw: Mapping[str, Any]) -> Settings:
             port=_string("console.port", raw["console"]["port"]),
             baud=_integer("console.baud", raw["console"]["baud"], 1200, 4_000_000),
         ),
+        profile=_profile(raw["game"]["profile"]),
     )
+
+
+def _profile(value: Any) -> Profile:
+    try:
+        return parse_profile(_string("game.profile", value))
+    except ValueError as exc:
+        raise ConfigError("game.profile", value, "must be one of " + ", ".join(NAMED)
+                          + f", or deal N (N within 1..{DEAL_MAX})") from exc
 
 
 # --- files ------------------------------------------------------------------------------

@@ -13,8 +13,10 @@ RELOAD = "reload"
 JAM = "jam"
 FAULT = "fault"
 LID_OPEN = "lid_open"
+DEAL_NEXT = "deal_next"  # deal N: this seat's cards are out, pass to the next
+HAND_DRAW = "hand_draw"  # gin: the stock is down to its floor, the hand is a draw
 
-COMMON = (STARTUP, WAKE, SLEEP, RELOAD, JAM, FAULT, LID_OPEN)
+COMMON = (STARTUP, WAKE, SLEEP, RELOAD, JAM, FAULT, LID_OPEN, DEAL_NEXT, HAND_DRAW)
 
 
 def press(side: str, dry_streak: int) -> str:

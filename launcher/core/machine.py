@@ -18,6 +18,7 @@ from typing import Any
 from launcher.core import cues
 from launcher.core.config import Settings, SideLuck
 from launcher.core.luck import DryStreak
+from launcher.core.profiles import Profile, parse_profile
 
 # --- states ------------------------------------------------------------------------------
 
@@ -78,12 +79,13 @@ class Ev(StrEnum):
     DEBUG_ROTATE = "debug_rotate"  # console: turn the cartridge to its next detent
     DEBUG_STOP = "debug_stop"  # console: end a debug run now
     INTERNAL = "internal"  # the shell caught a bug; the board is already safe
+    PROFILE = "profile"  # console: behave as another profile (detail: its name)
 
 
 (PRESS, LID_CLOSED, LID_LEFT_CLOSED, LID_FULL, LID_LEFT_FULL, BEAM_BLOCKED, BEAM_CLEAR, HOME,
  HOME_LEFT, YELLOW_BACK, YELLOW_FRONT, T_CARD, T_JAM, T_RUN, T_TIMED, T_ROTATION, T_IDLE,
  T_DEBUG, LOAD, CLEAR, SLEEP_NOW, WAKE_NOW, DEBUG_RUN_NOW, DEBUG_ROTATE, DEBUG_STOP,
- INTERNAL) = Ev
+ INTERNAL, PROFILE) = Ev
 
 
 @dataclass(frozen=True)
@@ -224,6 +226,7 @@ class Machine:
         self.inputs = Inputs()
         self.state = READY
         self.has_beam = has_beam
+        self.profile: Profile = settings.profile  # what a press does (``profile`` changes it)
 
     # The one entry point.
     def handle(self, event: Event, now: float) -> list[Command]:
@@ -330,6 +333,11 @@ def _beam_stuck(m: Machine, e: Event, now: float) -> bool:
     return m.has_beam and m.inputs.beam_blocked
 
 
+def _at_stock_floor(m: Machine, e: Event, now: float) -> bool:
+    floor, left = m.profile.stock_floor, m.memory.inventory
+    return floor > 0 and left is not None and left <= floor
+
+
 def _lucky(m: Machine, e: Event, now: float) -> bool:
     """The shell's luck draw for this press gave cards."""
     return e.value > 0
@@ -389,6 +397,20 @@ def _dry(m: Machine, e: Event, now: float) -> list[Command]:
             emit("dry", side=mem.side, streak=mem.dry_streak), *m._idle(now), Command(SAVE)]
 
 
+def _stock_floor(m: Machine, e: Event, now: float) -> list[Command]:
+    m.memory.last_press = now
+    left = m.memory.inventory
+    return [Command(CUE, cues.HAND_DRAW),
+            emit("refused", reason=f"the stock is down to {left}: the hand is a draw"),
+            *m._idle(now)]
+
+
+def _use_profile(m: Machine, e: Event, now: float) -> list[Command]:
+    m.profile = parse_profile(e.detail)
+    m.memory.streak.flipped()  # a new game starts its streak afresh
+    return [emit("profile", name=m.profile.name), *m._idle(now)]
+
+
 def _reload(m: Machine, e: Event, now: float) -> list[Command]:
     m.memory.last_press = now
     return [Command(CUE, cues.RELOAD), emit("empty", side=m.memory.side), *m._idle(now)]
@@ -412,7 +434,8 @@ def _start_shot(m: Machine, e: Event, now: float) -> list[Command]:
     mem.shot = Shot(target=n, timed=not m.has_beam)
     mem.count("shots")
     t = m.settings.timing
-    out = [Command(CUE, cues.bam(mem.side)), Command(LED, "busy"),
+    bam = [Command(CUE, cues.bam(mem.side))] if m.profile.lucky else []
+    out = [*bam, Command(LED, "busy"),
            Command(MOTOR, m.settings.motor.speed), emit("shoot", side=mem.side, cards=n),
            timer("run", now + t.max_run), timer("idle", None)]
     if mem.shot.timed:
@@ -470,6 +493,8 @@ def _finish_shot(m: Machine, e: Event, now: float) -> list[Command]:
            Command(SAVE)]
     if mem.inventory == 0:
         out += [Command(CUE, cues.RELOAD), emit("empty", side=mem.side)]
+    elif m.profile.after_shot is not None:
+        out.append(Command(CUE, m.profile.after_shot))
     return out
 
 
@@ -693,6 +718,7 @@ TRANSITIONS: tuple[Transition, ...] = (
     T(READY, PRESS, READY, None, _mashed),
     T(READY, PRESS, READY, _reload, _empty),
     T(READY, PRESS, FAULT, _beam_fault, _beam_stuck),
+    T(READY, PRESS, READY, _stock_floor, _at_stock_floor),
     T(READY, PRESS, SHOOTING, _start_shot, _lucky, draws=True),
     T(READY, PRESS, READY, _dry, draws=True),
     T(READY, LID_LEFT_CLOSED, LID_OPEN, _lid_opened),
@@ -701,6 +727,7 @@ TRANSITIONS: tuple[Transition, ...] = (
     T(READY, SLEEP_NOW, ASLEEP, _sleep),
     T(READY, DEBUG_RUN_NOW, DEBUG_RUN, _debug_run),
     T(READY, DEBUG_ROTATE, ROTATING, _debug_rotate),
+    T(READY, PROFILE, READY, _use_profile),
     # Shooting: the motor runs until the beam has counted the cards.
     T(SHOOTING, BEAM_BLOCKED, SHOOTING, _card_in_beam),
     T(SHOOTING, BEAM_CLEAR, READY, _finish_shot, _last_card),
@@ -719,6 +746,7 @@ TRANSITIONS: tuple[Transition, ...] = (
     T(LID_OPEN, LOAD, LID_OPEN, _load),
     T(LID_OPEN, T_IDLE, ASLEEP, _sleep),
     T(LID_OPEN, SLEEP_NOW, ASLEEP, _sleep),
+    T(LID_OPEN, PROFILE, LID_OPEN, _use_profile),
     # Rotating: to the next detent, then the side is read from the sensor.
     T(ROTATING, HOME_LEFT, ROTATING, _left_home),
     T(ROTATING, HOME, FAULT, _mismatch, _side_mismatch),

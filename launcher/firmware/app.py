@@ -22,6 +22,7 @@ from hal.base import Board, Input, Output
 from launcher.core import machine as m
 from launcher.core.config import Settings
 from launcher.core.luck import DryStreak
+from launcher.core.profiles import Profile
 from launcher.core.reactor import NEVER, Reactor, Timer
 from launcher.core.store import Saved
 from launcher.firmware.actuators import Actuators
@@ -334,10 +335,26 @@ class Launcher:
     # -- requests from the button, the console and the play screen --
 
     def press(self) -> None:
-        """One press: the luck is drawn here, when the machine says the press will draw."""
-        table = self.machine.luck_wanted(self.reactor.monotonic())
-        drawn = self.machine.memory.streak.draw(table, self.rng) if table is not None else 0
+        """One press: the luck is drawn here, when the machine says the press will draw.
+
+        Under a fixed-count profile (``dealer``, ``deal N``...) the press asks for that many
+        cards instead, and the generator is not touched.
+        """
+        machine = self.machine
+        table = machine.luck_wanted(self.reactor.monotonic())
+        if table is None:
+            drawn = 0
+        elif machine.profile.per_press is not None:
+            drawn = machine.profile.per_press
+        else:
+            drawn = machine.memory.streak.draw(table, self.rng)
         self.dispatch(m.Event(m.PRESS, drawn))
+
+    def use_profile(self, profile: Profile) -> bool:
+        """Behave as ``profile`` from the next press on; False when the machine is busy
+        (shooting, turning, asleep, in a fault, or in a debug run)."""
+        self.dispatch(m.Event(m.PROFILE, detail=profile.name))
+        return self.machine.profile == profile
 
     def debug_run(self, ms: int) -> bool:
         """Ask the machine for a capped motor run; True if it started."""
@@ -391,6 +408,7 @@ class Launcher:
                     "closed" if self.board.lid_closed.is_active else "ajar"),
             "motor": round(self.actuators.motor_speed, 3),
             "sleep_in": None if idle == NEVER else round(max(0.0, idle - now), 1),
+            "profile": self.machine.profile.name,
             "simulated": self.board.simulated,
         }
 

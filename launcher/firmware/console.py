@@ -24,6 +24,7 @@ import launcher
 from launcher.core import config, cues, luck
 from launcher.core import machine as m
 from launcher.core.errors import ConfigError, LauncherError
+from launcher.core.profiles import parse_profile
 from launcher.firmware.disk import atomic_write
 from launcher.firmware.sound import load_pack
 
@@ -480,6 +481,8 @@ class Console:
         r("luck set", "SIDE KEY VALUE [KEY VALUE]...",
           "change a side's hazard, sizes or weights (checked as the config file is)",
           self._luck_set, min_args=3, max_args=None)
+        r("profile", "[NAME]", "what a press does: flip-attack, dealer, uno-flip, gin or deal N "
+          "(no NAME: show it)", self._profile, max_args=2)
         r("seed", "N", "reseed the press-your-luck generator (replays a run)", self._seed,
           min_args=1, max_args=1)
         r("stats", "", "the launcher's counters and the console's", self._stats)
@@ -616,6 +619,18 @@ class Console:
         row = self._luck_row(side)
         row.update(applied="now", unsaved=len(self.unsaved))
         return row
+
+    def _profile(self, a: Args) -> dict[str, Any]:
+        machine = self.app.machine
+        if not a.words:
+            return {"profile": machine.profile.name}
+        try:
+            profile = parse_profile(a.rest(0))
+        except ValueError as exc:
+            raise CommandError(E_VALUE, str(exc)) from None
+        if not self.app.use_profile(profile):
+            raise CommandError(E_STATE, f"refused while {machine.state}; ask again when ready")
+        return {"profile": profile.name}
 
     def _seed(self, a: Args) -> dict[str, Any]:
         n = a.integer(0, "N", 0)

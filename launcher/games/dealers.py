@@ -28,16 +28,17 @@ The interface, for whoever writes the firmware-backed dealer
 ``close()``
     Release what the dealer holds (a firmware rig, its reactor); a no-op for direct ones.
 
-``FirmwareDealer`` (to come with the launcher's ``gin`` profile) would wrap
-``launcher.games.launchers.FirmwareLauncher``: ``load`` = ``launcher.load``, ``dispense`` =
-one ``launcher.press()`` that must return a list of exactly one card, ``unload`` =
+``FirmwareDealer`` is the firmware on the simulated launcher under its ``gin`` profile
+(``launcher.core.profiles.GIN``: one card a press, refused at two cards left):
+``launcher.games.launchers.FirmwareLauncher`` with ``load`` = ``launcher.load``,
+``dispense`` = one ``launcher.press()`` that must return exactly one card, ``unload`` =
 ``launcher.unload()``, ``close`` = ``launcher.close()``.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Generic, Protocol, TypeVar
+from typing import Any, Generic, Protocol, TypeVar
 
 from launcher.core.errors import LauncherError
 
@@ -96,3 +97,40 @@ class DirectDealer(Generic[T]):
 
     def close(self) -> None:
         """Nothing to release."""
+
+
+class FirmwareDealer:
+    """The stock as the firmware deals it: the simulated launcher under the ``gin`` profile."""
+
+    def __init__(self, settings: Any = None, seed: int = 0) -> None:
+        from launcher.core.profiles import GIN
+        from launcher.games.launchers import FirmwareLauncher
+
+        self.launcher = FirmwareLauncher(settings=settings, seed=seed)
+        self.launcher.use(GIN)
+        self.dispensed = 0
+
+    @property
+    def cards_left(self) -> int:
+        return self.launcher.cards_left
+
+    def load(self, cards: Sequence[Any]) -> None:
+        self.launcher.load(cards)
+
+    def dispense(self) -> Any:
+        out = self.launcher.press()
+        if len(out) != 1:
+            faults = self.launcher.faults
+            raise DealerFault(f"the firmware shot {len(out)} cards for one draw"
+                              + (f" (fault {faults[-1]})" if faults else ""))
+        self.dispensed += 1
+        return out[0]
+
+    def unload(self) -> list[Any]:
+        return self.launcher.unload()
+
+    def contents(self) -> list[Any]:
+        return self.launcher.contents()
+
+    def close(self) -> None:
+        self.launcher.close()

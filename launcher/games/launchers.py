@@ -17,59 +17,26 @@ from __future__ import annotations
 
 import random
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Any, Protocol
 
 from launcher.core import config
 from launcher.core.config import Luck, Settings
 from launcher.core.errors import LauncherError
 from launcher.core.luck import DryStreak
+from launcher.core.profiles import (  # noqa: F401  (the games' names for them)
+    DEALER,
+    FLIP_ATTACK,
+    GIN,
+    UNO_FLIP,
+    Profile,
+    deal_profile,
+    parse_profile,
+)
 from launcher.games.cards import MILD, WILD, Card, other_side
 
 
 class ProfileUnsupported(LauncherError, ValueError):
     """The launcher cannot behave as the game asks (a profile it does not have)."""
-
-
-@dataclass(frozen=True, slots=True)
-class Profile:
-    """What one press of the button must do for a game.
-
-    ``per_press``: None = press your luck (the side's hazard curve and shot sizes);
-    N = exactly N cards, fewer only when the cartridge runs out. ``flips``: the game turns
-    the cartridge with lid cycles (else the lid stays shut and the side never matters).
-    """
-
-    name: str
-    per_press: int | None
-    flips: bool
-
-    def __str__(self) -> str:
-        return self.name
-
-
-FLIP_ATTACK = Profile("flip-attack", None, True)
-DEALER = Profile("dealer", 1, False)
-UNO_FLIP = Profile("uno-flip", 1, True)
-
-
-def deal_profile(n: int) -> Profile:
-    """``deal N``: every press shoots exactly N cards (dealing hands with the launcher)."""
-    if n < 1:
-        raise ValueError(f"deal N needs N >= 1, not {n}")
-    return Profile(f"deal {n}", n, False)
-
-
-def parse_profile(text: str) -> Profile:
-    """``flip-attack``, ``dealer``, ``uno-flip`` or ``deal N``."""
-    fixed = {p.name: p for p in (FLIP_ATTACK, DEALER, UNO_FLIP)}
-    word = " ".join(text.split())
-    if word in fixed:
-        return fixed[word]
-    head, _, n = word.partition(" ")
-    if head == "deal" and n.isdigit() and int(n) >= 1:
-        return deal_profile(int(n))
-    raise ValueError(f"unknown launcher profile {text!r}: flip-attack, dealer, uno-flip, deal N")
 
 
 class Launcher(Protocol):
@@ -266,12 +233,14 @@ class FirmwareLauncher:
     """
 
     def __init__(self, settings: Settings | None = None, seed: int = 0,
-                 rig: Any = None) -> None:
+                 rig: Any = None, sides: tuple[str, str] = (MILD, WILD)) -> None:
         if rig is None:
             from launcher.sim.rig import SimRig
 
             rig = SimRig(settings=settings, seed=seed)
         self.rig = rig
+        # The game's names for the cartridge's halves: the Mild (yellow) half first.
+        self._names = dict(zip((MILD, WILD), sides, strict=True))
         self.presses = 0
         self.flips = 0
 
@@ -281,18 +250,18 @@ class FirmwareLauncher:
 
     @property
     def profile(self) -> Profile:
-        return FLIP_ATTACK
+        return self.rig.app.machine.profile
 
     def use(self, profile: Profile) -> None:
-        # The firmware has one behaviour today. Its state machine is where the other
-        # profiles belong (docs/games.md, "Launcher profiles"); until then, say so.
-        if profile != FLIP_ATTACK:
-            raise ProfileUnsupported(f"the firmware has no {profile!s} profile yet "
-                                     "(only flip-attack)")
+        """Switch the firmware's profile, as the console's ``profile NAME`` does."""
+        self.rig.settle()
+        if not self.rig.app.use_profile(profile):
+            raise ProfileUnsupported(f"the firmware refused profile {profile!s} while "
+                                     f"{self.rig.state}")
 
     @property
     def side(self) -> str:
-        return self.rig.side
+        return self._names[self.rig.side]
 
     @property
     def cards_left(self) -> int:
@@ -309,7 +278,7 @@ class FirmwareLauncher:
 
     def flip(self) -> str:
         self.flips += 1
-        return self.rig.flip()
+        return self._names[self.rig.flip()]
 
     def load(self, cards: Sequence[Card]) -> None:
         self.rig.load(list(cards))

@@ -380,6 +380,20 @@ def lid_open() -> Score:
     return Score(0.42, parts, peak=0.8)
 
 
+def deal_next() -> Score:
+    # Two quick rising notes: "your hand is out, next seat".
+    return Score(0.26, (
+        Tone(0.0, 0.1, C5 * MAJOR_3RD, "triangle", 0.7, attack=0.003),
+        Tone(0.12, 0.14, C5 * FIFTH * OCTAVE / OCTAVE, "triangle", 0.7, attack=0.003),
+    ), peak=0.75)
+
+
+def hand_draw() -> Score:
+    # The same note three times, level: nobody won this hand.
+    return Score(0.7, tuple(Tone(0.22 * i, 0.16, C5 * FIFTH, "sine", 0.7, attack=0.01, decay=2)
+                            for i in range(3)), peak=0.75)
+
+
 def score(cue: str) -> Score:
     """The design of one cue."""
     for side in cues.SIDES:
@@ -391,6 +405,7 @@ def score(cue: str) -> Score:
         cues.flip("mild"): mild_flip, cues.flip("wild"): wild_flip,
         cues.STARTUP: startup, cues.WAKE: wake, cues.SLEEP: sleep, cues.RELOAD: reload,
         cues.JAM: jam, cues.FAULT: fault, cues.LID_OPEN: lid_open,
+        cues.DEAL_NEXT: deal_next, cues.HAND_DRAW: hand_draw,
     }
     return designs[cue]()
 

@@ -299,7 +299,6 @@ def test_cli_same_seed_same_summary(capsys: pytest.CaptureFixture[str]) -> None:
 
 
 @pytest.mark.parametrize(("args", "says"), [
-    (["--through-firmware"], "gin profile is not built"),
     (["--players", "3"], "--players = 3: gin rummy is a game for two players"),
     (["--rule", "hand_size=x"], "hand_size = 'x'"),
     (["--rule", "nope=1"], "--rule nope"),
@@ -311,6 +310,13 @@ def test_cli_refuses_bad_options_in_one_line(args: list[str], says: str,
     assert main(["simulate", "--game", "gin", "--no-progress", *args]) == 2
     err = capsys.readouterr().err
     assert says in err and len(err.strip().splitlines()) == 1
+
+
+def test_cli_through_the_firmware_plays_on_the_gin_profile(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["simulate", "--game", "gin", "--games", "1", "--through-firmware",
+                 "--no-progress"]) == 0
+    assert "through the firmware" in capsys.readouterr().out
 
 
 def test_cli_variant_needs_gin(capsys: pytest.CaptureFixture[str]) -> None:

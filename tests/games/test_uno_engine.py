@@ -215,8 +215,13 @@ def test_the_luck_launchers_refuse_profiles_they_do_not_have():
     fw = FirmwareLauncher(seed=0)
     try:
         fw.use(FLIP_ATTACK)
-        with pytest.raises(ProfileUnsupported, match="no dealer profile"):
-            fw.use(DEALER)
+        fw.use(DEALER)  # the firmware has every profile now
+        assert fw.profile == DEALER
+        fw.rig.sim.jam()
+        fw.load(["a", "b"])
+        fw.press()  # the jammed card faults the firmware: it takes no new profile then
+        with pytest.raises(ProfileUnsupported, match="refused profile flip-attack while fault"):
+            fw.use(FLIP_ATTACK)
     finally:
         fw.close()
 
@@ -324,8 +329,9 @@ def test_simulate_table_game_options_and_errors(capsys):
     rc, _, err = run_cli(capsys, "simulate", "--game", "uno-splash", "--rule",
                          'blank_cards="wild"')
     assert rc == 2 and "--rule blank_cards" in err
-    rc, _, err = run_cli(capsys, "simulate", "--game", "uno", "--through-firmware")
-    assert rc == 2 and "no dealer profile" in err
+    rc, out, _ = run_cli(capsys, "simulate", "--game", "uno", "--through-firmware", "--games",
+                         "1", "--players", "2", "--no-progress")
+    assert rc == 0 and "1 games" in out
     rc, _, err = run_cli(capsys, "simulate", "--game", "uno", "--players", "20")
     assert rc == 2 and "--players" in err
     rc, _, err = run_cli(capsys, "simulate", "--game", "uno", "--bots", "genius")
