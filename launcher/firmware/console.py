@@ -271,7 +271,7 @@ class SimulatedBoard(Protocol):
 
     cartridge: list[Any]
     tray: list[Any]
-    ejected: list[Any]
+    ejected_total: int
 
     @property
     def lid(self) -> str: ...
@@ -860,7 +860,7 @@ class Console:
     def _cards(self, a: Args) -> dict[str, Any]:
         assert self.sim is not None
         n = a.integer(0, "N", 1, LOAD_MAX)
-        start = len(self.sim.ejected) + len(self.sim.cartridge)
+        start = self.sim.ejected_total + len(self.sim.cartridge)  # ejected keeps the newest
         self.sim.load(f"card{start + i + 1}" for i in range(n))
         return {"cartridge": len(self.sim.cartridge)}
 

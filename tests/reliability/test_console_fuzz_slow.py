@@ -43,7 +43,9 @@ ARGS = ["0", "1", "-1", "+5", "07", "0x10", "1e9", "1.5", "nan", "inf", "-0", "9
         "hazard", "sizes", "weights", "[0.4, 1.0]", "[1.0]", "[]", "[", "]]", "[0.5,0.5]",
         "[3]", "[1,2,3]", "[-1]", "[1e308]", '"x"', "'", '"', "\\", "{", "}", "true",
         "timing.jam_timeout_ms", "motor.speed", "pins.led", "luck.seed", "state.path",
-        "console.port", "audio.backend", "a.b.c", ".", "", "x" * 100, "mild_bam", "bogus"]
+        "console.port", "audio.backend", "a.b.c", ".", "", "x" * 100, "mild_bam", "bogus",
+        # TOML strings that decode to control characters: echoed back, they must be escaped.
+        '"\\u001b[2J"', '"a\\u0007b"', '"\\u009b31m"', '"x\\u2028y"', '"\\r\\n"']
 VALID = ["status", "press", "lid open", "lid full", "lid close", "side", "load 7", "load 0",
          "inventory", "luck show", "luck set mild hazard [0.4, 1.0]", "luck set wild sizes [3]",
          "luck set mild weights [1,1,1,1,1]", "seed 11", "stats", "log", "log 5", "sleep",
@@ -245,17 +247,13 @@ def test_a_million_random_lines(tmp_path_factory, record_property) -> None:
     _check(_run(1_000_000, tmp_path_factory), 1_000_000, record_property)
 
 
-# Replies and events must be printable (a reply quoting a control character must escape
-# it). This is being fixed in console.py on another branch; until it lands here this may
-# fail, so it is a non-strict xfail of its own.
-@pytest.mark.xfail(strict=False, reason="reply escaping of unprintable input is being fixed")
+# Replies and events must be printable (a reply quoting a control character escapes it).
 def test_every_reply_is_printable(tmp_path_factory) -> None:
     report = _run(20_000, tmp_path_factory)
     assert report.unprintable_count == 0, report.unprintable[:5]
 
 
 @pytest.mark.slow
-@pytest.mark.xfail(strict=False, reason="reply escaping of unprintable input is being fixed")
 def test_every_reply_of_a_million_is_printable(tmp_path_factory) -> None:
     report = _run(1_000_000, tmp_path_factory)
     assert report.unprintable_count == 0, report.unprintable[:5]

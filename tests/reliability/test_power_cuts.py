@@ -269,7 +269,9 @@ def test_the_durable_model_catches_a_writer_that_renames_before_syncing(
 DRIVER = Path(__file__).with_name("kill_driver.py")
 SAFE_STOP = re.compile(r"safe-stop: motor_sleep=\d+ motor_in1=\d+ motor_in2=\d+ rotator=\d+ "
                        r"low \((\w+); config\)")
-LAUNCHER = Path(sys.executable).with_name("launcher")
+# The installed command, as systemd's ExecStopPost= runs it (the module if not installed).
+_SCRIPT = Path(sys.executable).with_name("launcher")
+LAUNCHER = [str(_SCRIPT)] if _SCRIPT.exists() else [sys.executable, "-m", "launcher.cli.main"]
 
 
 class Driver:
@@ -323,7 +325,8 @@ def kill_many(tmp_path: Path, kills: int, seed: int) -> Counter[str]:
         """), encoding="utf-8")
     rng = random.Random(seed)
     tally: Counter[str] = Counter()
-    on_disk: Saved | None = None  # what the file held after the last kill
+    on_disk: Saved | None = None  # what the file held after the last kill (None: no kill yet)
+    existed = False  # whether a write has ever finished
     for i in range(kills):
         driver = Driver(cfg, seed * 1000 + i)
         loaded = json.loads(driver.next_line().removeprefix("loaded "))
@@ -346,13 +349,20 @@ def kill_many(tmp_path: Path, kills: int, seed: int) -> Counter[str]:
         temps = list(state.parent.glob(disk.temp_prefix(state) + "*"))
         tally["temps_left"] += len(temps)
 
-        stop = subprocess.run([str(LAUNCHER), "safe-stop", "--config", str(cfg)],
+        stop = subprocess.run([*LAUNCHER, "safe-stop", "--config", str(cfg)],
                               capture_output=True, text=True, timeout=60)
         assert stop.returncode == 0, stop.stderr
         assert SAFE_STOP.search(stop.stdout), stop.stdout
 
         # The file as the kill left it: whole and parseable (read without cleaning temps).
-        on_disk = parse(json.loads(state.read_text(encoding="utf-8")))
+        # None yet only if no write had ever finished: the next start takes the defaults.
+        if state.exists():
+            on_disk = parse(json.loads(state.read_text(encoding="utf-8")))
+            existed = True
+        else:
+            assert not existed, "a state file that existed is gone"
+            tally["killed_before_first_write"] += 1
+            on_disk = Saved()
         presses = on_disk.counters.get("presses", 0)
         assert presses >= tally["presses"], "the state went back in time"
         tally["presses"] = presses

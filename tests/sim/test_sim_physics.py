@@ -78,7 +78,7 @@ def test_cards_are_conserved_over_random_unjams_mid_passage() -> None:
     rig = SimRig(seed=5)
     loaded = 200
     rig.load([f"c{i}" for i in range(loaded)])
-    for _ in range(300):
+    for _ in range(1000):
         match rng.randrange(4):
             case 0:
                 rig.sim.press()
@@ -89,7 +89,7 @@ def test_cards_are_conserved_over_random_unjams_mid_passage() -> None:
                     rig.sim.jam()
             case _:
                 pass
-        rig.advance(rng.choice([0.0, 0.005, 0.01, 0.03, 0.1, 0.5]))
+        rig.advance(rng.choice([0.0, 0.005, 0.005, 0.01, 0.01, 0.02, 0.03, 0.1, 0.5]))
         _conserved(rig, loaded)
         if rig.state == "fault":
             rig.sim.clear_jam()
