@@ -7,6 +7,7 @@ import statistics
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from launcher.games.cards import SIDES
 from launcher.games.flip_attack import (
@@ -167,6 +168,20 @@ def _bar(share: float, width: int = 30) -> str:
     return "#" * round(share * width)
 
 
+def win_rate_lines(s: Any) -> list[str]:
+    """The win-rate table of a summary with ``bots``, ``game_wins``, ``hand_wins``,
+    ``games``, ``hands`` and ``win_rates_by_bot()`` (every game's summary has them)."""
+    lines = ["win rates            games    hands"]
+    for i, name in enumerate(s.bots):
+        g = s.game_wins[i] / s.games if s.games else math.nan
+        h = s.hand_wins[i] / s.hands if s.hands else math.nan
+        lines.append(f"  seat {i} {name:<11} {g:7.1%}  {h:7.1%}")
+    if len(set(s.bots)) > 1:
+        for name, (g, h) in s.win_rates_by_bot().items():
+            lines.append(f"  {name:<18} {g:7.1%}  {h:7.1%}  (per seat)")
+    return lines
+
+
 def format_summary(s: Summary, title: str = "") -> str:
     """The report ``launcher simulate`` prints."""
     lines = []
@@ -175,14 +190,7 @@ def format_summary(s: Summary, title: str = "") -> str:
     lines.append(f"{s.games} games, {s.hands} hands, {s.players} players"
                  + (f", {s.unfinished} hands stopped at the turn limit" if s.unfinished else ""))
     lines.append("")
-    lines.append("win rates            games    hands")
-    for i, name in enumerate(s.bots):
-        g = s.game_wins[i] / s.games if s.games else math.nan
-        h = s.hand_wins[i] / s.hands if s.hands else math.nan
-        lines.append(f"  seat {i} {name:<11} {g:7.1%}  {h:7.1%}")
-    if len(set(s.bots)) > 1:
-        for name, (g, h) in s.win_rates_by_bot().items():
-            lines.append(f"  {name:<18} {g:7.1%}  {h:7.1%}  (per seat)")
+    lines += win_rate_lines(s)
     lines.append("")
     lines.append(f"turns per hand:    {spread(s.turns)}")
     lines.append(f"presses per hand:  {spread(s.presses)}")

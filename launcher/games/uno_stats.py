@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field
 
-from launcher.games.stats import spread
+from launcher.games.stats import spread, win_rate_lines
 from launcher.games.uno import UnoGameResult
 
 
@@ -82,14 +81,7 @@ def format_uno_summary(s: UnoSummary, title: str = "", flips: bool = False) -> s
     lines.append(f"{s.games} games, {s.hands} hands, {s.players} players"
                  + "".join(f", {e}" for e in extra))
     lines.append("")
-    lines.append("win rates            games    hands")
-    for i, name in enumerate(s.bots):
-        g = s.game_wins[i] / s.games if s.games else math.nan
-        h = s.hand_wins[i] / s.hands if s.hands else math.nan
-        lines.append(f"  seat {i} {name:<11} {g:7.1%}  {h:7.1%}")
-    if len(set(s.bots)) > 1:
-        for name, (g, h) in s.win_rates_by_bot().items():
-            lines.append(f"  {name:<18} {g:7.1%}  {h:7.1%}  (per seat)")
+    lines += win_rate_lines(s)
     lines.append("")
     lines.append(f"turns per hand:    {spread(s.turns)}")
     lines.append(f"draws per hand:    {spread(s.draws)}")
