@@ -251,7 +251,7 @@ def test_unplug_and_replug_reopens_the_port_from_a_reactor_timer(
             tries.append(t._timer.waketime)
         assert t.session is None
         # Backing off: an asleep launcher without its cable is not woken every second.
-        gaps = [b - a for a, b in zip(tries, tries[1:])]
+        gaps = [b - a for a, b in itertools.pairwise(tries)]
         assert gaps == pytest.approx([2 * RETRY, 4 * RETRY, 8 * RETRY])
     assert caplog.text.count("cannot open") == 1  # one complaint, not one a second
     # Replug: a new device behind the same name; the next retry opens it and greets.
