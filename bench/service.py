@@ -269,8 +269,12 @@ def help_samples(n: int) -> list[float]:
 
 def top_imports(args: list[str], n: int = 8) -> list[tuple[str, float]]:
     """The ``n`` slowest top-level imports (cumulative ms) of ``launcher ARGS``."""
-    code = ("import sys; from launcher.cli.main import main; "
-            f"sys.argv = ['launcher', *{args!r}]; main()")
+    return top_imports_of("import sys; from launcher.cli.main import main; "
+                          f"sys.argv = ['launcher', *{args!r}]; main()", n)
+
+
+def top_imports_of(code: str, n: int = 8) -> list[tuple[str, float]]:
+    """The ``n`` slowest top-level imports (cumulative ms) of running ``code``."""
     proc = subprocess.run([sys.executable, "-X", "importtime", "-c", code],
                           capture_output=True, text=True, env=_env(), cwd=ROOT)
     rows = []
