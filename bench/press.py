@@ -10,7 +10,10 @@ edge callback on the driving thread, which posts to the reactor) and times:
   the simulator's physics runs (that physics is the simulator's, not the firmware's);
 - edge -> audio call: the speaker backend's ``play`` (a stand-in ``simpleaudio`` module
   whose ``WaveObject.play`` notes the time; buffers preloaded as at start);
-- lid leaving closed -> motor stop, with the roller stalled so the motor is running.
+- lid leaving closed -> motor stop, with the roller stalled so the motor is running;
+- and, to tell the two apart, edge -> the reactor thread running the edge (the thread
+  hand-over: the OS waking the thread, the GIL) and from there -> motor command (the
+  firmware's own handling).
 
 Every press shoots one card (both sides' hazard curves are ``[1.0]``), so each press has a
 motor command and a BAM cue. ``--slow-store`` gives the state writer a store that takes
@@ -28,6 +31,7 @@ from __future__ import annotations
 import argparse
 import gc
 import json
+import logging
 import random
 import sys
 import tempfile
@@ -171,6 +175,15 @@ def run(presses: int, lids: int, slow_store: bool, gc_mode: str, seed: int = 1) 
 
     store = StateStore(settings.state_path, slow_write if slow_store else atomic_write)
     app = Launcher(sim.board, reactor, settings, random.Random(seed), player, store, actuators)
+    edge_run = Stamp()
+    edge = app._edge
+
+    def stamped_edge(d: Any, level: bool) -> None:
+        if d.name == "button" and level:
+            edge_run.note()
+        edge(d, level)
+
+    app._edge = stamped_edge  # type: ignore[method-assign]
     # As run_firmware does: start on this thread, then hand the loop to the reactor.
     app.start()
     app.load(presses + lids + 10)
@@ -187,6 +200,8 @@ def run(presses: int, lids: int, slow_store: bool, gc_mode: str, seed: int = 1) 
     to_motor: list[float] = []
     to_audio: list[float] = []
     to_stop: list[float] = []
+    to_run: list[float] = []
+    run_to_motor: list[float] = []
     jitter = random.Random(seed)
 
     def settle() -> None:
@@ -202,10 +217,13 @@ def run(presses: int, lids: int, slow_store: bool, gc_mode: str, seed: int = 1) 
         for _ in range(presses):
             motor_on.arm()
             audio.arm()
+            edge_run.arm()
             t0 = time.perf_counter()
             button.drive_low()
             to_motor.append(motor_on.since(t0))
             to_audio.append(audio.since(t0))
+            to_run.append(edge_run.since(t0))
+            run_to_motor.append(to_motor[-1] - to_run[-1])
             time.sleep(0.002)
             button.drive_high()
             settle()
@@ -236,9 +254,44 @@ def run(presses: int, lids: int, slow_store: bool, gc_mode: str, seed: int = 1) 
         "presses": presses, "lids": lids, "slow_store": slow_store, "gc": gc_mode,
         "seconds": elapsed, "state_writes": store.writes,
         "edge_to_motor": percentiles(to_motor), "edge_to_audio": percentiles(to_audio),
-        "lid_to_stop": percentiles(to_stop), "gc_pauses": watch.summary(),
+        "lid_to_stop": percentiles(to_stop), "edge_to_reactor": percentiles(to_run),
+        "reactor_to_motor": percentiles(run_to_motor), "gc_pauses": watch.summary(),
         "state_file": str(settings.state_path),
     }
+
+
+def board_memory(presses: int, keep: int = 500, seed: int = 1) -> dict[str, float]:
+    """Memory the simulated board and its firmware keep as presses go by (``SimRig``, the
+    manual reactor, default luck, cards put back as they run out): Python's allocations
+    (tracemalloc) over ``presses`` presses, after a warm-up long enough to fill the
+    bounded histories (motor samples, ejected cards, cues: ``keep`` entries each here;
+    ``hal.sim.HISTORY`` by default, where a long run's memory goes until they are full)."""
+    import tracemalloc
+
+    from launcher.sim.rig import SimRig
+
+    tracemalloc.start()  # before the rig: everything it keeps is traced, and what it drops
+    rig = SimRig(seed=seed, keep=keep)
+
+    def press() -> None:
+        if len(rig.sim.cartridge) < 20:
+            rig.load(list(range(200)))
+        rig.press()
+
+    try:
+        for _ in range(4 * keep):
+            press()
+        gc.collect()
+        start = tracemalloc.get_traced_memory()[0]
+        for _ in range(presses):
+            press()
+        gc.collect()
+        end = tracemalloc.get_traced_memory()[0]
+    finally:
+        tracemalloc.stop()
+        rig.close()
+    return {"presses": presses, "keep": keep, "bytes_per_press": (end - start) / presses,
+            "kib_at_start": start / 1024, "kib_at_end": end / 1024}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -249,7 +302,12 @@ def main(argv: list[str] | None = None) -> int:
                    help=f"the state writer's store takes {SLOW_SAVE * 1e3:.0f} ms a save")
     p.add_argument("--gc", choices=("runner", "default"), default="runner")
     p.add_argument("--seed", type=int, default=1)
+    p.add_argument("--log", choices=("info", "warning"), default="info",
+                   help="log level (default info, as `launcher run`: a line per event)")
     a = p.parse_args(argv)
+    # As `launcher run` logs: every event at INFO on stderr (the journal, under systemd).
+    logging.basicConfig(level=getattr(logging, a.log.upper()), stream=sys.stderr,
+                        format="%(levelname)s %(name)s: %(message)s")
     json.dump(run(a.presses, a.lids, a.slow_store, a.gc, a.seed), sys.stdout)
     print()
     return 0

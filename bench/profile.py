@@ -77,6 +77,72 @@ def press_path(presses: int) -> cProfile.Profile:
     return prof
 
 
+def handling(presses: int, gap: float) -> dict[str, float]:
+    """The firmware's handling of a press on one thread (manual reactor, no hand-over):
+    from the reactor running the edge to the motor command and to the audio call, µs, with
+    ``gap`` seconds of real idle time before each press (0: back to back, caches warm)."""
+    import time
+
+    from bench.press import Stamp, percentiles, settings_for, stamping_simpleaudio
+    from hal.audio import SimpleAudioSpeaker
+    from hal.sim import Physics, SimLauncher
+    from launcher.core import machine
+    from launcher.core.reactor import ManualReactor
+    from launcher.firmware.actuators import Actuators
+    from launcher.firmware.app import Launcher
+    from launcher.firmware.sound import CuePlayer, load_pack
+    from launcher.firmware.state import StateStore
+
+    folder = Path(tempfile.mkdtemp(prefix="bench-handling-"))
+    settings = settings_for(folder / "state.json")
+    reactor = ManualReactor()
+    sim = SimLauncher(reactor, settings.pins, Physics(eject_interval=0.002, beam_time=0.0005))
+    sim.load(range(presses + 10))
+    pack = load_pack(settings.audio.pack)
+    audio, motor, edge_run = Stamp(), Stamp(), Stamp()
+    speaker = SimpleAudioSpeaker(module=stamping_simpleaudio(audio))
+    speaker.load(pack.files)
+    actuators = Actuators(sim.board, settings.motor.brake)
+    player = CuePlayer(speaker, actuators.amp, reactor, dict.fromkeys(pack.durations, 0.001))
+    app = Launcher(sim.board, reactor, settings, random.Random(1), player,
+                   StateStore(settings.state_path), actuators)
+    forward, edge = sim.board.motor.forward, app._edge
+
+    def stamped_forward(speed: float) -> None:
+        motor.note()
+        forward(speed)
+
+    def stamped_edge(d: Any, level: bool) -> None:
+        if d.name == "button" and level:
+            edge_run.note()
+        edge(d, level)
+
+    sim.board.motor.forward = stamped_forward  # type: ignore[method-assign]
+    app._edge = stamped_edge  # type: ignore[method-assign]
+    app.start()
+    app.load(presses + 10)
+    reactor.advance(1)
+    button = sim.pin(settings.pins.button)
+    to_motor, to_audio = [], []
+    for _ in range(presses):
+        if gap:
+            time.sleep(gap)
+        for stamp in (audio, motor, edge_run):
+            stamp.arm()
+        button.drive_low()
+        reactor.advance(0)
+        to_motor.append(motor.at - edge_run.at)
+        to_audio.append(audio.at - edge_run.at)
+        reactor.advance(0.002)
+        button.drive_high()
+        while app.machine.state != machine.READY:
+            reactor.advance(0.001)
+        reactor.advance(0.005)
+    app.stop()
+    sim.board.close()
+    return {"gap_s": gap, "to_motor": percentiles(to_motor), "to_audio": percentiles(to_audio)}
+
+
 def game_loop(play: Callable[[], int], games: int) -> cProfile.Profile:
     prof = cProfile.Profile()
     prof.enable()

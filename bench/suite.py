@@ -139,7 +139,14 @@ def bench_press(r: Results, root: Path | None) -> None:
     runs = press_runs(p.press_runs, p.presses, p.lids)
     slow = press_runs(p.slow_runs, p.slow_presses, max(1, p.lids // 2), "--slow-store")
     plain_gc = press_runs(p.gc_runs, p.presses, p.lids, "--gc", "default")
-    r.details["press"] = {"runner": runs, "slow": slow, "default_gc": plain_gc}
+    quiet = press_runs(p.gc_runs, p.presses, p.lids, "--log", "warning")
+    from bench.profile import handling
+
+    r.details["press"] = {"runner": runs, "slow": slow, "default_gc": plain_gc,
+                          "quiet_log": quiet}
+    n = max(200, p.presses // 5)
+    hand = [(handling(n, 0.0), handling(n, 0.008)) for _ in range(p.press_runs)]
+    r.details["handling"] = hand
 
     def col(rs: list[dict[str, Any]], path: str, key: str) -> list[float]:
         return [x[path][key] for x in rs]
@@ -150,6 +157,23 @@ def bench_press(r: Results, root: Path | None) -> None:
                1000, "≤ 1 ms"),
         Figure("button edge → motor command, max", "µs", col(runs, "edge_to_motor", "max_us"),
                5000, "≤ 5 ms"),
+        Figure("  of which: edge → the reactor thread runs it, p50", "µs",
+               col(runs, "edge_to_reactor", "p50_us"), note="thread hand-over"),
+        Figure("  of which: edge → the reactor thread runs it, p99", "µs",
+               col(runs, "edge_to_reactor", "p99_us")),
+        Figure("  of which: the firmware's handling up to the motor, p50", "µs",
+               col(runs, "reactor_to_motor", "p50_us")),
+        Figure("  of which: the firmware's handling up to the motor, p99", "µs",
+               col(runs, "reactor_to_motor", "p99_us")),
+        Figure("  the same handling on one thread, presses back to back, p50", "µs",
+               [w["to_motor"]["p50_us"] for w, _ in hand], note="caches warm"),
+        Figure("  the same handling on one thread, presses 8 ms apart, p50", "µs",
+               [c["to_motor"]["p50_us"] for _, c in hand], note="cold, as real presses are"),
+        Figure("  with the log at WARNING (no line per event): handling up to the motor, "
+               "p50", "µs", col(quiet, "reactor_to_motor", "p50_us"),
+               note="`launcher run` logs every event at INFO"),
+        Figure("  with the log at WARNING: edge → motor command, p99", "µs",
+               col(quiet, "edge_to_motor", "p99_us")),
         Figure("lid leaving closed → motor stop, p99", "µs",
                col(runs, "lid_to_stop", "p99_us"), 1000, "≤ 1 ms"),
         Figure("button edge → audio play call, p99", "µs",
@@ -197,6 +221,13 @@ def bench_service(r: Results, root: Path | None) -> None:
         Figure(f"memory growth over the second {p.service_presses // 2:,} presses", "MiB",
                [x["rss_end_mib"] - x["rss_half_mib"] for x in runs], 0.5, "flat (≤ 0.5 MiB)"),
     )
+    from bench.press import board_memory
+
+    mem = [board_memory(p.service_presses) for _ in range(p.service_runs)]
+    r.details["board_memory"] = mem
+    r.add(Figure(f"simulated board + firmware (SimRig), memory kept per press over "
+                 f"{p.service_presses:,} presses, histories full", "bytes",
+                 [m["bytes_per_press"] for m in mem], 16, "flat (≤ 16 bytes a press)"))
     if root is not None:
         args = ["--idle", str(p.compare_idle), "--presses", str(p.service_presses // 5),
                 "--root", str(root)]
