@@ -159,7 +159,7 @@ logging is `launcher/firmware/app.py`'s, outside this change. In the console's l
 handler, formatting the reply's values (`text_value`) is the largest share of a line; in
 the table games, the heuristic bot's scoring of each playable card; in gin, the
 heuristic's counting of outs. Each is well inside what its user needs (the console answers
-far faster than a UART carries lines; the engines play hundreds of games a second).
+far faster than a UART carries lines; the engines' rates are in the games table).
 """
 
 

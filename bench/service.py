@@ -32,6 +32,7 @@ import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import tty
 from pathlib import Path
@@ -120,30 +121,54 @@ def rss_mib(pid: int) -> float:
     return int(m.group(1)) / 1024 if m else float("nan")
 
 
+STOP = b"\0bench-stop"
+
+
 class Notify:
-    """Our end of NOTIFY_SOCKET: READY and WATCHDOG datagrams, with their arrival times."""
+    """Our end of NOTIFY_SOCKET, read at once as systemd reads it: a thread takes every
+    datagram as it comes (a unix datagram queue holds only ~10: the launcher's next
+    ``sendto`` would block until someone reads)."""
 
     def __init__(self, folder: Path) -> None:
         self.path = str(folder / "notify.sock")
         self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
         self.sock.bind(self.path)
+        self._got: list[tuple[float, str]] = []
+        self._seen = 0
+        self._cond = threading.Condition()
+        self._reader = threading.Thread(target=self._read, name="notify", daemon=True)
+        self._reader.start()
+
+    def _read(self) -> None:
+        while True:
+            data = self.sock.recv(4096)
+            if data == STOP:
+                return
+            with self._cond:
+                self._got.append((time.perf_counter(), data.decode(errors="replace")))
+                self._cond.notify_all()
 
     def wait_for(self, key: str, timeout: float) -> float:
-        deadline = time.perf_counter() + timeout
-        while (left := deadline - time.perf_counter()) > 0:
-            ready, _, _ = select.select([self.sock], [], [], left)
-            if ready and key in self.sock.recv(4096).decode():
-                return time.perf_counter()
-        raise TimeoutError(f"no {key} within {timeout} s")
+        """The arrival time of the first message with ``key``."""
+        with self._cond:
+            found = self._cond.wait_for(
+                lambda: next((t for t, m in self._got if key in m), None), timeout)
+        if found is None:
+            raise TimeoutError(f"no {key} within {timeout} s")
+        return found
 
     def count(self, key: str) -> int:
-        n = 0
-        while select.select([self.sock], [], [], 0)[0]:
-            n += key in self.sock.recv(4096).decode()
-        return n
+        """Messages with ``key`` since the last count."""
+        with self._cond:
+            new, self._seen = self._got[self._seen:], len(self._got)
+        return sum(key in m for _, m in new)
 
     def close(self) -> None:
+        with socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM) as poke:
+            poke.sendto(STOP, self.path)  # a blocked recv does not notice a close
+        self._reader.join(5)
         self.sock.close()
+        os.unlink(self.path)
 
 
 def config_text(port: str, state: Path) -> str:
@@ -194,9 +219,10 @@ def run(idle: float, presses: int, use_strace: bool = True) -> dict[str, Any]:
     env = _env(NOTIFY_SOCKET=notify.path, WATCHDOG_USEC=str(WATCHDOG_SEC * 1_000_000))
     result: dict[str, Any] = {"idle_seconds": idle, "presses": presses}
     t0 = time.perf_counter()
+    log = folder / "launcher.log"
     proc = subprocess.Popen([*_launcher_cmd(), "run", "--config", str(cfg)], env=env, cwd=ROOT,
                             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                            stderr=subprocess.DEVNULL)
+                            stderr=log.open("wb"))
     try:
         result["start_to_ready_s"] = notify.wait_for("READY=1", 30) - t0
         pty.drain(1.0)  # the banner; and let the start settle
@@ -220,6 +246,9 @@ def run(idle: float, presses: int, use_strace: bool = True) -> dict[str, Any]:
         pty.drain(1.0)
         result["rss_end_mib"] = rss_mib(proc.pid)
         result["status_after"] = pty.ask("status")
+    except (TimeoutError, RuntimeError) as exc:
+        tail = log.read_text(errors="replace").splitlines()[-15:]
+        raise RuntimeError(f"{exc}; the launcher's log ends:\n" + "\n".join(tail)) from exc
     finally:
         proc.send_signal(signal.SIGTERM)
         try:
