@@ -33,11 +33,9 @@ test: lint
 test-slow: $(STAMP)
 	$(VENV)/bin/pytest -m slow
 
+# Every benchmark, repeated; writes docs/PERFORMANCE.md (BENCH_ARGS=--quick: under a minute).
 benchmarks: $(STAMP)
-	$(VENV)/bin/python bench/bench_press_latency.py
-	$(VENV)/bin/python bench/bench_games.py
-	$(VENV)/bin/python bench/bench_gin.py
-	$(VENV)/bin/python bench/bench_uno.py
+	$(VENV)/bin/python -m bench $(BENCH_ARGS)
 
 sounds: $(STAMP)
 	$(VENV)/bin/launcher sounds render

@@ -91,12 +91,30 @@ def default_play_state() -> Path:
     return Path(base) / "launcher" / "play-state.json"
 
 
-# The service's own verbs: parsing them loads no games, sound tools or terminal UI.
-SERVICE_VERBS = ("run", "safe-stop")
+# The verbs of the other cli modules, with the help line `launcher --help` shows for each.
+# A module is imported only when one of its verbs is used, so `launcher --help` and
+# `launcher run` load no games, sound tools, doctor or console client (tests/cli checks
+# these lines against what each module registers).
+LAZY_VERBS: dict[str, tuple[str, str]] = {
+    "console": ("launcher.cli.console_client", "talk to a launcher's serial console"),
+    "sounds": ("launcher.cli.sounds", "list, play, render or plot the sound cues"),
+    "simulate": ("launcher.cli.simulate",
+                 "play whole games (UNO Flip Attack, UNO, UNO Splash, UNO Flip, Gin Rummy) "
+                 "with bots and print statistics"),
+    "tune": ("launcher.cli.simulate",
+             "compare a luck configuration with the defaults over simulated games"),
+    "safe-stop": ("launcher.cli.pi", "drive the motor and rotator pins low and exit "
+                                     "(systemd runs it after every stop)"),
+    "selftest": ("launcher.cli.pi",
+                 "walk through every part of the launcher and report PASS/FAIL for each"),
+    "doctor": ("launcher.cli.doctor",
+               "check this Pi for the launcher: PASS/WARN/FAIL with the fix for each"),
+}
 
 
-def build_parser(service_only: bool = False) -> argparse.ArgumentParser:
-    """The whole command line; ``service_only`` leaves out what the Pi service never runs."""
+def build_parser(verb: str | None = None) -> argparse.ArgumentParser:
+    """The command line. ``verb`` given: only that verb's module is loaded, the other lazy
+    verbs are listed by name and help alone (what ``main`` uses); None: every module."""
     p = argparse.ArgumentParser(
         prog="launcher",
         description="Firmware for the UNO Flip Attack card launcher. With no command: "
@@ -131,28 +149,30 @@ def build_parser(service_only: bool = False) -> argparse.ArgumentParser:
     default = cfg_sub.add_parser("default", help="print the commented default config")
     default.set_defaults(func=cmd_config_default)
 
-    for registrar in _registrars(service_only):
-        registrar(sub)
+    import importlib
+
+    wanted = dict.fromkeys(module for name, (module, _) in LAZY_VERBS.items()
+                           if verb is None or name == verb)
+    for module in wanted:
+        importlib.import_module(module).register(sub)
+    for name, (_, help_line) in LAZY_VERBS.items():
+        if name not in sub.choices:
+            # Listed in the help only; naming it on the command line loads its module.
+            sub.add_parser(name, help=help_line, add_help=False)
+    # The help lists the verbs in one order, however many modules were loaded.
+    order = ["run", "play", "config", *LAZY_VERBS]
+    sub._choices_actions.sort(key=lambda action: order.index(action.dest))
     return p
 
 
-def _registrars(service_only: bool = False) -> list:
-    from launcher.cli import pi as pi_cli
-
-    if service_only:
-        return [pi_cli.register]
-    from launcher.cli import console_client as console_cli
-    from launcher.cli import doctor as doctor_cli
-    from launcher.cli import simulate as games_cli
-    from launcher.cli import sounds as sounds_cli
-
-    return [console_cli.register, sounds_cli.register, games_cli.register, pi_cli.register,
-            doctor_cli.register]
+def _verb(words: list[str]) -> str:
+    """The verb of a command line: its first word that is not an option ("" if none)."""
+    return next((w for w in words if not w.startswith("-")), "")
 
 
 def main(argv: list[str] | None = None) -> int:
     words = sys.argv[1:] if argv is None else argv
-    parser = build_parser(service_only=bool(words) and words[0] in SERVICE_VERBS)
+    parser = build_parser(_verb(words))
     args = parser.parse_args(argv)
     if args.command is None:
         from hal.gpio import pi_model

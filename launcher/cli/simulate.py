@@ -7,11 +7,14 @@ the function that plays and reports it. A new game adds a row.
 from __future__ import annotations
 
 import argparse
+import functools
 import logging
 import math
+import os
 import random
 import statistics
 import sys
+from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, fields
 from pathlib import Path
@@ -160,33 +163,137 @@ def parse_options(pairs: Sequence[str], target: int | None = None) -> GameOption
         raise ConfigError("--rule", ", ".join(pairs), str(exc)) from exc
 
 
+# --- games on every core: one seed per game, chunks of games merged in order -------------
+
+
+def game_seed(seed: int, index: int) -> int:
+    """The seed of game ``index`` of the run seeded ``seed``: each game's every random choice
+    follows from it alone, so a run gives the same summary however it is split (--jobs)."""
+    return random.Random(f"launcher-game/{seed}/{index}").getrandbits(64)
+
+
+def default_jobs() -> int:
+    """Every core this process may use."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
+
+
+PER_SEAT = ("game_wins", "hand_wins")  # summary fields indexed by seat: added seat by seat
+
+
+def merge_summary(into: Any, part: Any) -> Any:
+    """Add the summary ``part`` (of later games) to ``into``: counts add, per-hand lists
+    follow on, per-seat lists add by seat. Merging chunks in game order gives what one
+    process playing every game would have made, down to the order of Counter keys."""
+    for f in fields(into):
+        mine, theirs = getattr(into, f.name), getattr(part, f.name)
+        if f.name in ("bots", "game"):
+            continue
+        if isinstance(mine, Counter):
+            mine.update(theirs)
+        elif isinstance(mine, dict):
+            for key, counts in theirs.items():
+                mine.setdefault(key, Counter()).update(counts)
+        elif isinstance(mine, list):
+            if f.name in PER_SEAT:
+                setattr(into, f.name, [a + b for a, b in zip(mine, theirs, strict=True)])
+            else:
+                mine.extend(theirs)
+        elif isinstance(mine, int):
+            setattr(into, f.name, mine + theirs)
+        else:
+            raise TypeError(f"cannot merge {type(into).__name__}.{f.name}")
+    return into
+
+
+def _chunks(games: int, jobs: int) -> list[tuple[int, int]]:
+    # Several chunks a worker, so that a slow chunk does not leave a core idle at the end.
+    size = max(1, min(50, math.ceil(games / (jobs * 8))))
+    return [(start, min(games, start + size)) for start in range(0, games, size)]
+
+
+def _play_chunk(play: Callable[[int, int], Any], bounds: tuple[int, int]) -> Any:
+    # The workers log what goes wrong only: the firmware logs every event at INFO.
+    logging.getLogger("launcher").setLevel(logging.WARNING)
+    return play(*bounds)
+
+
+def play_games(play: Callable[[int, int], Any], games: int, jobs: int = 1,
+               progress: Callable[[int], object] | None = None) -> Any:
+    """``play(start, stop)`` plays games ``start`` to ``stop - 1`` and returns their summary;
+    chunks of games run on ``jobs`` processes (the standard library's multiprocessing) and
+    their summaries are merged in game order. ``play`` must be picklable (a module-level
+    function or a ``functools.partial`` of one)."""
+    chunks = _chunks(games, jobs)
+    if jobs <= 1 or len(chunks) == 1:
+        results: Any = (play(*c) for c in chunks)
+        pool = None
+    else:
+        import multiprocessing
+
+        # forkserver: no fork of a process whose threads (a progress bar's) hold locks.
+        methods = multiprocessing.get_all_start_methods()
+        context = multiprocessing.get_context("forkserver" if "forkserver" in methods
+                                              else "spawn")
+        if context.get_start_method() == "forkserver":
+            # The server imports the games once; each worker is forked from it, ready.
+            context.set_forkserver_preload([play_games.__module__,
+                                            getattr(play, "func", play).__module__])
+        pool = context.Pool(min(jobs, len(chunks)))
+        results = pool.imap(functools.partial(_play_chunk, play), chunks)
+    summary = None
+    try:
+        for (start, stop), part in zip(chunks, results, strict=True):
+            summary = part if summary is None else merge_summary(summary, part)
+            if progress is not None:
+                progress(stop - start)
+    finally:
+        if pool is not None:
+            pool.terminate()
+            pool.join()
+    return summary
+
+
+def flip_attack_games(bots: Sequence[str], settings: Settings, options: GameOptions,
+                      seed: int, through_firmware: bool, check: bool, start: int,
+                      stop: int) -> Summary:
+    """Games ``start`` to ``stop - 1`` of a run: each with its own launcher, bots and table."""
+    deck = load_deck()
+    summary = Summary(bots=list(bots))
+    for g in range(start, stop):
+        rng = random.Random(game_seed(seed, g))
+        launcher: DirectLauncher | FirmwareLauncher
+        if through_firmware:
+            launcher = FirmwareLauncher(settings=settings, seed=rng.getrandbits(32))
+        else:
+            launcher = DirectLauncher(settings.luck, random.Random(rng.getrandbits(64)))
+        players = [make_bot(name, random.Random(rng.getrandbits(64)), settings.luck)
+                   for name in bots]
+        recorder = Recorder(summary)
+        table = Table(launcher, players, random.Random(rng.getrandbits(64)), options, deck,
+                      observers=[recorder.observe], check=check)
+        try:
+            recorder.game(table.play_game(first_dealer=g % len(bots)))
+        finally:
+            if isinstance(launcher, FirmwareLauncher):
+                recorder.faults(launcher.faults)
+                launcher.close()
+    return summary
+
+
 def simulate(games: int, players: int, seed: int, bots: Sequence[str], settings: Settings,
              options: GameOptions, through_firmware: bool = False,
-             progress: Callable[[], None] | None = None, check: bool = False) -> Summary:
-    """Play ``games`` whole games; every random choice follows from ``seed``."""
-    master = random.Random(seed)
-    deck = load_deck()
-    launcher: DirectLauncher | FirmwareLauncher
-    if through_firmware:
-        launcher = FirmwareLauncher(settings=settings, seed=master.getrandbits(32))
-    else:
-        launcher = DirectLauncher(settings.luck, random.Random(master.getrandbits(64)))
-    players_ = [make_bot(name, random.Random(master.getrandbits(64)), settings.luck)
-                for name in bots]
-    summary = Summary(bots=list(bots))
-    recorder = Recorder(summary)
-    table = Table(launcher, players_, random.Random(master.getrandbits(64)), options, deck,
-                  observers=[recorder.observe], check=check)
-    try:
-        for g in range(games):
-            recorder.game(table.play_game(first_dealer=g % players))
-            if progress is not None:
-                progress()
-    finally:
-        if isinstance(launcher, FirmwareLauncher):
-            recorder.faults(launcher.faults)
-            launcher.close()
-    return summary
+             progress: Callable[[int], object] | None = None, check: bool = False,
+             jobs: int = 1) -> Summary:
+    """Play ``games`` whole games on ``jobs`` processes; every random choice follows from
+    ``seed`` and the game's index (``game_seed``), so ``jobs`` never changes the summary."""
+    if len(bots) != players:
+        raise ValueError(f"{len(bots)} bots for {players} players")
+    play = functools.partial(flip_attack_games, tuple(bots), settings, options, seed,
+                             through_firmware, check)
+    return play_games(play, games, jobs, progress)
 
 
 def _bar(args: argparse.Namespace, total: int, label: str) -> RichBar | Progress | None:
@@ -218,7 +325,8 @@ def _simulate_flip_attack(args: argparse.Namespace) -> int:
         log.setLevel(logging.WARNING)
     try:
         summary = simulate(args.games, args.players, args.seed, bots, settings, options,
-                           args.through_firmware, bar.update if bar else None, args.check)
+                           args.through_firmware, bar.update if bar else None, args.check,
+                           args.jobs)
     finally:
         log.setLevel(level)
         if bar:
@@ -258,14 +366,12 @@ def parse_uno_options(game: Any, pairs: Sequence[str], target: int | None = None
         raise ConfigError("--rule", ", ".join(pairs), str(exc)) from exc
 
 
-def simulate_table_game(game: Any, games: int, players: int, seed: int, bots: Sequence[str],
-                        options: Any, progress: Callable[[], None] | None = None,
-                        check: bool = False, deal_with_launcher: bool = False,
-                        through_firmware: bool = False) -> Any:
-    """Play ``games`` whole games of a table game; every random choice follows from ``seed``.
+def table_games(game: Any, bots: Sequence[str], options: Any, seed: int, check: bool,
+                deal_with_launcher: bool, through_firmware: bool, start: int, stop: int) -> Any:
+    """Games ``start`` to ``stop - 1`` of a table-game run, each from its own seed.
 
-    ``through_firmware``: the draw pile is the firmware on the simulated launcher, switched
-    to the game's profile (``dealer``, ``uno-flip``, and ``deal N`` for the deal).
+    ``through_firmware``: each game's draw pile is the firmware on the simulated launcher,
+    switched to the game's profile (``dealer``, ``uno-flip``, and ``deal N`` for the deal).
     """
     from launcher.games.launchers import DirectDealer, FirmwareLauncher
     from launcher.games.uno import UnoTable
@@ -273,26 +379,35 @@ def simulate_table_game(game: Any, games: int, players: int, seed: int, bots: Se
     from launcher.games.uno_stats import UnoSummary
 
     rules = game.rules(options)
-    master = random.Random(seed)
     sides = game.sides if len(game.sides) == 2 else game.sides * 2
-    launcher: Any = (FirmwareLauncher(seed=master.getrandbits(32), sides=sides)
-                     if through_firmware else DirectDealer(game.profile, sides))
-    seats = [make_uno_bot(name, random.Random(master.getrandbits(64))) for name in bots]
-    try:
-        table = UnoTable(rules, launcher, seats, random.Random(master.getrandbits(64)),
-                         check=check, deal_with_launcher=deal_with_launcher)
-        summary = UnoSummary(game.name, list(bots))
-        for _ in range(games):
+    summary = UnoSummary(game.name, list(bots))
+    for g in range(start, stop):
+        rng = random.Random(game_seed(seed, g))
+        launcher: Any = (FirmwareLauncher(seed=rng.getrandbits(32), sides=sides)
+                         if through_firmware else DirectDealer(game.profile, sides))
+        seats = [make_uno_bot(name, random.Random(rng.getrandbits(64))) for name in bots]
+        try:
+            table = UnoTable(rules, launcher, seats, random.Random(rng.getrandbits(64)),
+                             check=check, deal_with_launcher=deal_with_launcher)
             summary.add(table.play_game())  # the players draw for the first dealer
-            if progress is not None:
-                progress()
-    finally:
-        if through_firmware:
-            launcher.close()
-    if through_firmware and launcher.faults:
-        raise ConfigError("--through-firmware", game.name,
-                          f"the firmware faulted: {launcher.faults[0]}")
+        finally:
+            if through_firmware:
+                launcher.close()
+        if through_firmware and launcher.faults:
+            raise ConfigError("--through-firmware", game.name,
+                              f"the firmware faulted: {launcher.faults[0]}")
     return summary
+
+
+def simulate_table_game(game: Any, games: int, players: int, seed: int, bots: Sequence[str],
+                        options: Any, progress: Callable[[int], object] | None = None,
+                        check: bool = False, deal_with_launcher: bool = False,
+                        jobs: int = 1, through_firmware: bool = False) -> Any:
+    """Play ``games`` whole games of a table game; every random choice follows from ``seed``
+    and the game's index, whatever ``jobs``."""
+    play = functools.partial(table_games, game, tuple(bots), options, seed, check,
+                             deal_with_launcher, through_firmware)
+    return play_games(play, games, jobs, progress)
 
 
 def _simulate_table_game(game: Any, args: argparse.Namespace) -> int:
@@ -309,7 +424,8 @@ def _simulate_table_game(game: Any, args: argparse.Namespace) -> int:
     try:
         summary = simulate_table_game(game, args.games, args.players, args.seed, bots, options,
                                       bar.update if bar else None, args.check,
-                                      args.deal_with_launcher, args.through_firmware)
+                                      args.deal_with_launcher, args.jobs,
+                                      args.through_firmware)
     finally:
         if bar:
             bar.close()
@@ -524,9 +640,9 @@ def cmd_tune(args: argparse.Namespace) -> int:
     try:
         tick = bar.update if bar else None
         base = simulate(args.games, args.players, args.seed, bots, base_settings, options,
-                        progress=tick)
+                        progress=tick, jobs=args.jobs)
         new = simulate(args.games, args.players, args.seed, bots, new_settings, options,
-                       progress=tick)
+                       progress=tick, jobs=args.jobs)
     finally:
         if bar:
             bar.close()
@@ -579,6 +695,9 @@ def _common(p: argparse.ArgumentParser, games: int) -> None:
     p.add_argument("--progress", action="store_true",
                    help="show the progress bar even when stderr is not a terminal")
     p.add_argument("--no-progress", action="store_true", help="never show the progress bar")
+    p.add_argument("--jobs", type=_at_least(1), default=default_jobs(), metavar="N",
+                   help="processes playing games at once (default: every core, here "
+                        f"{default_jobs()}); the results are the same for any N")
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -626,10 +745,7 @@ def add_gin_arguments(sim: argparse.ArgumentParser) -> None:
 
 
 def cmd_simulate_gin(args: argparse.Namespace) -> int:
-    from launcher.games import dealers
     from launcher.games.gin.bots import BOTS as GIN_BOTS
-    from launcher.games.gin.bots import make_bot as make_gin_bot
-    from launcher.games.gin.table import GinSummary, GinTable
     from launcher.games.gin.variants import parse_rule_pairs, variant_rules
 
     if args.players not in (None, 2):
@@ -648,24 +764,36 @@ def cmd_simulate_gin(args: argparse.Namespace) -> int:
         overrides["game_target"] = args.target
     variant = args.variant or "standard"
     rules = variant_rules(variant, overrides)
-    master = random.Random(args.seed)
-    players = [make_gin_bot(n, random.Random(master.getrandbits(64))) for n in bots]
-    dealer = None
-    if args.through_firmware:
-        dealer = dealers.FirmwareDealer(settings=config.load(None),
-                                        seed=master.getrandbits(32))
-    table = GinTable(rules, players, random.Random(master.getrandbits(64)), dealer)
-    summary = GinSummary(bots=bots)
     bar = _bar(args, args.games, "simulate")
     try:
-        for g in range(args.games):
-            summary.add(table.play_game(first_dealer=g % 2))
-            if bar:
-                bar.update()
+        play = functools.partial(gin_games, tuple(bots), rules, args.seed, args.through_firmware)
+        summary = play_games(play, args.games, args.jobs, bar.update if bar else None)
     finally:
         if bar:
             bar.close()
-        table.dealer.close()
     where = "through the firmware" if args.through_firmware else "direct dealer"
     print(summary.format(f"Gin Rummy ({variant}), {where}, seed {args.seed}"))
     return 0
+
+
+def gin_games(bots: Sequence[str], rules: Any, seed: int, through_firmware: bool, start: int,
+              stop: int) -> Any:
+    """Games ``start`` to ``stop - 1`` of a gin run, each from its own seed."""
+    from launcher.games import dealers
+    from launcher.games.gin.bots import make_bot as make_gin_bot
+    from launcher.games.gin.table import GinSummary, GinTable
+
+    summary = GinSummary(bots=list(bots))
+    for g in range(start, stop):
+        rng = random.Random(game_seed(seed, g))
+        players = [make_gin_bot(n, random.Random(rng.getrandbits(64))) for n in bots]
+        dealer = None
+        if through_firmware:
+            dealer = dealers.FirmwareDealer(settings=config.load(None),
+                                            seed=rng.getrandbits(32))
+        table = GinTable(rules, players, random.Random(rng.getrandbits(64)), dealer)
+        try:
+            summary.add(table.play_game(first_dealer=g % 2))
+        finally:
+            table.dealer.close()
+    return summary

@@ -6,6 +6,11 @@ while the output has room, so a flood of input waits in the inbox (and then in t
 buffers) instead of starving the launcher's own timers. A writer thread empties a bounded
 ``Outbox``; the reactor never waits on a port. A serial port that goes away (unplug) is
 reopened by a reactor timer when it comes back, and greets with the banner again.
+
+An idle console costs nothing: the reader blocks until bytes arrive (no read timeout to
+poll a stop flag; ``Channel.cancel`` ends a read, through pyserial's abort pipe or a wake
+pipe of our own), and a port that is missing is tried again after 1, 2, 4 ... seconds, at
+most ``RETRY_MAX`` apart, so an asleep launcher without its cable wakes only rarely.
 """
 
 from __future__ import annotations
@@ -29,9 +34,12 @@ from launcher.firmware.console import MAX_LINE, Console
 log = logging.getLogger("launcher.console")
 
 BAUD = 115200
-READ_TIMEOUT = 0.2  # s: how long a reader thread blocks before it looks at its stop flag
+# s: how long a reader waits, on a port that cannot cancel a blocked read (none of
+# pyserial's POSIX ports or loop://, which block until bytes come or ``cancel`` is called)
+READ_TIMEOUT = 0.2
 WRITE_TIMEOUT = 2.0  # s: a port nobody reads (USB gadget with no host) drops output after this
-RETRY = 1.0  # s between attempts to reopen a port that went away
+RETRY = 1.0  # s before the first attempt to reopen a port that went away ...
+RETRY_MAX = 30.0  # s: ... doubling after each failed attempt, up to this
 BUDGET = 8  # lines handled per tick
 TICK = 0.01  # s
 INBOX_LINES = 32
@@ -233,7 +241,7 @@ class Channel(Protocol):
 
 
 class SerialChannel:
-    """A pyserial port (device or URL) opened with a read timeout."""
+    """A pyserial port (device or URL); a read blocks until bytes come or ``cancel``."""
 
     def __init__(self, port: Any) -> None:
         self.port = port
@@ -266,16 +274,25 @@ class SerialChannel:
 
 
 class StreamChannel:
-    """A readable file descriptor (stdin) and a binary stream (stdout)."""
+    """A readable file descriptor (stdin) and a binary stream (stdout).
+
+    A read waits for the descriptor or for a wake pipe that ``cancel`` writes to: no
+    timeout, so an idle console never wakes the process.
+    """
 
     def __init__(self, infd: int, out: BinaryIO) -> None:
         self.infd = infd
         self.out = out
+        self._lock = threading.Lock()  # cancel (any thread) against close (the reader)
+        self._wake_r, self._wake_w = os.pipe()
 
     def read(self) -> bytes | None:
-        ready, _, _ = select.select([self.infd], [], [], READ_TIMEOUT)
-        if not ready:
-            return b""
+        wake = self._wake_r
+        ready, _, _ = select.select([self.infd, wake], [], [])
+        if wake in ready:
+            with self._lock, contextlib.suppress(OSError):
+                os.read(wake, 64)
+            return b""  # cancelled: the reader looks at its stop flag
         data = os.read(self.infd, 4096)
         return data or None
 
@@ -284,10 +301,18 @@ class StreamChannel:
         self.out.flush()
 
     def cancel(self) -> None:
-        pass  # reads time out on their own
+        with self._lock:
+            if self._wake_w >= 0:
+                with contextlib.suppress(OSError):  # a full pipe is awake already
+                    os.write(self._wake_w, b"x")
 
     def close(self) -> None:
-        pass  # stdin and stdout belong to the process
+        # stdin and stdout belong to the process; only the wake pipe is ours.
+        with self._lock:
+            for fd in (self._wake_r, self._wake_w):
+                if fd >= 0:
+                    os.close(fd)
+            self._wake_r = self._wake_w = -1
 
 
 class _Session:
@@ -467,16 +492,21 @@ class SerialTransport(Transport):
         self.retry = retry
         self._opener = opener or self._open
         self._complained = False
+        self._delay = retry  # the wait before the next attempt: doubles, up to RETRY_MAX
         self._timer = reactor.register_timer(self._try_open, NEVER, "console.open")
         self.opens = 0
 
     def _open(self) -> Any:
         # exclusive: a second reader of the same tty (another firmware, a terminal on the Pi)
         # would get half of every line; with the lock it cannot open the port at all.
-        return serial.serial_for_url(self.url, baudrate=self.baud, bytesize=serial.EIGHTBITS,
+        port = serial.serial_for_url(self.url, baudrate=self.baud, bytesize=serial.EIGHTBITS,
                                      parity=serial.PARITY_NONE, stopbits=serial.STOPBITS_ONE,
-                                     timeout=READ_TIMEOUT, write_timeout=WRITE_TIMEOUT,
+                                     timeout=None, write_timeout=WRITE_TIMEOUT,
                                      exclusive=True)
+        if getattr(port, "cancel_read", None) is None:
+            # A URL handler that cannot end a blocked read: fall back to polling.
+            port.timeout = READ_TIMEOUT
+        return port
 
     def start(self) -> bool:
         """Open now if possible, else keep trying (on the reactor thread, or before it runs)."""
@@ -490,23 +520,31 @@ class SerialTransport(Transport):
             port = self._opener()
         except (OSError, ValueError, serial.SerialException) as exc:
             if not self._complained:
-                log.warning("console: cannot open %s (%s); retrying every %gs",
-                            self.url, exc, self.retry)
+                log.warning("console: cannot open %s (%s); retrying after %gs, then less "
+                            "often (at most every %gs)", self.url, exc, self._delay,
+                            max(self.retry, RETRY_MAX))
                 self._complained = True
-            next_try = eventtime + self.retry
+            next_try = eventtime + self._backoff()
             self.reactor.update_timer(self._timer, next_try)
             return next_try
         self._complained = False
+        self._delay = self.retry
         self.opens += 1
         log.info("console: %s open at %d baud", self.url, self.baud)
         self._begin(SerialChannel(port))
         self.reactor.update_timer(self._timer, NEVER)
         return NEVER
 
+    def _backoff(self) -> float:
+        """The wait before the next attempt; each call doubles the one after (to RETRY_MAX)."""
+        delay = self._delay
+        self._delay = min(2 * delay, max(self.retry, RETRY_MAX))
+        return delay
+
     def lost(self, reason: str) -> None:
         log.warning("console: %s lost (%s); waiting for it to come back", self.url, reason)
         self.console.reset()
-        self.reactor.update_timer(self._timer, self.reactor.monotonic() + self.retry)
+        self.reactor.update_timer(self._timer, self.reactor.monotonic() + self._backoff())
 
     def stop(self) -> None:
         self.reactor.unregister_timer(self._timer)

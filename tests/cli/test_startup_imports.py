@@ -54,3 +54,29 @@ def test_the_terminal_verbs_parse_without_loading_them() -> None:
                                verb, "--help"], capture_output=True, text=True, timeout=60,
                               check=True)
         assert not _imported(proc.stderr) & set(TERMINAL_ONLY), verb
+
+
+def _choices(parser: object) -> dict[str, str]:
+    sub = next(a for a in parser._actions if a.dest == "command")  # type: ignore[attr-defined]
+    return {a.dest: a.help for a in sub._choices_actions}
+
+
+def test_the_lazy_verbs_help_lines_are_the_ones_their_modules_register() -> None:
+    from launcher.cli.main import LAZY_VERBS, build_parser
+
+    full, lazy = _choices(build_parser()), _choices(build_parser(""))
+    assert full == lazy
+    assert set(LAZY_VERBS) <= set(full)
+
+
+def test_help_and_run_load_no_verb_module_they_do_not_use() -> None:
+    for argv, unwanted in ((["--help"], ("launcher.cli.simulate", "launcher.cli.sounds",
+                                         "launcher.cli.doctor", "launcher.cli.console_client",
+                                         "launcher.games")),
+                           (["run", "--help"], ("launcher.cli.simulate", "launcher.games",
+                                                "launcher.tools"))):
+        proc = subprocess.run([sys.executable, "-X", "importtime", "-m", "launcher.cli.main",
+                               *argv], capture_output=True, text=True, timeout=60, check=True)
+        loaded = {line.rsplit("|", 1)[1].strip() for line in proc.stderr.splitlines()
+                  if line.startswith("import time:") and line.count("|") == 2}
+        assert not {m for m in loaded if m.startswith(unwanted)}, argv

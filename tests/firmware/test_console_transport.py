@@ -245,14 +245,19 @@ def test_unplug_and_replug_reopens_the_port_from_a_reactor_timer(
         fx.pump(lambda: t.session is None)
         assert fx.rig.now < t._timer.waketime <= fx.rig.now + RETRY
         assert not fx.console.debug  # a lost connection ends debug mode
+        tries = [t._timer.waketime]
         for _ in range(3):
-            fx.rig.advance(RETRY)
+            fx.rig.advance(t._timer.waketime - fx.rig.now)
+            tries.append(t._timer.waketime)
         assert t.session is None
+        # Backing off: an asleep launcher without its cable is not woken every second.
+        gaps = [b - a for a, b in itertools.pairwise(tries)]
+        assert gaps == pytest.approx([2 * RETRY, 4 * RETRY, 8 * RETRY])
     assert caplog.text.count("cannot open") == 1  # one complaint, not one a second
     # Replug: a new device behind the same name; the next retry opens it and greets.
     fx.peer = PtyPeer(fx.wake)
     link.symlink_to(fx.peer.name)
-    fx.rig.advance(RETRY)
+    fx.rig.advance(t._timer.waketime - fx.rig.now)
     assert t.session is not None and t.opens == 2
     fx.pump(fx.lines_after(1))
     assert fx.peer.lines[0] == fx.console.banner()
@@ -292,8 +297,9 @@ def test_open_failure_retries_on_a_timer() -> None:
     t = SerialTransport(console, rig.reactor, "/dev/nothing", opener=opener)
     try:
         assert not t.start()
-        rig.advance(RETRY * 3 + 0.001)
-        assert attempts == pytest.approx([0.0, RETRY, 2 * RETRY, 3 * RETRY])
+        rig.advance(RETRY * 7 + 0.001)
+        # 1, 2, 4 ... seconds apart, at most RETRY_MAX: a missing port costs next to nothing.
+        assert attempts == pytest.approx([0.0, RETRY, 3 * RETRY, 7 * RETRY])
         assert t.session is not None
     finally:
         t.stop()

@@ -1,13 +1,14 @@
-"""Console flood: how late do the launcher's timers run while the serial console is flooded?
+"""Console capacity, and how late the launcher's timers run while its console is flooded.
 
 The firmware runs on a RealReactor thread (simulated board), with its console on a pty
 through ``SerialTransport``. A probe timer asks to run every 10 ms and records how late it
 actually runs. Phases: idle; then a flood of ``status`` lines written to the pty as fast as
 the kernel takes them (a pty is far faster than a 115200-baud UART, so this is the worst
 case). The flood runs twice: with the transport's limits (BUDGET lines per TICK, bounded
-inbox), and with the limits lifted, to show what they buy.
+inbox), whose answered lines/s is the configured cap, and with the limits lifted, whose
+lines/s is what the console can answer (its capacity).
 
-    python bench/console_flood.py [--lines 20000] [--seconds 2]
+    python -m bench.console [--lines 20000] [--seconds 2]
 """
 
 from __future__ import annotations
@@ -17,13 +18,9 @@ import os
 import random
 import select
 import statistics
-import sys
 import threading
 import time
 import tty
-from pathlib import Path
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from hal.sim import SimLauncher
 from launcher.core import config

@@ -1,0 +1,1 @@
+"""The benchmark suite: ``python -m bench`` (``make benchmarks``) writes docs/PERFORMANCE.md."""

@@ -1,0 +1,419 @@
+"""The benchmark suite: every figure, repeated, printed as a table and written to a Markdown file.
+
+    python -m bench [--quick] [--runs N] [--only press,service,...] [--out docs/PERFORMANCE.md]
+                    [--compare-root DIR]
+
+Each benchmark runs several times and each figure is reported as min / median / max over
+the runs; a figure with a target says whether the median meets it. ``--quick`` runs every
+benchmark with small counts (for CI: under a minute; its timings are not meant to be
+compared). ``--compare-root DIR`` also times another checkout (the code before a change,
+e.g. unpacked with ``git archive``) for the figures a change was made for.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import json
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+SECTIONS = ("press", "service", "startup", "console", "games", "jobs", "scale", "profile")
+
+
+@dataclass(frozen=True)
+class Plan:
+    """How much of each benchmark a mode runs."""
+
+    quick: bool
+    press_runs: int = 5
+    presses: int = 5000
+    lids: int = 500
+    slow_runs: int = 3
+    slow_presses: int = 3000
+    gc_runs: int = 2  # the press runs with Python's own gc, and with the log at WARNING
+    service_runs: int = 3
+    idle: float = 60.0
+    service_presses: int = 10_000
+    start_samples: int = 10
+    console_runs: int = 3
+    console_lines: int = 20_000
+    games_runs: int = 3
+    engine_seconds: float = 2.0
+    jobs_runs: int = 3
+    jobs_games: int = 600
+    scale_runs: int = 3
+    scale_players: tuple[int, ...] = tuple(range(2, 11))
+    scale_direct: int = 40
+    scale_firmware: int = 4
+    profile_scale: float = 1.0
+    compare_idle: float = 20.0
+
+
+QUICK = Plan(quick=True, press_runs=2, presses=400, lids=40, slow_runs=2, slow_presses=200,
+             gc_runs=0, service_runs=2, idle=2.0, service_presses=600, start_samples=3,
+             console_runs=2, console_lines=1500, games_runs=2, engine_seconds=0.25,
+             jobs_runs=2, jobs_games=24, scale_runs=2, scale_players=(2, 6, 10),
+             scale_direct=3, scale_firmware=1, profile_scale=0.2, compare_idle=3.0)
+
+
+@dataclass
+class Figure:
+    """One row of the summary: samples over the runs, and its target."""
+
+    name: str
+    unit: str
+    samples: list[float]
+    target: float | None = None  # the median must be at most this (None: reported only)
+    target_text: str = ""
+    note: str = ""
+    higher_is_better: bool = False
+
+    @property
+    def met(self) -> bool | None:
+        if self.target is None or not self.samples:
+            return None
+        med = statistics.median(self.samples)
+        return med >= self.target if self.higher_is_better else med <= self.target
+
+
+@dataclass
+class Results:
+    plan: Plan
+    figures: list[Figure] = field(default_factory=list)
+    details: dict[str, Any] = field(default_factory=dict)
+    seconds: dict[str, float] = field(default_factory=dict)
+
+    def add(self, *figures: Figure) -> None:
+        self.figures.extend(figures)
+
+
+def spread(xs: list[float], fmt: str = "{:,.0f}") -> str:
+    if not xs:
+        return "–"
+    lo, med, hi = min(xs), statistics.median(xs), max(xs)
+    return " / ".join(fmt.format(v) for v in (lo, med, hi))
+
+
+def fmt_for(unit: str) -> str:
+    return {"s": "{:.3f}", "ms": "{:.1f}", "%": "{:.3f}", "MiB": "{:.1f}", "x": "{:.2f}"}.get(
+        unit, "{:,.0f}")
+
+
+# --- the benchmarks ------------------------------------------------------------------------
+
+
+def _bench_cmd(module: str, root: Path | None) -> list[str]:
+    """``python -m bench.MODULE``, or the same against another checkout's launcher."""
+    if root is None:
+        return [sys.executable, "-m", f"bench.{module}"]
+    code = (f"import sys; sys.path[:0] = [{str(root)!r}, {str(ROOT)!r}]; "
+            f"from bench.{module} import main; sys.exit(main(sys.argv[1:]))")
+    return [sys.executable, "-c", code]
+
+
+def _json_run(cmd: list[str], cwd: Path) -> dict[str, Any]:
+    proc = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True)
+    if proc.returncode != 0:
+        raise RuntimeError(f"{' '.join(cmd[:4])} failed:\n{proc.stderr[-2000:]}")
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def press_runs(n: int, presses: int, lids: int, *extra: str,
+               root: Path | None = None) -> list[dict[str, Any]]:
+    args = ["--presses", str(presses), "--lids", str(lids), *extra]
+    return [_json_run([*_bench_cmd("press", root), *args], root or ROOT) for _ in range(n)]
+
+
+def bench_press(r: Results, root: Path | None) -> None:
+    p = r.plan
+    runs = press_runs(p.press_runs, p.presses, p.lids)
+    slow = press_runs(p.slow_runs, p.slow_presses, max(1, p.lids // 2), "--slow-store")
+    plain_gc = press_runs(p.gc_runs, p.presses, p.lids, "--gc", "default")
+    quiet = press_runs(p.gc_runs, p.presses, p.lids, "--log", "warning")
+    from bench.profile import handling
+
+    r.details["press"] = {"runner": runs, "slow": slow, "default_gc": plain_gc,
+                          "quiet_log": quiet}
+    n = max(200, p.presses // 5)
+    hand = [(handling(n, 0.0), handling(n, 0.008)) for _ in range(p.press_runs)]
+    r.details["handling"] = hand
+
+    def col(rs: list[dict[str, Any]], path: str, key: str) -> list[float]:
+        return [x[path][key] for x in rs]
+
+    r.add(
+        Figure("button edge → motor command, p50", "µs", col(runs, "edge_to_motor", "p50_us")),
+        Figure("button edge → motor command, p99", "µs", col(runs, "edge_to_motor", "p99_us"),
+               1000, "≤ 1 ms"),
+        Figure("button edge → motor command, max", "µs", col(runs, "edge_to_motor", "max_us"),
+               5000, "≤ 5 ms"),
+        Figure("  of which: edge → the reactor thread runs it, p50", "µs",
+               col(runs, "edge_to_reactor", "p50_us"), note="thread hand-over"),
+        Figure("  of which: edge → the reactor thread runs it, p99", "µs",
+               col(runs, "edge_to_reactor", "p99_us")),
+        Figure("  of which: the firmware's handling up to the motor, p50", "µs",
+               col(runs, "reactor_to_motor", "p50_us")),
+        Figure("  of which: the firmware's handling up to the motor, p99", "µs",
+               col(runs, "reactor_to_motor", "p99_us")),
+        Figure("  the same handling on one thread, presses back to back, p50", "µs",
+               [w["to_motor"]["p50_us"] for w, _ in hand], note="caches warm"),
+        Figure("  the same handling on one thread, presses 8 ms apart, p50", "µs",
+               [c["to_motor"]["p50_us"] for _, c in hand], note="cold, as real presses are"),
+        Figure("  with the log at WARNING (no line per event): handling up to the motor, "
+               "p50", "µs", col(quiet, "reactor_to_motor", "p50_us"),
+               note="`launcher run` logs every event at INFO"),
+        Figure("  with the log at WARNING: edge → motor command, p99", "µs",
+               col(quiet, "edge_to_motor", "p99_us")),
+        Figure("lid leaving closed → motor stop, p99", "µs",
+               col(runs, "lid_to_stop", "p99_us"), 1000, "≤ 1 ms"),
+        Figure("button edge → audio play call, p99", "µs",
+               col(runs, "edge_to_audio", "p99_us"), 2000, "≤ 2 ms"),
+        Figure("button edge → audio play call, max", "µs",
+               col(runs, "edge_to_audio", "max_us")),
+        Figure("slow state store (200 ms a save): edge → motor, p99", "µs",
+               col(slow, "edge_to_motor", "p99_us"), 1000, "unchanged (≤ 1 ms)"),
+        Figure("slow state store: edge → audio, p99", "µs",
+               col(slow, "edge_to_audio", "p99_us"), 2000, "unchanged (≤ 2 ms)"),
+        Figure("slow state store: lid → motor stop, p99", "µs",
+               col(slow, "lid_to_stop", "p99_us"), 1000, "unchanged (≤ 1 ms)"),
+    )
+    if root is not None:
+        r.details["press_before"] = press_runs(1, p.presses // 2, p.lids // 2, "--gc",
+                                               "default", root=root)
+
+
+def bench_service(r: Results, root: Path | None) -> None:
+    p = r.plan
+    runs = []
+    for i in range(p.service_runs):
+        args = ["--idle", str(p.idle), "--presses", str(p.service_presses)]
+        if i:
+            args.append("--no-strace")  # one strace window is enough to name the calls
+        runs.append(_json_run([*_bench_cmd("service", None), *args], ROOT))
+    r.details["service"] = runs
+    asleep_extra = [x["asleep"]["wakeups"] - x["asleep"]["watchdog_pings"] for x in runs]
+    r.add(
+        Figure("idle CPU awake, console on a pty", "%",
+               [x["awake"]["cpu_percent"] for x in runs], 0.5, "≤ 0.5% of a core"),
+        Figure("idle CPU asleep", "%", [x["asleep"]["cpu_percent"] for x in runs], 0.05,
+               "≤ 0.05% of a core"),
+        Figure(f"wake-ups asleep, per {p.idle:g} s (context switches)", "",
+               [x["asleep"]["wakeups"] for x in runs]),
+        Figure(f"watchdog pings asleep, per {p.idle:g} s", "",
+               [x["asleep"]["watchdog_pings"] for x in runs]),
+        Figure("wake-ups asleep beyond the watchdog's", "", asleep_extra, 0, "none"),
+        Figure("exec → READY (in the idle runs)", "s", [x["start_to_ready_s"] for x in runs],
+               1.0, "≤ 1.0 s"),
+        Figure("resident memory after start", "MiB", [x["rss_start_mib"] for x in runs], 40,
+               "≤ 40 MB"),
+        Figure(f"resident memory after {p.service_presses:,} console presses", "MiB",
+               [x["rss_end_mib"] for x in runs], 40, "≤ 40 MB"),
+        Figure(f"memory growth over the second {p.service_presses // 2:,} presses", "MiB",
+               [x["rss_end_mib"] - x["rss_half_mib"] for x in runs], 0.5, "flat (≤ 0.5 MiB)"),
+    )
+    from bench.press import board_memory
+
+    mem = [board_memory(p.service_presses) for _ in range(p.service_runs)]
+    r.details["board_memory"] = mem
+    r.add(Figure(f"simulated board + firmware (SimRig), memory kept per press over "
+                 f"{p.service_presses:,} presses, histories full", "bytes",
+                 [m["bytes_per_press"] for m in mem], 16, "flat (≤ 16 bytes a press)"))
+    if root is not None:
+        args = ["--idle", str(p.compare_idle), "--presses", str(p.service_presses // 5),
+                "--root", str(root)]
+        r.details["service_before"] = _json_run([*_bench_cmd("service", None), *args], ROOT)
+
+
+def bench_startup(r: Results, root: Path | None) -> None:
+    from bench import service
+
+    p = r.plan
+    ready = service.startup_samples(p.start_samples)
+    helps = service.help_samples(p.start_samples)
+    r.details["imports"] = {
+        "launcher --help": service.top_imports(["--help"]),
+        "launcher run (what cmd_run imports)": service.top_imports_of(RUN_IMPORTS),
+    }
+    r.add(Figure("`launcher run`: exec → READY (sd_notify)", "s", ready, 1.0, "≤ 1.0 s"),
+          Figure("`launcher --help`: exec → exit", "s", helps, 0.3, "≤ 0.3 s"))
+    if root is not None:
+        service.ROOT = root
+        try:
+            r.details["help_before"] = service.help_samples(p.start_samples)
+            r.details["imports_before"] = service.top_imports(["--help"])
+        finally:
+            service.ROOT = None
+
+
+# What `launcher run` imports on the simulated board (cmd_run and run_firmware).
+RUN_IMPORTS = ("import launcher.cli.main, hal.gpio, launcher.core.reactor, "
+               "launcher.firmware.app, launcher.firmware.runner, launcher.firmware.console, "
+               "launcher.firmware.transport, launcher.firmware.sound, launcher.sim.unit")
+
+
+def bench_console(r: Results, root: Path | None) -> None:
+    from bench import console
+
+    p = r.plan
+    limited = [console.run(p.console_lines, 0.5 if p.quick else 2.0, True)
+               for _ in range(p.console_runs)]
+    lifted = [console.run(p.console_lines, 0.2, False) for _ in range(p.console_runs)]
+    r.details["console"] = {"limited": limited, "lifted": lifted}
+    r.add(
+        Figure("console capacity, limits lifted", "lines/s",
+               [x["lines_per_s"] for x in lifted], note="what the console can answer"),
+        Figure("console with its limits (the configured cap)", "lines/s",
+               [x["lines_per_s"] for x in limited],
+               note=f"{console.BUDGET} lines per {console.TICK * 1e3:g} ms tick"),
+        Figure("10 ms timer lateness during a flood (limits on), p99", "ms",
+               [x["flood_p99_ms"] for x in limited]),
+        Figure("10 ms timer lateness during a flood (limits on), max", "ms",
+               [x["flood_max_ms"] for x in limited]),
+        Figure("10 ms timer lateness during a flood (limits lifted), max", "ms",
+               [x["flood_max_ms"] for x in lifted]),
+    )
+
+
+def bench_games(r: Results, root: Path | None) -> None:
+    from bench import games
+
+    p = r.plan
+    ours = [games.alternate(games.our_engines(seed=1 + i), p.engine_seconds, 2)
+            for i in range(p.games_runs)]
+    peers = []
+    for _ in range(p.games_runs):
+        run = []
+        for title, unit, runners in games.peer_pairs():
+            ready = {k: v for k, v in runners.items() if not isinstance(v, str)}
+            skipped = {k: v for k, v in runners.items() if isinstance(v, str)}
+            run.append({"title": title, "unit": unit, "skipped": skipped,
+                        "results": games.alternate(ready, p.engine_seconds, 2)})
+        peers.append(run)
+    r.details["games"] = {"ours": ours, "peers": peers}
+    for name in ours[0]:
+        r.add(Figure(f"{name}: games/s", "games/s", [x[name]["games_per_s"] for x in ours]),
+              Figure(f"{name}: steps/s", "steps/s", [x[name]["steps_per_s"] for x in ours]))
+
+
+def bench_jobs(r: Results, root: Path | None) -> None:
+    from bench import games
+
+    p = r.plan
+    jobs = games.default_jobs()
+    runs = [games.jobs_speedup(p.jobs_games, jobs) for _ in range(p.jobs_runs)]
+    r.details["jobs"] = {"jobs": jobs, "runs": runs}
+    for j in jobs:
+        r.add(Figure(f"`simulate --jobs {j}`, {p.jobs_games} games: speed-up over 1 job", "x",
+                     [x[j]["speedup"] for x in runs]))
+
+
+def bench_scale(r: Results, root: Path | None) -> None:
+    from bench import games
+
+    p = r.plan
+    runs = [games.scale(list(p.scale_players), p.scale_direct, p.scale_firmware, seed=1 + i)
+            for i in range(p.scale_runs)]
+    r.details["scale"] = runs
+
+
+def bench_profile(r: Results, root: Path | None) -> None:
+    from bench import profile
+
+    r.details["profile"] = profile.profiles(r.plan.profile_scale)
+
+
+BENCHES: dict[str, Callable[[Results, Path | None], None]] = {
+    "press": bench_press, "service": bench_service, "startup": bench_startup,
+    "console": bench_console, "games": bench_games, "jobs": bench_jobs, "scale": bench_scale,
+    "profile": bench_profile,
+}
+
+
+# --- the report -----------------------------------------------------------------------------
+
+
+def machine() -> dict[str, str]:
+    cpu = platform.processor() or platform.machine()
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    return {"cpu": cpu, "cores": str(os.cpu_count()), "system": platform.platform(),
+            "python": f"{platform.python_implementation()} {platform.python_version()}"}
+
+
+def print_table(r: Results) -> None:
+    print(f"{'figure':<64} {'min / median / max':>30} {'target':>22}")
+    for f in r.figures:
+        met = {True: "met", False: "NOT met", None: ""}[f.met]
+        print(f"{f.name[:64]:<64} {spread(f.samples, fmt_for(f.unit)) + ' ' + f.unit:>30} "
+              f"{(f.target_text + ' ' + met).strip():>22}")
+
+
+def write_markdown(r: Results, path: Path, argv: list[str], info: dict[str, Any]) -> None:
+    from bench import report
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(report.render(r, argv, info), encoding="utf-8")
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    ap = argparse.ArgumentParser(prog="python -m bench", description=__doc__.splitlines()[0])
+    ap.add_argument("--quick", action="store_true",
+                    help="small counts, under a minute (CI; the timings are not for comparing)")
+    ap.add_argument("--runs", type=int, help="runs of every repeated benchmark")
+    ap.add_argument("--only", help="comma-separated: " + ",".join(SECTIONS))
+    ap.add_argument("--out", type=Path, default=ROOT / "docs" / "PERFORMANCE.md",
+                    help="the Markdown file to write (default docs/PERFORMANCE.md)")
+    ap.add_argument("--compare-root", type=Path, metavar="DIR",
+                    help="also time another checkout's launcher (before a change)")
+    ap.add_argument("--compare-label", default=None, metavar="TEXT",
+                    help="what the compare root is, for the report (default: its path)")
+    a = ap.parse_args(argv)
+    plan = QUICK if a.quick else Plan(quick=False)
+    if a.runs is not None:
+        if a.runs < 1:
+            ap.error("--runs: must be at least 1")
+        from dataclasses import replace
+
+        plan = replace(plan, **{k: a.runs for k in ("press_runs", "slow_runs", "service_runs",
+                                                     "console_runs", "games_runs", "jobs_runs",
+                                                     "scale_runs")})
+    only = SECTIONS if not a.only else tuple(s.strip() for s in a.only.split(","))
+    unknown = [s for s in only if s not in SECTIONS]
+    if unknown:
+        ap.error(f"--only: unknown {', '.join(unknown)} (choose from {', '.join(SECTIONS)})")
+    if a.compare_root is not None and not (a.compare_root / "launcher").is_dir():
+        ap.error(f"--compare-root: {a.compare_root} has no launcher/ package")
+    results = Results(plan)
+    info: dict[str, Any] = {"machine": machine(), "started": dt.datetime.now().astimezone(),
+                            "load_before": os.getloadavg(), "compare_root": a.compare_root,
+                            "compare_label": a.compare_label or (str(a.compare_root)
+                                                                 if a.compare_root else None)}
+    t0 = time.perf_counter()
+    for name in only:
+        print(f"bench: {name} ...", file=sys.stderr, flush=True)
+        t = time.perf_counter()
+        BENCHES[name](results, a.compare_root)
+        results.seconds[name] = time.perf_counter() - t
+    info["load_after"] = os.getloadavg()
+    info["out_dir"] = a.out.resolve().parent
+    info["seconds"] = time.perf_counter() - t0
+    print_table(results)
+    write_markdown(results, a.out, ["python", "-m", "bench", *argv], info)
+    print(f"bench: wrote {a.out} ({info['seconds']:.0f} s)", file=sys.stderr)
+    return 0
