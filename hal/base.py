@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, ClassVar, Protocol
 
 NEVER = float("inf")  # a wake time that never comes
 
@@ -39,7 +39,11 @@ class Scheduler(Protocol):
 
 @dataclass(frozen=True)
 class Pins:
-    """BCM pin numbers of every part (``exit_beam`` None: no beam fitted)."""
+    """BCM pin numbers of every part; the ``OPTIONAL`` ones may be None (not wired).
+
+    ``exit_beam`` None: no beam fitted. ``rotator_in2`` None: the gear motor has one input
+    (a MOSFET, or an H-bridge channel with its second input grounded).
+    """
 
     button: int
     motor_in1: int
@@ -53,6 +57,9 @@ class Pins:
     yellow_back: int
     amp_enable: int
     led: int
+    rotator_in2: int | None = None
+
+    OPTIONAL: ClassVar[tuple[str, ...]] = ("exit_beam", "rotator_in2")
 
 
 class Input(Protocol):
@@ -80,6 +87,23 @@ class Motor(Protocol):
     def close(self) -> None: ...
 
 
+class Rotator(Protocol):
+    """The cartridge's gear motor. ``can_brake`` False: it can only turn ahead at full
+    speed or coast; True (both inputs of an H-bridge channel wired): it can also brake and
+    creep slowly either way."""
+
+    @property
+    def is_active(self) -> bool: ...  # driven to turn, either way
+    @property
+    def can_brake(self) -> bool: ...
+    def on(self) -> None: ...  # ahead at full speed
+    def forward(self, speed: float = 1.0) -> None: ...
+    def back(self, speed: float) -> None: ...
+    def brake(self) -> None: ...
+    def off(self) -> None: ...  # let go: the motor coasts
+    def close(self) -> None: ...
+
+
 class Speaker(Protocol):
     """Plays preloaded sounds by name with one voice (a new play replaces the current one);
     never blocks and never raises on a lost device."""
@@ -104,7 +128,7 @@ class Board:
     yellow_back: Input
     motor: Motor
     motor_enable: Output  # H-bridge nSLEEP
-    rotator: Output
+    rotator: Rotator
     amp: Output
     led: Output
     simulated: bool = False

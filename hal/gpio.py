@@ -16,7 +16,7 @@ from hal.base import Board, HardwareError, Pins
 # `launcher doctor` stays light); they are re-exported here for the firmware.
 from hal.pins import MODEL_FILE, auto_factory_name, factory_name, pi_model
 
-__all__ = ["MODEL_FILE", "PWM_FREQUENCY", "GpioInput", "GpioOutput", "HBridgeMotor",
+__all__ = ["MODEL_FILE", "PWM_FREQUENCY", "GpioInput", "GpioOutput", "GpioRotator", "HBridgeMotor",
            "auto_factory_name", "build_board", "factory_name", "make_factory", "open_board",
            "pi_model"]
 
@@ -162,8 +162,7 @@ class HBridgeMotor:
         return float(self._in1.value)
 
     def forward(self, speed: float) -> None:
-        if not 0.0 < speed <= 1.0:
-            raise ValueError(f"motor speed {speed} is outside 0..1")
+        _check_speed(speed)
         self._in2.value = 0
         self._in1.value = speed
 
@@ -176,6 +175,96 @@ class HBridgeMotor:
         self.stop(brake=False)
         self._in1.close()
         self._in2.close()
+
+
+class GpioRotator:
+    """The cartridge's gear motor: ``in1`` alone, or both inputs of an H-bridge channel.
+
+    ``in1`` alone (a MOSFET gate, or BIN1 with BIN2 grounded) turns it ahead or lets it
+    coast. With ``in2`` (BIN2, PWM) the channel's other modes are reachable too:
+
+    ============  =====  ==========  ==========================================
+    mode          IN1    IN2         the bridge (DRV8833; TB6612FNG with PWM high)
+    ============  =====  ==========  ==========================================
+    ahead, s      1      PWM 1 - s   forward, alternating with brake (slow decay)
+    back, s       0      PWM s       reverse, alternating with coast
+    brake         1      1           both outputs low: the motor is shorted
+    off           0      0           outputs open: the motor coasts
+    ============  =====  ==========  ==========================================
+
+    Each change writes IN1 and then IN2; the mix between lasts microseconds.
+    """
+
+    def __init__(self, in1: int, in2: int | None, factory: Factory) -> None:
+        self._in1 = DigitalOutputDevice(in1, initial_value=False, pin_factory=factory)
+        self._in2: PWMOutputDevice | None = None
+        if in2 is not None:
+            try:
+                self._in2 = PWMOutputDevice(in2, initial_value=0, frequency=PWM_FREQUENCY,
+                                            pin_factory=factory)
+            except BaseException:
+                self._in1.close()  # the caller gets no rotator to close
+                raise
+
+    @property
+    def can_brake(self) -> bool:
+        return self._in2 is not None
+
+    @property
+    def is_active(self) -> bool:
+        """Driven to turn, either way (braking and coasting are not)."""
+        in2 = 0.0 if self._in2 is None else float(self._in2.value)
+        return in2 < 1 if self._in1.value else in2 > 0
+
+    @property
+    def braking(self) -> bool:
+        return self._in2 is not None and bool(self._in1.value) and self._in2.value >= 1
+
+    def on(self) -> None:
+        self.forward(1.0)
+
+    def forward(self, speed: float = 1.0) -> None:
+        _check_speed(speed)
+        if speed < 1 and self._in2 is None:
+            raise HardwareError("the rotator turns slowly only with pins.rotator_in2 wired")
+        self._in1.on()
+        if self._in2 is not None:
+            self._in2.value = 1.0 - speed
+
+    def back(self, speed: float) -> None:
+        _check_speed(speed)
+        if self._in2 is None:
+            raise HardwareError("the rotator turns back only with pins.rotator_in2 wired")
+        self._in1.off()
+        self._in2.value = speed
+
+    def brake(self) -> None:
+        """Short the motor; with one input there is no brake, and it coasts."""
+        if self._in2 is None:
+            self._in1.off()
+            return
+        self._in1.on()
+        self._in2.value = 1.0
+
+    def off(self) -> None:
+        self._in1.off()
+        if self._in2 is not None:
+            self._in2.value = 0.0
+
+    @property
+    def pin(self) -> object:
+        return self._in1.pin
+
+    def close(self) -> None:
+        self.off()
+        self._in1.close()
+        if self._in2 is not None:
+            self._in2.close()
+
+
+def _check_speed(speed: float) -> None:
+    if not 0.0 < speed <= 1.0:
+        raise ValueError(f"speed {speed} is outside 0..1")
 
 
 def build_board(pins: Pins, factory: Factory, *, simulated: bool = False, name: str = "") -> Board:
@@ -216,7 +305,8 @@ def build_board(pins: Pins, factory: Factory, *, simulated: bool = False, name: 
         yellow_back=inp("yellow_back"),
         motor=motor,
         motor_enable=out("motor_sleep"),
-        rotator=out("rotator"),
+        rotator=part("rotator" if pins.rotator_in2 is None else "rotator/rotator_in2",
+                     pins.rotator, lambda: GpioRotator(pins.rotator, pins.rotator_in2, factory)),
         amp=out("amp_enable"),
         led=out("led"),
         simulated=simulated,

@@ -2,9 +2,10 @@
 
 The physics model watches the output pins (motor, driver enable, rotator) and drives
 the input pins (button, lid switches, exit beam, cartridge sensors) on reactor time.
-Test verbs in the manner of gpiozero's mock pins: ``press()``, ``open_lid()``,
-``close_lid()``, ``load(cards)``, ``jam()``, ``stall_rotator()``, ``stall_roller()``,
-``hold_in_slot()``, ``stick(sensor, level)``;
+The cartridge can run on after its motor stops, and its Hall switches can report late
+(``Physics``, ``HALL_LAG``). Test verbs in the manner of gpiozero's mock pins: ``press()``,
+``open_lid()``, ``close_lid()``, ``load(cards)``, ``jam()``, ``stall_rotator()``,
+``stall_roller()``, ``hold_in_slot()``, ``stick(sensor, level)``;
 histories: ``motor_history``, ``ejected`` (with ``ejected_total``).
 
 Every history is bounded, so that a simulated day costs no more memory than a simulated
@@ -69,12 +70,29 @@ class SimPin(MockPWMPin):
 
 @dataclass(frozen=True)
 class Physics:
-    """How the simulated mechanics behave (seconds)."""
+    """How the simulated mechanics behave (seconds, degrees).
+
+    The defaults are an ideal cartridge: it stops dead when its motor is let go, and its
+    sensors see every change at once. ``HALL_LAG`` is a cartridge as fitted with micropower
+    Hall switches (hardware/fitting.md): they report late, and it runs on.
+    """
 
     eject_interval: float = 0.12  # roller: one card per this, at full speed
     beam_time: float = 0.03  # a card blocks the beam this long as it leaves
-    rotation_time: float = 1.2  # the cartridge turns 180 degrees in this
+    rotation_time: float = 1.2  # the cartridge turns 180 degrees in this, at full drive
     press_time: float = 0.08  # a press holds the button down this long
+    step_deg: float = 10.0  # the cartridge moves in steps this big
+    home_zone_deg: float = 0.0  # the home switch feels a magnet this far either side of it
+    hall_period: float = 0.0  # the Hall switches wake to sample this often (0: always awake)
+    coast_deg: float = 0.0  # run-on after the gear motor is let go (coasting)
+    brake_deg: float = 0.0  # run-on after it is braked (both inputs high)
+
+
+# Micropower Hall switches sampling every 50 ms, a magnet felt 4 degrees either side, and a
+# gear motor that coasts 12 degrees (braked: 1 degree). At full drive the cartridge moves
+# 7.5 degrees in one sampling period, so home is reported up to that late.
+HALL_LAG = Physics(step_deg=0.5, home_zone_deg=4.0, hall_period=0.05, coast_deg=12.0,
+                   brake_deg=1.0)
 
 
 @dataclass(frozen=True)
@@ -109,21 +127,26 @@ class SimLauncher:
         self.rotator_stalled = False
         self.roller_stalled = False
         self.angle = 0.0  # cartridge angle, degrees; 0 = yellow half at the back
+        self._turning = 0.0  # the cartridge's speed, signed (1 = full drive ahead)
+        self._run_on: float | None = None  # degrees left to run on after the drive stopped
         self._stuck: dict[str, bool] = {}
         self._card_in_beam: Any = None
         self._eject_timer = reactor.register_timer(self._eject, NEVER, "sim.eject")
         self._rotate_timer = reactor.register_timer(self._rotate_step, NEVER, "sim.rotate")
         self._release_timer = reactor.register_timer(self._release, NEVER, "sim.release")
         self._beam_timer = reactor.register_timer(self._beam_clears, NEVER, "sim.beam")
+        self._hall_timer = reactor.register_timer(self._hall_sample, NEVER, "sim.hall")
         self._lid = "closed"
         if side == "wild":
             self.angle = 180.0
-        for n in (pins.motor_in1, pins.motor_in2, pins.motor_sleep, pins.rotator):
-            self.pin(n).listener = self._output_changed
+        for n in (pins.motor_in1, pins.motor_in2, pins.motor_sleep, pins.rotator,
+                  pins.rotator_in2):
+            if n is not None:
+                self.pin(n).listener = self._output_changed
         self._drive("lid_closed", True)
         self._drive("lid_open", False)
         self._drive("button", False)
-        self._update_cartridge_sensors()
+        self._update_cartridge_sensors(at_once=True)
         if pins.exit_beam is not None:
             self._drive("exit_beam", False)
 
@@ -152,8 +175,10 @@ class SimLauncher:
             pin.drive_high()
 
     def level(self, name: str) -> float:
-        """The state of an output pin by its config name (``motor_in1``, ``rotator``...)."""
-        return float(self.pin(getattr(self.pins, name)).state)
+        """The state of an output pin by its config name (``motor_in1``, ``rotator``...);
+        0 for an optional pin that is not wired."""
+        number = getattr(self.pins, name)
+        return 0.0 if number is None else float(self.pin(number).state)
 
     # -- test verbs --
 
@@ -245,7 +270,7 @@ class SimLauncher:
     def _redrive(self, sensor: str) -> None:
         """Drive an input to what the mechanics say it is now."""
         if sensor in ("home", "yellow_back"):
-            self._update_cartridge_sensors()
+            self._update_cartridge_sensors(at_once=True)
         elif sensor == "exit_beam":
             self._drive("exit_beam", self._card_in_beam is not None)
         elif sensor in ("lid_closed", "lid_open"):
@@ -280,11 +305,7 @@ class SimLauncher:
                 self.reactor.update_timer(self._eject_timer, now + self._eject_period(sample))
         else:
             self.reactor.update_timer(self._eject_timer, NEVER)
-        if self.level("rotator") > 0 and not self.rotator_stalled:
-            if self._rotate_timer.waketime == NEVER:
-                self.reactor.update_timer(self._rotate_timer, now + self._rotate_dt)
-        else:
-            self.reactor.update_timer(self._rotate_timer, NEVER)
+        self._rotator_changed(now)
 
     def _eject_period(self, sample: MotorSample) -> float:
         return self.physics.eject_interval / max(sample.in1, 0.05)
@@ -313,26 +334,77 @@ class SimLauncher:
         self.tray.append(card)
         self._drive("exit_beam", False)
 
-    # The rotator turns in steps of 10 degrees; sensors follow the angle.
-    _STEPS = 18
+    # -- the cartridge: it turns in steps; the sensors follow the angle --
+
+    def _rotator_drive(self) -> float | None:
+        """What the gear motor's inputs ask for: a signed speed, or None for brake."""
+        in1, in2 = self.level("rotator"), self.level("rotator_in2")
+        if in1 > 0:
+            return None if in2 >= 1 else 1.0 - in2
+        return -in2
+
+    def _rotator_changed(self, now: float) -> None:
+        drive = self._rotator_drive()
+        if drive and not self.rotator_stalled:
+            self._turning, self._run_on = drive, None
+        elif self._turning and self._run_on is None:
+            # Let go (or braked) while turning: it runs on, then stops.
+            p = self.physics
+            self._run_on = p.brake_deg if drive is None else p.coast_deg
+        if self._turning and (self._run_on is None or self._run_on > 1e-9):
+            if self._rotate_timer.waketime == NEVER:
+                self.reactor.update_timer(self._rotate_timer, now + self._step_time)
+        else:
+            self._turning, self._run_on = 0.0, None
+            self.reactor.update_timer(self._rotate_timer, NEVER)
 
     @property
-    def _rotate_dt(self) -> float:
-        return self.physics.rotation_time / self._STEPS
+    def _step_time(self) -> float:
+        p = self.physics
+        return p.rotation_time * p.step_deg / 180.0 / abs(self._turning)
 
     def _rotate_step(self, eventtime: float) -> float:
-        if self.rotator_stalled:
+        if self.rotator_stalled or not self._turning:
+            self._turning, self._run_on = 0.0, None
             return NEVER
-        self.angle = (self.angle + 180.0 / self._STEPS) % 360.0
+        step = self.physics.step_deg
+        self.angle = (self.angle + (step if self._turning > 0 else -step)) % 360.0
         self._update_cartridge_sensors()
-        return eventtime + self._rotate_dt
+        if self._run_on is not None:
+            self._run_on -= step
+            if self._run_on <= 1e-9:
+                self._turning, self._run_on = 0.0, None
+                return NEVER
+        return eventtime + self._step_time
+
+    @property
+    def detent_offset(self) -> float:
+        """How far the cartridge sits from its nearest detent, in degrees (signed: + ahead)."""
+        a = self.angle % 180.0
+        return a if a <= 90.0 else a - 180.0
 
     def _yellow_back(self) -> bool:
         # The yellow half faces the back for angles within 90 degrees of 0.
         a = self.angle % 360.0
         return a < 90.0 or a >= 270.0
 
-    def _update_cartridge_sensors(self) -> None:
-        a = round(self.angle, 6) % 180.0
-        self._drive("home", a < 1e-6 or a > 180.0 - 1e-6)
-        self._drive("yellow_back", self._yellow_back())
+    def _fields(self) -> dict[str, bool]:
+        """What the Hall switches would read if they were awake now."""
+        near = abs(round(self.detent_offset, 6)) <= self.physics.home_zone_deg + 1e-6
+        return {"home": near, "yellow_back": self._yellow_back()}
+
+    def _update_cartridge_sensors(self, at_once: bool = False) -> None:
+        period = self.physics.hall_period
+        if at_once or period <= 0:
+            for name, active in self._fields().items():
+                self._drive(name, active)
+            return
+        # Micropower switches: the outputs change only when they next wake to sample.
+        if self._hall_timer.waketime == NEVER:
+            now = self.reactor.monotonic()
+            self.reactor.update_timer(self._hall_timer, (now // period + 1) * period)
+
+    def _hall_sample(self, eventtime: float) -> float:
+        for name, active in self._fields().items():
+            self._drive(name, active)
+        return NEVER

@@ -68,6 +68,14 @@ class Motor:
 
 
 @dataclass(frozen=True)
+class Rotator:
+    """How the cartridge stops at home; used only with ``pins.rotator_in2`` wired."""
+
+    brake: float  # seconds the brake holds before the home sensor is read again
+    creep_speed: float  # drive while turning back to a home magnet it ran past; 0: never
+
+
+@dataclass(frozen=True)
 class Audio:
     backend: str
     pack: str
@@ -87,6 +95,7 @@ class Settings:
     luck: Luck
     timing: Timing
     motor: Motor
+    rotator: Rotator
     audio: Audio
     state_path: Path
     console: Console
@@ -197,7 +206,7 @@ def _pins(raw: Mapping[str, Any], reserved: Mapping[int, str] | None = None) -> 
     reserved = reserved or {}
     values: dict[str, int | None] = {}
     for f in fields(Pins):
-        v = _integer(f"pins.{f.name}", raw[f.name], -1 if f.name == "exit_beam" else 0, 27)
+        v = _integer(f"pins.{f.name}", raw[f.name], -1 if f.name in Pins.OPTIONAL else 0, 27)
         if v == -1:
             values[f.name] = None
         elif v in reserved:
@@ -259,6 +268,7 @@ def settings_from_dict(raw: Mapping[str, Any]) -> Settings:
             speed=_number("motor.speed", raw["motor"]["speed"], 0.1, 1.0),
             brake=_boolean("motor.brake", raw["motor"]["brake"]),
         ),
+        rotator=_rotator(raw["rotator"]),
         audio=Audio(
             backend=_choice("audio.backend", raw["audio"]["backend"], AUDIO_BACKENDS),
             pack=_string("audio.pack", raw["audio"]["pack"]),
@@ -271,6 +281,18 @@ def settings_from_dict(raw: Mapping[str, Any]) -> Settings:
         ),
         profile=_profile(raw["game"]["profile"]),
     )
+
+
+def _rotator(raw: Mapping[str, Any]) -> Rotator:
+    brake = _number("rotator.brake_ms", raw["brake_ms"], 10, 2000) / 1000
+    creep = _number("rotator.creep_speed", raw["creep_speed"], 0.0, 1.0)
+    if 0 < creep < CREEP_MIN:
+        raise ConfigError("rotator.creep_speed", creep,
+                          f"must be 0 (never turn back) or within {CREEP_MIN:g}..1")
+    return Rotator(brake=brake, creep_speed=creep)
+
+
+CREEP_MIN = 0.05  # below this a gear motor does not start
 
 
 def _profile(value: Any) -> Profile:

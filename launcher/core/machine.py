@@ -71,6 +71,7 @@ class Ev(StrEnum):
     T_ROTATION = "timeout_rotation"
     T_IDLE = "timeout_idle"
     T_DEBUG = "timeout_debug"  # a debug motor run is over
+    T_SETTLE = "timeout_settle"  # the brake at home has held: read the home sensor again
     LOAD = "load"  # value = cards now in the cartridge
     CLEAR = "clear"  # console: leave a fault
     SLEEP_NOW = "sleep"  # console: sleep now
@@ -84,7 +85,7 @@ class Ev(StrEnum):
 
 (PRESS, LID_CLOSED, LID_LEFT_CLOSED, LID_FULL, LID_LEFT_FULL, BEAM_BLOCKED, BEAM_CLEAR, HOME,
  HOME_LEFT, YELLOW_BACK, YELLOW_FRONT, T_CARD, T_JAM, T_RUN, T_TIMED, T_ROTATION, T_IDLE,
- T_DEBUG, LOAD, CLEAR, SLEEP_NOW, WAKE_NOW, DEBUG_RUN_NOW, DEBUG_ROTATE, DEBUG_STOP,
+ T_DEBUG, T_SETTLE, LOAD, CLEAR, SLEEP_NOW, WAKE_NOW, DEBUG_RUN_NOW, DEBUG_ROTATE, DEBUG_STOP,
  INTERNAL, PROFILE) = Ev
 
 
@@ -102,7 +103,7 @@ class Event:
 
 # Timer names, by the event each one sends when it fires.
 TIMERS = {T_CARD: "card", T_JAM: "jam", T_RUN: "run", T_TIMED: "timed",
-          T_ROTATION: "rotation", T_IDLE: "idle", T_DEBUG: "debug"}
+          T_ROTATION: "rotation", T_IDLE: "idle", T_DEBUG: "debug", T_SETTLE: "settle"}
 TIMER_EVENTS = {name: event for event, name in TIMERS.items()}
 
 # --- commands ----------------------------------------------------------------------------
@@ -110,7 +111,7 @@ TIMER_EVENTS = {name: event for event, name in TIMERS.items()}
 
 class Cmd(StrEnum):
     MOTOR = "motor"  # arg: speed (0 = stop)
-    ROTATOR = "rotator"  # arg: bool
+    ROTATOR = "rotator"  # arg: a Turn; data: speed, when slow
     CUE = "cue"  # arg: cue name
     POWER = "power"  # arg: bool (False = asleep: driver, amp and LED off)
     LED = "led"  # arg: "ready" | "busy" | "off" | blink count for a fault
@@ -120,6 +121,20 @@ class Cmd(StrEnum):
 
 
 MOTOR, ROTATOR, CUE, POWER, LED, TIMER, EMIT, SAVE = Cmd
+
+
+class Turn(StrEnum):
+    """What the cartridge's gear motor does (``BRAKE``, ``BACK`` and slow ``AHEAD`` need
+    ``pins.rotator_in2``)."""
+
+    AHEAD = "ahead"  # turn forwards (full speed, unless the command gives a speed)
+    BACK = "back"  # turn backwards, at the command's speed
+    BRAKE = "brake"  # short the motor: it stops within a degree
+    OFF = "off"  # let go: the motor coasts
+
+
+def turn(how: Turn, speed: float = 1.0) -> Command:
+    return Command(ROTATOR, how, (("speed", speed),) if speed != 1.0 else ())
 
 
 @dataclass(frozen=True)
@@ -176,6 +191,8 @@ class Memory:
     expected_side: str | None = None  # where a rotation should land (None: homing)
     rotation_armed: bool = True
     left_home: bool = False
+    braking: bool = False  # at home with the brake on, until the settle timer reads the sensor
+    creep_back: bool = True  # the next creep towards home goes backwards (else ahead)
     fault: str | None = None
     lid_cycled: bool = False  # the lid opened since the fault
 
@@ -226,6 +243,7 @@ class Machine:
         self.inputs = Inputs()
         self.state = READY
         self.has_beam = has_beam
+        self.brakes = settings.pins.rotator_in2 is not None  # can brake and creep at home
         self.profile: Profile = settings.profile  # what a press does (``profile`` changes it)
 
     # The one entry point.
@@ -267,7 +285,9 @@ class Machine:
         if not inputs.home:
             self.memory.expected_side = None
             self.state = ROTATING
-            return [*out, *self._rotate(now)]
+            out += self._rotate(now)
+            self.memory.left_home = True  # it starts off home: no home_left will come
+            return out
         self.state = READY if inputs.lid_closed else LID_OPEN
         return [*out, Command(LED, "ready"), *self._idle(now)]
 
@@ -295,9 +315,11 @@ class Machine:
                 timer("run", None), timer("timed", None)]
 
     def _rotate(self, now: float) -> list[Command]:
-        self.memory.left_home = False
-        self.memory.rotation_armed = False
-        return [Command(ROTATOR, True), Command(LED, "busy"),
+        mem = self.memory
+        mem.left_home = mem.braking = False
+        mem.rotation_armed = False
+        mem.creep_back = True
+        return [turn(Turn.AHEAD), Command(LED, "busy"),
                 timer("rotation", now + self.settings.timing.rotation_timeout)]
 
     def _fault(self, code: str, now: float, **data: Any) -> list[Command]:
@@ -306,12 +328,13 @@ class Machine:
         m.shot = None
         m.debug_run = None
         m.debug_draining = False
+        m.braking = False
         m.lid_cycled = not self.inputs.lid_closed  # closing an open lid clears it
         m.count("faults")
         cue = cues.JAM if code == "jam" else cues.FAULT
-        return [*self._stop_motor(), Command(ROTATOR, False), timer("rotation", None),
-                timer("debug", None), Command(CUE, cue), Command(LED, FAULT_BLINKS[code]),
-                emit("fault", code=code, **data), Command(SAVE)]
+        return [*self._stop_motor(), turn(Turn.OFF), timer("rotation", None),
+                timer("settle", None), timer("debug", None), Command(CUE, cue),
+                Command(LED, FAULT_BLINKS[code]), emit("fault", code=code, **data), Command(SAVE)]
 
 
 # Guards: named functions so the diagram can show them.
@@ -361,6 +384,19 @@ def _arrived(m: Machine, e: Event, now: float) -> bool:
 
 def _arrived_lid_closed(m: Machine, e: Event, now: float) -> bool:
     return m.memory.left_home and m.inputs.lid_closed
+
+
+def _braking(m: Machine, e: Event, now: float) -> bool:
+    return m.memory.braking
+
+
+def _brakes_at_home(m: Machine, e: Event, now: float) -> bool:
+    return m.brakes and m.memory.left_home
+
+
+def _past_home(m: Machine, e: Event, now: float) -> bool:
+    """The brake has held, and the cartridge stopped off the home magnet: it can creep back."""
+    return not m.inputs.home and m.settings.rotator.creep_speed > 0
 
 
 def _can_rotate(m: Machine, e: Event, now: float) -> bool:
@@ -566,6 +602,24 @@ def _left_home(m: Machine, e: Event, now: float) -> list[Command]:
     return []
 
 
+def _brake_at_home(m: Machine, e: Event, now: float) -> list[Command]:
+    """Home: brake, and read the sensor again once the cartridge has surely stopped (the
+    switch reports late, so it may have stopped past the magnet)."""
+    m.memory.braking = True
+    return [turn(Turn.BRAKE), timer("settle", now + m.settings.rotator.brake)]
+
+
+def _creep_home(m: Machine, e: Event, now: float) -> list[Command]:
+    """Stopped past the home magnet: turn slowly towards it (back first, then to and fro)
+    until the sensor sees it again; the rotation timer still bounds the whole turn."""
+    mem = m.memory
+    mem.braking = False
+    how = Turn.BACK if mem.creep_back else Turn.AHEAD
+    mem.creep_back = not mem.creep_back
+    mem.count("creeps")
+    return [turn(how, m.settings.rotator.creep_speed), emit("creep", to=how)]
+
+
 def _arrive(m: Machine, e: Event, now: float) -> list[Command]:
     mem = m.memory
     sensed = _sensed_side(m)
@@ -577,11 +631,15 @@ def _arrive(m: Machine, e: Event, now: float) -> list[Command]:
         mem.rotation_armed = True  # the next opening of the lid is a new one
     if not homing:
         mem.count("flips")
-    out = [Command(ROTATOR, False), timer("rotation", None),
+    mem.braking = False
+    out = [turn(Turn.OFF), timer("rotation", None),
            Command(LED, "ready" if m.inputs.lid_closed else "busy"),
            emit("homed" if homing else "flip", side=sensed), *m._idle(now), Command(SAVE)]
     if not homing:
         out.insert(2, Command(CUE, cues.flip(sensed)))
+    if not m.inputs.home:  # braked past the magnet, and told not to creep back
+        mem.count("overshoots")
+        out.append(emit("overshoot", side=sensed))
     return out
 
 
@@ -750,8 +808,14 @@ TRANSITIONS: tuple[Transition, ...] = (
     # Rotating: to the next detent, then the side is read from the sensor.
     T(ROTATING, HOME_LEFT, ROTATING, _left_home),
     T(ROTATING, HOME, FAULT, _mismatch, _side_mismatch),
+    T(ROTATING, HOME, ROTATING, None, _braking),
+    T(ROTATING, HOME, ROTATING, _brake_at_home, _brakes_at_home),
     T(ROTATING, HOME, READY, _arrive, _arrived_lid_closed),
     T(ROTATING, HOME, LID_OPEN, _arrive, _arrived),
+    # With pins.rotator_in2: the brake has held; creep back if it stopped past the magnet.
+    T(ROTATING, T_SETTLE, ROTATING, _creep_home, _past_home),
+    T(ROTATING, T_SETTLE, READY, _arrive, _lid_is_closed),
+    T(ROTATING, T_SETTLE, LID_OPEN, _arrive),
     T(ROTATING, T_ROTATION, FAULT, _rotation_timeout),
     T(ROTATING, LID_CLOSED, ROTATING, _lid_moved),
     T(ROTATING, LID_LEFT_CLOSED, ROTATING, _lid_moved),

@@ -73,11 +73,21 @@ class Actuators:
 
     # -- the cartridge rotator --
 
-    def rotator(self, on: bool) -> None:
-        if on:
-            self.board.rotator.on()
-        else:
-            self.board.rotator.off()
+    def rotator(self, how: str, speed: float = 1.0) -> None:
+        """Turn the cartridge ``ahead`` or ``back`` at ``speed``, ``brake`` it, or let it
+        go (``off``: it coasts). Braking and slow turns need ``pins.rotator_in2``."""
+        r = self.board.rotator
+        match how:
+            case "ahead":
+                r.forward(speed)
+            case "back":
+                r.back(speed)
+            case "brake":
+                r.brake()
+            case "off":
+                r.off()
+            case _:
+                raise ValueError(f"rotator: unknown turn {how!r}")
 
     @property
     def rotating(self) -> bool:

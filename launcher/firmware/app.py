@@ -259,7 +259,7 @@ class Launcher:
                 case m.Cmd.CUE:
                     self.cues.play(c.arg)
                 case m.Cmd.ROTATOR:
-                    self.actuators.rotator(bool(c.arg))
+                    self.actuators.rotator(c.arg, c.fields().get("speed", 1.0))
                 case m.Cmd.TIMER:
                     self._set_timer(*c.arg)
                 case m.Cmd.EMIT:

@@ -21,7 +21,7 @@ from pathlib import Path
 from gpiozero.pins import Factory
 
 from hal.base import HardwareError, Pins
-from hal.gpio import GpioOutput, HBridgeMotor, factory_name, make_factory, pi_model
+from hal.gpio import GpioOutput, GpioRotator, HBridgeMotor, factory_name, make_factory, pi_model
 from launcher.core import config
 from launcher.core.config import Settings
 from launcher.core.errors import ConfigError
@@ -30,7 +30,8 @@ from launcher.firmware.disk import atomic_write
 log = logging.getLogger(__name__)
 
 # The pins safe-stop drives low, in this order: the driver's nSLEEP first (it cuts both
-# motor outputs at once), then the two inputs of the bridge, then the rotator.
+# motor outputs at once), then the two inputs of the bridge, then the rotator (and its
+# second input, ``rotator_in2``, when one is wired).
 SAFE_LOW = ("motor_sleep", "motor_in1", "motor_in2", "rotator")
 
 # If the configured factory cannot start, what else can still reach the pins. pigpio:
@@ -39,7 +40,7 @@ FALLBACK = {"pigpio": "native"}
 
 
 def drive_safe(pins: Pins, factory: Factory) -> list[str]:
-    """Drive nSLEEP, IN1, IN2 and the rotator low on ``factory`` and release them.
+    """Drive nSLEEP, IN1, IN2 and the rotator's inputs low on ``factory`` and release them.
 
     Every part is tried even when one fails; the failures are raised together at the end.
     Returns the parts that were driven low.
@@ -57,7 +58,7 @@ def drive_safe(pins: Pins, factory: Factory) -> list[str]:
 
     attempt("motor_sleep", lambda: _low(GpioOutput(pins.motor_sleep, factory)))
     attempt("motor_in1+in2", lambda: _coast(HBridgeMotor(pins.motor_in1, pins.motor_in2, factory)))
-    attempt("rotator", lambda: _low(GpioOutput(pins.rotator, factory)))
+    attempt("rotator", lambda: _rotator_off(GpioRotator(pins.rotator, pins.rotator_in2, factory)))
     if errors:
         raise HardwareError("safe-stop could not drive " + "; ".join(errors))
     return done
@@ -68,6 +69,13 @@ def _low(output: GpioOutput) -> None:
         output.off()
     finally:
         output.close()
+
+
+def _rotator_off(rotator: GpioRotator) -> None:
+    try:
+        rotator.off()  # both of its inputs, when it has two
+    finally:
+        rotator.close()
 
 
 def _coast(motor: HBridgeMotor) -> None:
@@ -173,6 +181,7 @@ def cmd_safe_stop(args: argparse.Namespace) -> int:
     name = safe_stop(settings, model=pi_model())
     p = settings.pins
     source = "config" if problem is None else problem.split("; ", 1)[1]
+    in2 = "" if p.rotator_in2 is None else f" rotator_in2={p.rotator_in2}"
     print(f"safe-stop: motor_sleep={p.motor_sleep} motor_in1={p.motor_in1} "
-          f"motor_in2={p.motor_in2} rotator={p.rotator} low ({name}; {source})")
+          f"motor_in2={p.motor_in2} rotator={p.rotator}{in2} low ({name}; {source})")
     return 0

@@ -287,18 +287,18 @@ class SelfTest:
 
         def edge(name: str, level: bool) -> None:
             if name == "home" and level and (not started_home or w.seen("home", False, since)):
-                self.act.rotator(False)  # at the next detent: stop right here
+                self.act.rotator("brake")  # at the next detent: stop right here
                 arrived[0] = True
             if name == "lid_open" and not level:
-                self.act.rotator(False)  # fingers: never turn with the lid coming down
+                self.act.rotator("off")  # fingers: never turn with the lid coming down
 
         w.on_edge = edge
         limit = self.settings.timing.rotation_timeout
-        self.act.rotator(True)
+        self.act.rotator("ahead")
         try:
             self._wait(lambda: arrived[0] or not w.level("lid_open"), limit)
         finally:
-            self.act.rotator(False)
+            self.act.rotator("off")
             w.on_edge = None
         left_home = w.seen("home", False, since)
         toggles = w.count("yellow_back", True, since) + w.count("yellow_back", False, since)

@@ -161,7 +161,7 @@ def flip(mach: m.Machine, t: float, lands_yellow_back: bool) -> list[Command]:
 def test_flip_rotates_to_the_next_detent_and_reads_the_side():
     mach = started()
     out = flip(mach, 1.0, lands_yellow_back=False)
-    assert kinds(out, m.ROTATOR) == [True, False]
+    assert kinds(out, m.ROTATOR) == [m.Turn.AHEAD, m.Turn.OFF]
     assert cues.flip("wild") in kinds(out, m.CUE)
     assert mach.memory.side == "wild" and mach.state == m.LID_OPEN
     # Still fully open: no second turn until the lid has been closed.
@@ -176,7 +176,7 @@ def test_sensor_disagreement_after_a_turn_is_a_fault_not_a_guess():
     mach = started()
     out = flip(mach, 1.0, lands_yellow_back=True)  # the yellow half never moved
     assert mach.state == m.FAULT and mach.memory.fault == "side_mismatch"
-    assert kinds(out, m.ROTATOR)[-1] is False
+    assert kinds(out, m.ROTATOR)[-1] is m.Turn.OFF
 
 
 def test_rotation_timeout_is_a_fault_with_the_rotator_off():
@@ -184,7 +184,7 @@ def test_rotation_timeout_is_a_fault_with_the_rotator_off():
     mach.handle(Event(m.LID_LEFT_CLOSED), 1.0)
     mach.handle(Event(m.LID_FULL), 1.2)
     out = mach.handle(Event(m.T_ROTATION), 5.2)
-    assert Command(m.ROTATOR, False) in out
+    assert m.turn(m.Turn.OFF) in out
     assert mach.memory.fault == "rotation_timeout"
 
 
@@ -234,8 +234,9 @@ def test_a_blocked_beam_before_a_shot_is_a_sensor_fault():
 def test_power_on_between_detents_homes_the_cartridge_without_a_flip():
     mach = m.Machine(config.load())
     out = mach.start(m.Inputs(home=False, yellow_back=False), 0.0)
-    assert mach.state == m.ROTATING and Command(m.ROTATOR, True) in out
-    mach.handle(Event(m.HOME_LEFT), 0.1)  # a detent must be reached after leaving
+    assert mach.state == m.ROTATING and m.turn(m.Turn.AHEAD) in out
+    # Off home from the start: the shell sends no home_left, and the next home is arrival
+    # (before, it waited for a home_left that never came, and faulted on the timeout).
     out = mach.handle(Event(m.HOME), 0.6)
     assert "homed" in emitted(out) and mach.memory.counters.get("flips", 0) == 0
     assert mach.state == m.READY
