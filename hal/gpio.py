@@ -192,7 +192,8 @@ class GpioRotator:
     off           0      0           outputs open: the motor coasts
     ============  =====  ==========  ==========================================
 
-    Each change writes IN1 and then IN2; the mix between lasts microseconds.
+    Each change writes the two pins in an order whose mix between them (it lasts
+    microseconds) drives ahead or not at all, never back, unless turning back was asked.
     """
 
     def __init__(self, in1: int, in2: int | None, factory: Factory) -> None:
@@ -247,9 +248,9 @@ class GpioRotator:
         self._in2.value = 1.0
 
     def off(self) -> None:
-        self._in1.off()
         if self._in2 is not None:
-            self._in2.value = 0.0
+            self._in2.value = 0.0  # IN2 first: from a brake, the mix between is ahead
+        self._in1.off()
 
     @property
     def pin(self) -> object:

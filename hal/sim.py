@@ -84,15 +84,17 @@ class Physics:
     step_deg: float = 10.0  # the cartridge moves in steps this big
     home_zone_deg: float = 0.0  # the home switch feels a magnet this far either side of it
     hall_period: float = 0.0  # the Hall switches wake to sample this often (0: always awake)
-    coast_deg: float = 0.0  # run-on after the gear motor is let go (coasting)
-    brake_deg: float = 0.0  # run-on after it is braked (both inputs high)
+    coast_deg: float = 0.0  # run-on from full speed after the gear motor is let go (coasting)
+    brake_deg: float = 0.0  # run-on from full speed after it is braked (both inputs high)
 
 
 # Micropower Hall switches sampling every 50 ms, a magnet felt 4 degrees either side, and a
-# gear motor that coasts 12 degrees (braked: 1 degree). At full drive the cartridge moves
-# 7.5 degrees in one sampling period, so home is reported up to that late.
+# gear motor that coasts 12 degrees (braked: 1.5 degrees). At full drive the cartridge moves
+# 7.5 degrees in one sampling period, so home is reported up to that late: nearly the
+# magnet's width, so even a braked cartridge can stop past it. (A magnet felt over less
+# than 7.5 degrees could be passed between two samples and never seen at all.)
 HALL_LAG = Physics(step_deg=0.5, home_zone_deg=4.0, hall_period=0.05, coast_deg=12.0,
-                   brake_deg=1.0)
+                   brake_deg=1.5)
 
 
 @dataclass(frozen=True)
@@ -129,6 +131,7 @@ class SimLauncher:
         self.angle = 0.0  # cartridge angle, degrees; 0 = yellow half at the back
         self._turning = 0.0  # the cartridge's speed, signed (1 = full drive ahead)
         self._run_on: float | None = None  # degrees left to run on after the drive stopped
+        self._moved = False  # it has moved since its drive last started
         self._stuck: dict[str, bool] = {}
         self._card_in_beam: Any = None
         self._eject_timer = reactor.register_timer(self._eject, NEVER, "sim.eject")
@@ -345,12 +348,19 @@ class SimLauncher:
 
     def _rotator_changed(self, now: float) -> None:
         drive = self._rotator_drive()
+        p = self.physics
         if drive and not self.rotator_stalled:
+            if not self._turning or (drive > 0) != (self._turning > 0):
+                self._moved = False  # from rest (or reversing): no momentum yet
             self._turning, self._run_on = drive, None
-        elif self._turning and self._run_on is None:
-            # Let go (or braked) while turning: it runs on, then stops.
-            p = self.physics
-            self._run_on = p.brake_deg if drive is None else p.coast_deg
+        elif self._turning:
+            # Let go (or braked) while turning: it runs on, then stops. A drive that lasted
+            # no step (the microseconds between two pin writes) gave it nothing to run on.
+            # The run-on is given at full speed; like any stopping distance it goes with the
+            # square of the speed.
+            full = p.brake_deg if drive is None else p.coast_deg
+            run_on = full * self._turning ** 2 if self._moved else 0.0
+            self._run_on = run_on if self._run_on is None else min(self._run_on, run_on)
         if self._turning and (self._run_on is None or self._run_on > 1e-9):
             if self._rotate_timer.waketime == NEVER:
                 self.reactor.update_timer(self._rotate_timer, now + self._step_time)
@@ -369,6 +379,7 @@ class SimLauncher:
             return NEVER
         step = self.physics.step_deg
         self.angle = (self.angle + (step if self._turning > 0 else -step)) % 360.0
+        self._moved = True
         self._update_cartridge_sensors()
         if self._run_on is not None:
             self._run_on -= step

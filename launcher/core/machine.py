@@ -285,9 +285,7 @@ class Machine:
         if not inputs.home:
             self.memory.expected_side = None
             self.state = ROTATING
-            out += self._rotate(now)
-            self.memory.left_home = True  # it starts off home: no home_left will come
-            return out
+            return [*out, *self._rotate(now)]
         self.state = READY if inputs.lid_closed else LID_OPEN
         return [*out, Command(LED, "ready"), *self._idle(now)]
 
@@ -316,7 +314,10 @@ class Machine:
 
     def _rotate(self, now: float) -> list[Command]:
         mem = self.memory
-        mem.left_home = mem.braking = False
+        # Off home already (it stopped past a magnet, or powered up between detents): no
+        # home_left will come, and the next home is the arrival.
+        mem.left_home = not self.inputs.home
+        mem.braking = False
         mem.rotation_armed = False
         mem.creep_back = True
         return [turn(Turn.AHEAD), Command(LED, "busy"),

@@ -68,3 +68,45 @@ def test_console_config_set_refuses_a_reserved_pin(settings):
     # Turning I2S back on with a pin on it is refused too, naming that pin.
     with pytest.raises(ConfigError, match=r"pins.led = 18: reserved"):
         config.set_key(config.set_key(freed, "pins.led", 18), "audio.backend", "auto")
+
+
+# -- the rotator's optional second input and how it stops at home ---------------------------
+
+
+def test_rotator_in2_is_optional_and_checked_like_any_pin(tmp_path: Path):
+    assert config.load().pins.rotator_in2 is None  # -1 by default: not wired
+    path = tmp_path / "launcher.toml"
+    path.write_text("[pins]\nrotator_in2 = 4\n")
+    assert config.load(path).pins.rotator_in2 == 4
+    for text, message in [
+        ("[pins]\nrotator_in2 = 24\n", "pins.rotator_in2 = 24: already used by pins.rotator"),
+        ("[pins]\nrotator_in2 = 19\n", "pins.rotator_in2 = 19: reserved for the I2S frame clock"),
+        ("[pins]\nrotator_in2 = 0\n", "pins.rotator_in2 = 0: reserved for the HAT ID EEPROM"),
+        ("[pins]\nrotator_in2 = -2\n", "pins.rotator_in2 = -2: must be at least -1"),
+        ("[pins]\nrotator = -1\n", "pins.rotator = -1: must be at least 0"),
+    ]:
+        path.write_text(text)
+        with pytest.raises(ConfigError) as err:
+            config.load(path)
+        assert str(err.value).startswith(message), str(err.value)
+
+
+@pytest.mark.parametrize(("text", "message"), [
+    ("brake_ms = 5", "rotator.brake_ms = 5: must be within 10..2000"),
+    ("brake_ms = true", "rotator.brake_ms = True: must be a number"),
+    ("creep_speed = 0.01", "rotator.creep_speed = 0.01: must be 0 (never turn back) or within "
+                           "0.05..1"),
+    ("creep_speed = 1.5", "rotator.creep_speed = 1.5: must be within 0..1"),
+    ("creep = 0.3", "rotator.creep = 0.3: unknown key"),
+])
+def test_rotator_settings_are_checked_naming_the_key(tmp_path: Path, text: str, message: str):
+    path = tmp_path / "launcher.toml"
+    path.write_text(f"[rotator]\n{text}\n")
+    with pytest.raises(ConfigError) as err:
+        config.load(path)
+    assert str(err.value) == message
+
+
+def test_rotator_defaults():
+    r = config.load().rotator
+    assert (r.brake, r.creep_speed) == (0.15, 0.3)

@@ -263,3 +263,111 @@ def test_mermaid_lists_every_state_and_transition():
         assert f" {state} --> " in text
     assert "ready --> shooting: press [lucky]" in text
     assert "shooting --> lid_open: lid_left_closed" in text
+
+
+# -- with pins.rotator_in2: brake at home, read again, creep back if it ran past -----------
+
+
+def braking_machine(creep_speed: float = 0.3) -> m.Machine:
+    s = config.load()
+    s = replace(s, pins=replace(s.pins, rotator_in2=4),
+                rotator=replace(s.rotator, creep_speed=creep_speed))
+    mach = m.Machine(s)
+    mach.start(m.Inputs(), 0.0)
+    return mach
+
+
+def start_flip(mach: m.Machine, now: float = 1.0) -> None:
+    mach.handle(Event(m.LID_LEFT_CLOSED), now)
+    mach.handle(Event(m.LID_FULL), now)
+    mach.handle(Event(m.HOME_LEFT), now + 0.05)
+    mach.handle(Event(m.YELLOW_FRONT), now + 0.3)
+
+
+def timer_at(cmds: list[Command], name: str) -> float | None:
+    return next(at for kind, at in kinds(cmds, m.TIMER) if kind == name)
+
+
+def test_home_with_a_brake_brakes_and_reads_the_sensor_again_before_arriving():
+    mach = braking_machine()
+    start_flip(mach)
+    out = mach.handle(Event(m.HOME), 2.0)
+    assert kinds(out, m.ROTATOR) == [m.Turn.BRAKE] and mach.state == m.ROTATING
+    assert timer_at(out, "settle") == pytest.approx(2.0 + 0.15)
+    assert "flip" not in emitted(out)
+    out = mach.handle(Event(m.T_SETTLE), 2.15)  # still on the magnet: done, let go
+    assert kinds(out, m.ROTATOR) == [m.Turn.OFF] and "flip" in emitted(out)
+    assert mach.state == m.LID_OPEN and mach.memory.side == "wild"
+    assert mach.memory.counters.get("creeps", 0) == 0
+
+
+def test_stopped_past_the_magnet_it_creeps_back_slowly_then_brakes_again():
+    mach = braking_machine(creep_speed=0.3)
+    start_flip(mach)
+    mach.handle(Event(m.HOME), 2.0)
+    mach.handle(Event(m.HOME_LEFT), 2.05)  # the brake held it past the magnet
+    mach.handle(Event(m.HOME), 2.06)  # a late report while braking changes nothing
+    mach.handle(Event(m.HOME_LEFT), 2.07)
+    out = mach.handle(Event(m.T_SETTLE), 2.15)
+    assert out == [m.turn(m.Turn.BACK, 0.3), m.emit("creep", to=m.Turn.BACK)]
+    out = mach.handle(Event(m.HOME), 2.3)
+    assert kinds(out, m.ROTATOR) == [m.Turn.BRAKE]
+    mach.handle(Event(m.HOME_LEFT), 2.35)  # past it again, the other way
+    out = mach.handle(Event(m.T_SETTLE), 2.45)
+    assert kinds(out, m.ROTATOR) == [m.Turn.AHEAD]  # to and fro
+    mach.handle(Event(m.HOME), 2.5)
+    out = mach.handle(Event(m.T_SETTLE), 2.65)
+    assert kinds(out, m.ROTATOR) == [m.Turn.OFF] and "flip" in emitted(out)
+    assert mach.memory.counters["creeps"] == 2 and mach.memory.counters["flips"] == 1
+
+
+def test_creeping_that_never_finds_home_is_a_rotation_timeout_with_the_rotator_off():
+    mach = braking_machine()
+    start_flip(mach, now=1.0)
+    mach.handle(Event(m.HOME), 2.0)
+    mach.handle(Event(m.HOME_LEFT), 2.05)
+    mach.handle(Event(m.T_SETTLE), 2.15)
+    out = mach.handle(Event(m.T_ROTATION), 5.0)
+    assert mach.memory.fault == "rotation_timeout"
+    assert kinds(out, m.ROTATOR) == [m.Turn.OFF]
+    assert ("settle", None) in kinds(out, m.TIMER)
+
+
+def test_without_creep_it_arrives_braked_past_the_magnet_and_says_so():
+    mach = braking_machine(creep_speed=0.0)
+    start_flip(mach)
+    mach.handle(Event(m.HOME), 2.0)
+    mach.handle(Event(m.HOME_LEFT), 2.05)
+    out = mach.handle(Event(m.T_SETTLE), 2.15)
+    assert kinds(out, m.ROTATOR) == [m.Turn.OFF]
+    assert "flip" in emitted(out) and "overshoot" in emitted(out)
+    assert mach.memory.counters["overshoots"] == 1 and mach.state == m.LID_OPEN
+
+
+def test_the_lid_closing_while_the_brake_holds_arrives_ready():
+    mach = braking_machine()
+    start_flip(mach)
+    mach.handle(Event(m.HOME), 2.0)
+    mach.handle(Event(m.LID_LEFT_FULL), 2.05)
+    mach.handle(Event(m.LID_CLOSED), 2.1)
+    mach.handle(Event(m.T_SETTLE), 2.15)
+    assert mach.state == m.READY
+
+
+def test_a_turn_that_starts_off_home_arrives_at_the_first_detent():
+    """A cartridge that stopped past its magnet (no brake) starts the next flip off home:
+    no home_left comes, and the first home is the arrival, not a detent to pass."""
+    mach = started()
+    mach.handle(Event(m.LID_LEFT_CLOSED), 1.0)
+    mach.handle(Event(m.LID_FULL), 1.0)
+    mach.handle(Event(m.HOME_LEFT), 1.05)
+    mach.handle(Event(m.YELLOW_FRONT), 1.3)
+    mach.handle(Event(m.HOME), 1.6)
+    mach.handle(Event(m.HOME_LEFT), 1.65)  # it coasted past the magnet
+    mach.handle(Event(m.LID_CLOSED), 2.0)
+    mach.handle(Event(m.LID_LEFT_CLOSED), 3.0)
+    mach.handle(Event(m.LID_FULL), 3.0)
+    mach.handle(Event(m.YELLOW_BACK), 3.3)
+    out = mach.handle(Event(m.HOME), 3.6)
+    assert "flip" in emitted(out) and mach.memory.side == "mild"
+    assert mach.memory.fault is None

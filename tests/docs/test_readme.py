@@ -23,6 +23,9 @@ def test_pinout_table_matches_the_default_config():
     assert {k: int(v) for k, v in rows} == {
         k: v for k, v in vars(pins).items() if v is not None
     }
+    # An optional pin that is not wired by default is listed as -1.
+    unwired = re.findall(r"^\| `(\w+)` \| -1 ", README, re.M)
+    assert unwired == [k for k, v in vars(pins).items() if v is None]
 
 
 def test_the_two_commands_are_there():

@@ -333,3 +333,20 @@ def test_the_command_says_which_pins_it_used(tmp_path, capsys, monkeypatch):
     assert main(["safe-stop", "--config", str(path)]) == 0
     out = capsys.readouterr().out
     assert out.strip().endswith("low (mock; using the default pins)")
+
+
+def test_a_wired_rotator_in2_is_driven_low_too():
+    """A unit killed while its rotator brakes (both inputs high) or creeps back (IN2 PWM)."""
+    wired = replace(MOCK, pins=replace(MOCK.pins, rotator_in2=4))
+    for hold in ("brake", "back"):
+        dead = MockFactory(pin_class=MockPWMPin)
+        board = build_board(wired.pins, dead)
+        board.rotator.brake() if hold == "brake" else board.rotator.back(0.3)
+        fresh = MockFactory(pin_class=ReleasedPin)
+        for n in (wired.pins.rotator, 4):
+            new = fresh.pin(n)
+            new.function, new.state = "output", dead.pin(n).state
+        pins = {n: fresh.pin(n) for n in (wired.pins.rotator, 4)}
+        assert pins[4].state > 0
+        safe_stop(wired, make=lambda name, fresh=fresh: fresh)
+        assert {n: p.released_at for n, p in pins.items()} == {wired.pins.rotator: 0.0, 4: 0.0}

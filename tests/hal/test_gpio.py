@@ -11,6 +11,7 @@ from hal.base import HardwareError
 from hal.gpio import (
     GpioInput,
     GpioOutput,
+    GpioRotator,
     HBridgeMotor,
     auto_factory_name,
     build_board,
@@ -120,3 +121,87 @@ def test_a_factory_whose_module_is_missing_says_which_and_what_to_do(monkeypatch
 def test_mock_factory_has_pwm_pins():
     f = make_factory("mock")
     assert isinstance(f, MockFactory) and f.pin_class is MockPWMPin
+
+
+# -- the rotator: one input, or both inputs of an H-bridge channel --------------------------
+
+
+def levels(factory, *pins: int) -> tuple[float, ...]:
+    return tuple(float(factory.pin(n).state) for n in pins)
+
+
+def test_a_one_input_rotator_turns_ahead_or_coasts_and_cannot_brake_or_turn_back(factory):
+    rot = GpioRotator(24, None, factory)
+    assert not rot.can_brake and not rot.is_active
+    rot.on()
+    assert rot.is_active and levels(factory, 24) == (1.0,)
+    rot.brake()  # nothing to brake with: it lets go
+    assert not rot.is_active and levels(factory, 24) == (0.0,)
+    with pytest.raises(HardwareError, match=r"pins\.rotator_in2"):
+        rot.back(0.3)
+    with pytest.raises(HardwareError, match=r"pins\.rotator_in2"):
+        rot.forward(0.3)
+    assert levels(factory, 24) == (0.0,)
+
+
+@pytest.mark.parametrize(("mode", "want", "active", "braking"), [
+    (lambda r: r.forward(), (1.0, 0.0), True, False),
+    (lambda r: r.forward(0.25), (1.0, 0.75), True, False),  # ahead with slow decay
+    (lambda r: r.back(0.3), (0.0, 0.3), True, False),
+    (lambda r: r.brake(), (1.0, 1.0), False, True),
+    (lambda r: r.off(), (0.0, 0.0), False, False),
+])
+def test_a_two_input_rotator_drives_each_mode_of_the_bridge(factory, mode, want, active,
+                                                             braking):
+    rot = GpioRotator(24, 4, factory)
+    assert rot.can_brake
+    mode(rot)
+    assert levels(factory, 24, 4) == pytest.approx(want)
+    assert (rot.is_active, rot.braking) == (active, braking)
+
+
+def test_rotator_pin_writes_never_pass_through_a_reverse_drive_unless_asked(factory):
+    """Between two pin writes the bridge sees a mix for microseconds: it may be ahead or
+    nothing, never back (which would kick the cartridge the wrong way)."""
+    rot = GpioRotator(24, 4, factory)
+    seen: list[tuple[float, float]] = []
+    for n in (24, 4):
+        pin = factory.pin(n)
+        original = pin._change_state
+
+        def record(value, original=original):
+            changed = original(value)
+            seen.append(levels(factory, 24, 4))
+            return changed
+
+        pin._change_state = record
+    for step in (rot.forward, rot.brake, rot.off, rot.forward, rot.off, rot.brake, rot.off):
+        step()
+    assert seen and all(not (in1 == 0 and in2 > 0) for in1, in2 in seen), seen
+
+
+def test_rotator_speed_outside_0_to_1_is_refused(factory):
+    rot = GpioRotator(24, 4, factory)
+    for bad in (0.0, -0.1, 1.5):
+        with pytest.raises(ValueError, match=r"outside 0\.\.1"):
+            rot.back(bad)
+
+
+def test_a_board_with_rotator_in2_wires_both_inputs_and_close_lets_both_go(factory):
+    from dataclasses import replace
+
+    pins = replace(config.load().pins, rotator_in2=4)
+    board = build_board(pins, factory)
+    board.rotator.brake()
+    assert levels(factory, 24, 4) == (1.0, 1.0)
+    board.close()
+    assert levels(factory, 24, 4) == (0.0, 0.0)
+    assert GpioOutput(4, factory).is_active is False  # the pin is free again
+
+
+def test_a_busy_rotator_in2_releases_the_rotator_pin_for_the_next_try(factory):
+    squatter = GpioOutput(4, factory)
+    with pytest.raises(Exception):  # noqa: B017 - gpiozero's own "pin in use" type
+        GpioRotator(24, 4, factory)
+    squatter.close()
+    GpioOutput(24, factory).close()  # 24 was let go when 4 failed
