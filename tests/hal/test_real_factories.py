@@ -59,6 +59,7 @@ from hal.gpio import (
     PWM_FREQUENCY,
     GpioInput,
     GpioOutput,
+    GpioRotator,
     HBridgeMotor,
     build_board,
     make_factory,
@@ -180,6 +181,23 @@ def test_h_bridge_pwm_frequency_and_duty_brake_and_coast(real):
     motor.stop(brake=False)
     assert hw.level(in1) == 0 and hw.level(in2) == 0  # coast: both low
     motor.close()
+    assert hw.is_input(in1) and hw.is_input(in2)
+
+
+def test_rotator_with_its_second_input_brakes_and_creeps_on_the_real_factories(real):
+    factory, hw = real
+    in1, in2 = PINS.rotator, 4
+    rot = GpioRotator(in1, in2, factory)
+    assert hw.pwm(in2) == (PWM_FREQUENCY, 0.0) and hw.level(in1) == 0
+    rot.on()
+    assert hw.level(in1) == 1 and hw.level(in2) == 0
+    rot.brake()
+    assert hw.level(in1) == 1 and hw.level(in2) == 1
+    rot.back(0.3)
+    assert hw.level(in1) == 0 and hw.pwm(in2) == (PWM_FREQUENCY, pytest.approx(0.3))
+    rot.forward(0.3)  # ahead slowly: IN1 high, IN2 PWM at the rest of the period
+    assert hw.level(in1) == 1 and hw.pwm(in2) == (PWM_FREQUENCY, pytest.approx(0.7))
+    rot.close()
     assert hw.is_input(in1) and hw.is_input(in2)
 
 

@@ -8,6 +8,8 @@ the manual reactor. `make test` runs a short tier; `make test-slow` runs 10,000 
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
@@ -20,6 +22,8 @@ from hypothesis.stateful import (
     run_state_machine_as_test,
 )
 
+from hal.sim import HALL_LAG
+from launcher.core import config
 from launcher.core import machine as m
 from launcher.firmware.console import Console
 from launcher.sim.rig import SimRig
@@ -34,7 +38,7 @@ class LauncherUnderUse(RuleBasedStateMachine):
 
     @initialize(seed=st.integers(0, 2**16), cards=st.integers(0, 40))
     def start(self, seed: int, cards: int) -> None:
-        self.rig = SimRig(seed=seed)
+        self.rig = self.make_rig(seed)
         self.console = Console(self.rig.app, **console_extras(self.rig.sim))
         self.loaded = 0
         self.count_true = True  # False after a slipping roller: "empty" may then be wrong
@@ -72,6 +76,9 @@ class LauncherUnderUse(RuleBasedStateMachine):
             set_timer(name, at)
 
         self.rig.app._set_timer = watched_set_timer  # type: ignore[method-assign]
+
+    def make_rig(self, seed: int) -> SimRig:
+        return SimRig(seed=seed)
 
     def teardown(self) -> None:
         rig = getattr(self, "rig", None)
@@ -207,6 +214,12 @@ class LauncherUnderUse(RuleBasedStateMachine):
             assert not sim.motor_running and not sim.level("rotator")
 
     @invariant()
+    def the_rotator_rests_outside_a_turn(self) -> None:
+        if hasattr(self, "rig") and self.rig.state != m.ROTATING:
+            sim = self.rig.sim
+            assert sim.level("rotator") == 0 and sim.level("rotator_in2") == 0
+
+    @invariant()
     def ready_means_the_side_the_sensor_reads(self) -> None:
         if hasattr(self, "rig") and self.rig.state == m.READY:
             sensed = "mild" if self.rig.app.board.yellow_back.is_active else "wild"
@@ -246,13 +259,31 @@ class LauncherUnderUse(RuleBasedStateMachine):
             assert mem.inventory == len(sim.cartridge)
 
 
+class BrakingLauncherUnderUse(LauncherUnderUse):
+    """The same use, on a unit that brakes and creeps back at home (``pins.rotator_in2``)
+    with late Hall switches and a brake that lets the cartridge run past the magnet."""
+
+    def make_rig(self, seed: int) -> SimRig:
+        s = config.load()
+        s = replace(s, pins=replace(s.pins, rotator_in2=4))
+        return SimRig(s, seed=seed, physics=replace(HALL_LAG, brake_deg=6.0))
+
+
 SHORT = settings(max_examples=200, stateful_step_count=50, deadline=None,
                  suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
 
 TestLauncherUnderUse = LauncherUnderUse.TestCase
 TestLauncherUnderUse.settings = SHORT
+TestBrakingLauncherUnderUse = BrakingLauncherUnderUse.TestCase
+TestBrakingLauncherUnderUse.settings = settings(SHORT, max_examples=100)
 
 
 @pytest.mark.slow
 def test_ten_thousand_examples() -> None:
     run_state_machine_as_test(LauncherUnderUse, settings=settings(SHORT, max_examples=10_000))
+
+
+@pytest.mark.slow
+def test_two_thousand_examples_with_the_home_brake() -> None:
+    run_state_machine_as_test(BrakingLauncherUnderUse,
+                              settings=settings(SHORT, max_examples=2_000))
