@@ -129,9 +129,9 @@ class SimLauncher:
         self.rotator_stalled = False
         self.roller_stalled = False
         self.angle = 0.0  # cartridge angle, degrees; 0 = yellow half at the back
-        self._turning = 0.0  # the cartridge's speed, signed (1 = full drive ahead)
+        self._asked = 0.0  # the speed the gear motor's inputs ask for, signed (1 = full ahead)
+        self._velocity = 0.0  # the speed the cartridge last moved at, signed; 0 at rest
         self._run_on: float | None = None  # degrees left to run on after the drive stopped
-        self._moved = False  # it has moved since its drive last started
         self._stuck: dict[str, bool] = {}
         self._card_in_beam: Any = None
         self._eject_timer = reactor.register_timer(self._eject, NEVER, "sim.eject")
@@ -348,43 +348,46 @@ class SimLauncher:
 
     def _rotator_changed(self, now: float) -> None:
         drive = self._rotator_drive()
-        p = self.physics
         if drive and not self.rotator_stalled:
-            if not self._turning or (drive > 0) != (self._turning > 0):
-                self._moved = False  # from rest (or reversing): no momentum yet
-            self._turning, self._run_on = drive, None
-        elif self._turning:
-            # Let go (or braked) while turning: it runs on, then stops. A drive that lasted
-            # no step (the microseconds between two pin writes) gave it nothing to run on.
-            # The run-on is given at full speed; like any stopping distance it goes with the
-            # square of the speed.
-            full = p.brake_deg if drive is None else p.coast_deg
-            run_on = full * self._turning ** 2 if self._moved else 0.0
-            self._run_on = run_on if self._run_on is None else min(self._run_on, run_on)
-        if self._turning and (self._run_on is None or self._run_on > 1e-9):
+            self._asked, self._run_on = drive, None
+        else:
+            self._asked = 0.0
+            if self._velocity and self._run_on is None:
+                # Let go (or braked) while moving: it runs on, then stops. The run-on is
+                # given from full speed and, like any stopping distance, goes with the square
+                # of the speed. The speed is the one it moved at: a drive between two pin
+                # writes (microseconds) moved nothing and changed nothing.
+                p = self.physics
+                full = p.brake_deg if drive is None else p.coast_deg
+                self._run_on = full * self._velocity ** 2
+            elif self._run_on is not None and drive is None:
+                self._run_on = min(self._run_on, self.physics.brake_deg * self._velocity ** 2)
+        if self._asked or (self._run_on or 0.0) > 1e-9:
             if self._rotate_timer.waketime == NEVER:
                 self.reactor.update_timer(self._rotate_timer, now + self._step_time)
         else:
-            self._turning, self._run_on = 0.0, None
+            self._velocity, self._run_on = 0.0, None
             self.reactor.update_timer(self._rotate_timer, NEVER)
 
     @property
     def _step_time(self) -> float:
         p = self.physics
-        return p.rotation_time * p.step_deg / 180.0 / abs(self._turning)
+        speed = abs(self._asked or self._velocity)
+        return p.rotation_time * p.step_deg / 180.0 / speed
 
     def _rotate_step(self, eventtime: float) -> float:
-        if self.rotator_stalled or not self._turning:
-            self._turning, self._run_on = 0.0, None
+        if self.rotator_stalled or not (self._asked or self._velocity):
+            self._velocity, self._run_on = 0.0, None
             return NEVER
+        if self._asked:
+            self._velocity = self._asked
         step = self.physics.step_deg
-        self.angle = (self.angle + (step if self._turning > 0 else -step)) % 360.0
-        self._moved = True
+        self.angle = (self.angle + (step if self._velocity > 0 else -step)) % 360.0
         self._update_cartridge_sensors()
         if self._run_on is not None:
             self._run_on -= step
             if self._run_on <= 1e-9:
-                self._turning, self._run_on = 0.0, None
+                self._velocity, self._run_on = 0.0, None
                 return NEVER
         return eventtime + self._step_time
 

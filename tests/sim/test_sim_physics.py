@@ -1,10 +1,15 @@
-"""The simulator's own physics: cards are conserved, and its histories stay bounded."""
+"""The simulator's own physics: cards are conserved, histories stay bounded, and the
+cartridge runs on and its Hall switches sample as the fitting notes say."""
 
 from __future__ import annotations
 
 import random
+from dataclasses import replace
 
-from hal.sim import HISTORY, PIN_HISTORY, SimLauncher
+import pytest
+
+from hal.base import Rotator
+from hal.sim import HALL_LAG, HISTORY, PIN_HISTORY, Physics, SimLauncher
 from launcher.core import config
 from launcher.core.reactor import ManualReactor
 from launcher.sim.rig import CUE_LOG, SimRig
@@ -138,3 +143,62 @@ def test_the_cue_log_is_bounded_and_counts_every_cue() -> None:
     assert rig.cues.played[-1] == f"cue{CUE_LOG + 9}" and rig.cues.played[0] == "cue10"
     assert rig.cues.total == before + CUE_LOG + 10
     rig.close()
+
+
+# -- the cartridge: run-on after the drive stops, and Hall switches that sample -------------
+
+
+def _cartridge(physics: Physics) -> tuple[ManualReactor, SimLauncher, Rotator]:
+    reactor = ManualReactor()
+    pins = replace(config.load().pins, rotator_in2=4)
+    sim = SimLauncher(reactor, pins, physics)
+    return reactor, sim, sim.board.rotator
+
+
+LAGGY = HALL_LAG  # late switches, a coasting gear motor
+
+
+def test_a_coasting_cartridge_runs_on_and_a_braked_one_barely():
+    for stop, run_on in (("off", LAGGY.coast_deg), ("brake", LAGGY.brake_deg)):
+        reactor, sim, rot = _cartridge(LAGGY)
+        rot.on()
+        reactor.advance(0.3)  # 45 degrees at full drive
+        at_stop = sim.angle
+        getattr(rot, stop)()
+        reactor.advance(1.0)
+        assert sim.angle - at_stop == pytest.approx(run_on, abs=LAGGY.step_deg)
+
+
+def test_a_drive_that_lasts_no_step_moves_nothing():
+    """Between two pin writes the inputs ask for a drive for microseconds: at rest, that
+    must not start a coast; while creeping back, it must not turn the run-on around."""
+    physics = replace(LAGGY, brake_deg=8.0)  # 2 degrees from half speed
+    reactor, sim, rot = _cartridge(physics)
+    rot.brake()  # passes (1, 0): ahead, for no time at all
+    rot.off()  # passes (1, 0) again
+    reactor.advance(1.0)
+    assert sim.angle == 0.0
+    rot.back(0.5)
+    reactor.advance(0.24)  # 18 degrees back at half speed
+    before = sim.angle
+    rot.brake()  # passes (1, 0.5): ahead, for no time at all
+    reactor.advance(1.0)
+    ran = (before - sim.angle) % 360.0  # backwards
+    assert ran == pytest.approx(physics.brake_deg * 0.5 ** 2, abs=physics.step_deg)
+
+
+def test_micropower_hall_switches_report_only_when_they_sample():
+    reactor, sim, rot = _cartridge(LAGGY)
+    period, zone = LAGGY.hall_period, LAGGY.home_zone_deg
+    rot.on()
+    left_at = reported_at = None
+    for _ in range(2000):
+        reactor.advance(0.001)
+        if left_at is None and abs(sim.detent_offset) > zone:
+            left_at = reactor.monotonic()
+        if left_at is not None and not sim.board.home.is_active:
+            reported_at = reactor.monotonic()
+            break
+    assert left_at is not None and reported_at is not None
+    assert 0 <= reported_at - left_at <= period + 0.001
+    assert reported_at / period == pytest.approx(round(reported_at / period), abs=0.02)
