@@ -10,10 +10,18 @@ from pathlib import Path
 import pytest
 from gpiozero import pi_info
 
+from hal.base import Pins
+from hal.pins import reserved_pins
+
 ROOT = Path(__file__).resolve().parents[2]
 HARDWARE = ROOT / "hardware"
-DEFAULT_PINS: dict[str, int] = tomllib.loads(
+CONFIG_PINS: dict[str, int] = tomllib.loads(
     (ROOT / "launcher" / "default.toml").read_text(encoding="utf-8"))["pins"]
+NOT_WIRED = -1
+# The parts every launcher has: "## Launcher parts" in pinout.md.
+DEFAULT_PINS = {k: v for k, v in CONFIG_PINS.items() if v != NOT_WIRED}
+# Off by default: "## Optional pins", each with the pin it is suggested to go on.
+OPTIONAL_KEYS = sorted(k for k, v in CONFIG_PINS.items() if v == NOT_WIRED)
 # Any 40-pin Pi: the header is the same on all of them (a Pi 4 B's board data here).
 J8 = pi_info("c03114").headers["J8"].pins
 GPIO_AT = {info.name: number for number, info in J8.items() if info.name.startswith("GPIO")}
@@ -41,13 +49,51 @@ def pinout_table() -> dict[str, tuple[int, int]]:
     return out
 
 
+def optional_table() -> dict[str, tuple[int, int, int]]:
+    """config key -> (default, suggested BCM, header pin) from "## Optional pins"."""
+    out: dict[str, tuple[int, int, int]] = {}
+    for row in table_rows(HARDWARE / "pinout.md", "Optional pins"):
+        key = re.fullmatch(r"`pins\.(\w+)`", row[1])
+        assert key, f"optional pin row without a `pins.KEY`: {row}"
+        assert key.group(1) not in out, f"pins.{key.group(1)} listed twice"
+        out[key.group(1)] = (int(row[2]), int(row[3]), int(row[4]))
+    return out
+
+
+def wired_pins() -> dict[str, tuple[int, int]]:
+    """Every config key -> (BCM, header pin) as wired in the docs: an optional pin on its
+    suggested GPIO."""
+    optional = {k: (bcm, header) for k, (_, bcm, header) in optional_table().items()}
+    assert not optional.keys() & pinout_table().keys(), "a pin in both tables"
+    return {**pinout_table(), **optional}
+
+
 def test_pinout_lists_exactly_the_default_config_pins():
     assert {k: bcm for k, (bcm, _) in pinout_table().items()} == DEFAULT_PINS
 
 
-@pytest.mark.parametrize("key", sorted(DEFAULT_PINS))
+def test_optional_pins_are_exactly_the_ones_off_by_default():
+    assert OPTIONAL_KEYS, "default.toml has no pin at -1: drop the optional table"
+    table = optional_table()
+    assert sorted(table) == OPTIONAL_KEYS
+    for key, (default, _, _) in table.items():
+        assert default == CONFIG_PINS[key] == NOT_WIRED, f"pins.{key}: default {default}"
+        # -1 must be a value the firmware accepts for it.
+        assert key in Pins.OPTIONAL, f"pins.{key} is -1 by default but not optional in hal"
+
+
+@pytest.mark.parametrize("key", OPTIONAL_KEYS)
+def test_suggested_pin_is_free(key):
+    _, bcm, _ = optional_table()[key]
+    taken = reserved_pins(i2s=True, uart=True, i2s_input=True)
+    assert bcm not in taken, f"pins.{key}: GPIO {bcm} is {taken.get(bcm)}"
+    others = {k: v for k, v in wired_pins().items() if k != key}
+    assert bcm not in {b for b, _ in others.values()}, f"pins.{key}: GPIO {bcm} is in use"
+
+
+@pytest.mark.parametrize("key", sorted(CONFIG_PINS))
 def test_header_pin_is_where_that_gpio_is(key):
-    bcm, header = pinout_table()[key]
+    bcm, header = wired_pins()[key]
     assert GPIO_AT[f"GPIO{bcm}"] == header
 
 
@@ -63,6 +109,7 @@ def test_fixed_functions_are_at_their_header_pins():
 def test_default_pins_keep_off_i2s_and_the_uart():
     reserved = {18, 19, 21, 14, 15}
     assert not reserved & set(DEFAULT_PINS.values())
+    assert not reserved_pins(i2s=True, uart=True).keys() & set(DEFAULT_PINS.values())
 
 
 def svg_texts() -> list[str]:
@@ -73,8 +120,7 @@ def svg_texts() -> list[str]:
 
 def test_wiring_diagram_labels_every_pin_with_its_gpio():
     texts = svg_texts()
-    for key, bcm in DEFAULT_PINS.items():
-        header = pinout_table()[key][1]
+    for key, (bcm, header) in wired_pins().items():
         row = f"{header} GPIO{bcm} {key}"
         assert row in texts, f"wiring.svg has no header row '{row}'"
 
@@ -82,8 +128,13 @@ def test_wiring_diagram_labels_every_pin_with_its_gpio():
 def test_every_pin_flag_in_the_diagram_reaches_a_part():
     """A net flag at the header and at least one more where the part is wired."""
     texts = svg_texts()
-    for key in DEFAULT_PINS:
+    for key in CONFIG_PINS:
         assert texts.count(key) >= 2, f"wiring.svg: {key} is not wired to any part"
+
+
+def test_wiring_diagram_says_how_to_wire_without_an_optional_pin():
+    text = " ".join(svg_texts())
+    assert "BIN2 to GND if rotator_in2 = -1" in text
 
 
 def test_wiring_diagram_shows_the_safety_parts():
