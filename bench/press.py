@@ -166,7 +166,7 @@ def run(presses: int, lids: int, slow_store: bool, gc_mode: str, seed: int = 1) 
     # Every cue ends before the next press, so no press cue meets a sounding BAM (it would
     # be dropped, by design, and have no play call to time).
     durations = dict.fromkeys(pack.durations, 0.001)
-    actuators = Actuators(sim.board, settings.motor.brake)
+    actuators = Actuators(sim.board, settings.motor, reactor)
     player = CuePlayer(speaker, actuators.amp, reactor, durations)
 
     def slow_write(path: Path, text: str) -> None:

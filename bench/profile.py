@@ -53,7 +53,7 @@ def press_path(presses: int) -> cProfile.Profile:
     pack = load_pack(settings.audio.pack)
     speaker = SimpleAudioSpeaker(module=stamping_simpleaudio(Stamp()))
     speaker.load(pack.files)
-    actuators = Actuators(sim.board, settings.motor.brake)
+    actuators = Actuators(sim.board, settings.motor, reactor)
     player = CuePlayer(speaker, actuators.amp, reactor, dict.fromkeys(pack.durations, 0.001))
     app = Launcher(sim.board, reactor, settings, random.Random(1), player,
                    StateStore(settings.state_path), actuators)
@@ -102,7 +102,7 @@ def handling(presses: int, gap: float) -> dict[str, float]:
     audio, motor, edge_run = Stamp(), Stamp(), Stamp()
     speaker = SimpleAudioSpeaker(module=stamping_simpleaudio(audio))
     speaker.load(pack.files)
-    actuators = Actuators(sim.board, settings.motor.brake)
+    actuators = Actuators(sim.board, settings.motor, reactor)
     player = CuePlayer(speaker, actuators.amp, reactor, dict.fromkeys(pack.durations, 0.001))
     app = Launcher(sim.board, reactor, settings, random.Random(1), player,
                    StateStore(settings.state_path), actuators)

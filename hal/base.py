@@ -42,7 +42,9 @@ class Pins:
     """BCM pin numbers of every part; the ``OPTIONAL`` ones may be None (not wired).
 
     ``exit_beam`` None: no beam fitted. ``rotator_in2`` None: the gear motor has one input
-    (a MOSFET, or an H-bridge channel with its second input grounded).
+    (a MOSFET, or an H-bridge channel with its second input grounded). ``lid_closed_nc``
+    None: the lid switch's sensing contact is single (no NC contact to cross-check).
+    ``deadman`` None: no dead-man charge pump holds the driver awake.
     """
 
     button: int
@@ -58,8 +60,11 @@ class Pins:
     amp_enable: int
     led: int
     rotator_in2: int | None = None
+    lid_closed_nc: int | None = None
+    deadman: int | None = None
 
-    OPTIONAL: ClassVar[tuple[str, ...]] = ("exit_beam", "rotator_in2")
+    OPTIONAL: ClassVar[tuple[str, ...]] = ("exit_beam", "rotator_in2", "lid_closed_nc",
+                                           "deadman")
 
 
 class Input(Protocol):
@@ -131,15 +136,20 @@ class Board:
     rotator: Rotator
     amp: Output
     led: Output
+    lid_closed_nc: Input | None = None  # active when the lid is NOT closed (the NC contact)
+    deadman: Output | None = None  # the dead-man charge pump's square wave
     simulated: bool = False
     name: str = "board"
     _closed: bool = field(default=False, repr=False)
 
     def safe(self) -> None:
-        """Drive every actuator to its safe level: motor stopped, rotator off."""
-        self.motor.stop(brake=False)
+        """Drive every actuator to its safe level: the driver asleep first (its outputs open
+        at once, whatever the inputs), then both channels' inputs low and the dead-man off."""
         self.motor_enable.off()
+        self.motor.stop(brake=False)
         self.rotator.off()
+        if self.deadman is not None:
+            self.deadman.off()
 
     def close(self) -> None:
         if self._closed:
@@ -148,7 +158,7 @@ class Board:
         self.safe()
         parts = (self.button, self.lid_closed, self.lid_open, self.exit_beam, self.home,
                  self.yellow_back, self.motor, self.motor_enable, self.rotator, self.amp,
-                 self.led)
+                 self.led, self.lid_closed_nc, self.deadman)
         for part in parts:
             if part is not None:
                 part.close()

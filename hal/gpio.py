@@ -167,9 +167,16 @@ class HBridgeMotor:
         self._in1.value = speed
 
     def stop(self, brake: bool = True) -> None:
-        level = 1 if brake else 0
-        self._in1.value = level
-        self._in2.value = level
+        """Brake (both high) or coast (both low). Either way the pin written first is the
+        one whose mix with the other never drives forward: to brake IN2 goes high first
+        (the mix is reverse alternating with brake), to coast IN1 goes low first (the mix
+        is coast, or reverse from a brake), each for the microseconds between two writes."""
+        if brake:
+            self._in2.value = 1
+            self._in1.value = 1
+        else:
+            self._in1.value = 0
+            self._in2.value = 0
 
     def close(self) -> None:
         self.stop(brake=False)
@@ -310,6 +317,8 @@ def build_board(pins: Pins, factory: Factory, *, simulated: bool = False, name: 
                      pins.rotator, lambda: GpioRotator(pins.rotator, pins.rotator_in2, factory)),
         amp=out("amp_enable"),
         led=out("led"),
+        lid_closed_nc=None if pins.lid_closed_nc is None else inp("lid_closed_nc"),
+        deadman=None if pins.deadman is None else out("deadman"),
         simulated=simulated,
         name=name or type(factory).__name__,
     )

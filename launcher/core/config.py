@@ -64,7 +64,9 @@ class Timing:
 @dataclass(frozen=True)
 class Motor:
     speed: float
-    brake: bool
+    brake: bool  # stop by shorting the motor for ``brake_time``, then coast; False: coast
+    brake_time: float  # seconds the brake holds after a stop before the driver sleeps
+    lease: float  # seconds a run lasts unless the event loop renews it
 
 
 @dataclass(frozen=True)
@@ -267,6 +269,8 @@ def settings_from_dict(raw: Mapping[str, Any]) -> Settings:
         motor=Motor(
             speed=_number("motor.speed", raw["motor"]["speed"], 0.1, 1.0),
             brake=_boolean("motor.brake", raw["motor"]["brake"]),
+            brake_time=_number("motor.brake_ms", raw["motor"]["brake_ms"], 10, 1000) / 1000,
+            lease=_number("motor.lease_ms", raw["motor"]["lease_ms"], 20, 1000) / 1000,
         ),
         rotator=_rotator(raw["rotator"]),
         audio=Audio(

@@ -45,6 +45,7 @@ FAULT_BLINKS = {
     "beam_blocked": 6,
     "interlock": 7,
     "internal": 8,  # a bug in the firmware: the board was made safe first
+    "lid_sensor": 9,  # the lid switch's two contacts agree (a wire off or shorted)
 }
 
 # --- events ------------------------------------------------------------------------------
@@ -81,12 +82,13 @@ class Ev(StrEnum):
     DEBUG_STOP = "debug_stop"  # console: end a debug run now
     INTERNAL = "internal"  # the shell caught a bug; the board is already safe
     PROFILE = "profile"  # console: behave as another profile (detail: its name)
+    LID_SENSOR = "lid_sensor"  # the lid switch's NO and NC contacts have agreed too long
 
 
 (PRESS, LID_CLOSED, LID_LEFT_CLOSED, LID_FULL, LID_LEFT_FULL, BEAM_BLOCKED, BEAM_CLEAR, HOME,
  HOME_LEFT, YELLOW_BACK, YELLOW_FRONT, T_CARD, T_JAM, T_RUN, T_TIMED, T_ROTATION, T_IDLE,
  T_DEBUG, T_SETTLE, LOAD, CLEAR, SLEEP_NOW, WAKE_NOW, DEBUG_RUN_NOW, DEBUG_ROTATE, DEBUG_STOP,
- INTERNAL, PROFILE) = Ev
+ INTERNAL, PROFILE, LID_SENSOR) = Ev
 
 
 @dataclass(frozen=True)
@@ -130,6 +132,7 @@ class Turn(StrEnum):
     AHEAD = "ahead"  # turn forwards (full speed, unless the command gives a speed)
     BACK = "back"  # turn backwards, at the command's speed
     BRAKE = "brake"  # short the motor: it stops within a degree
+    STOP = "stop"  # stop a turn now, as the lid interlock does (a brief brake where it can)
     OFF = "off"  # let go: the motor coasts
 
 
@@ -189,6 +192,9 @@ class Memory:
     last_press: float = float("-inf")
     shot: Shot | None = None
     expected_side: str | None = None  # where a rotation should land (None: homing)
+    # A turn that must finish before the unit shoots: stopped by the lid leaving fully open,
+    # or the cartridge found between detents; it goes on at the next full opening.
+    turn_pending: bool = False
     rotation_armed: bool = True
     left_home: bool = False
     braking: bool = False  # at home with the brake on, until the settle timer reads the sensor
@@ -282,12 +288,16 @@ class Machine:
             out.append(emit("side_changed_while_off", was=self.memory.side, now=sensed))
             self.memory.side = sensed
             out.append(Command(SAVE))
-        if not inputs.home:
-            self.memory.expected_side = None
-            self.state = ROTATING
-            return [*out, *self._rotate(now)]
         self.state = READY if inputs.lid_closed else LID_OPEN
-        return [*out, Command(LED, "ready"), *self._idle(now)]
+        if not inputs.home:
+            # Between detents: home it, but only with the lid fully open (fingers).
+            self.memory.expected_side = None
+            if inputs.lid_full:
+                self.state = ROTATING
+                return [*out, *self._rotate(now)]
+            return [*out, *self._wait_for_turn(now)]
+        led = "ready" if inputs.lid_closed else "busy"
+        return [*out, Command(LED, led), *self._idle(now)]
 
     def _note_input(self, event: Event) -> None:
         i = self.inputs
@@ -319,9 +329,17 @@ class Machine:
         mem.left_home = not self.inputs.home
         mem.braking = False
         mem.rotation_armed = False
+        mem.turn_pending = False
         mem.creep_back = True
         return [turn(Turn.AHEAD), Command(LED, "busy"),
                 timer("rotation", now + self.settings.timing.rotation_timeout)]
+
+    def _wait_for_turn(self, now: float) -> list[Command]:
+        """The cartridge is off its detent: say so, and turn it at the next full opening."""
+        self.memory.turn_pending = True
+        self.memory.left_home = True  # the next detent it reaches is the arrival
+        return [Command(CUE, cues.LID_OPEN), Command(LED, "busy"),
+                emit("turn_waiting", reason=TURN_WAITING), *self._idle(now)]
 
     def _fault(self, code: str, now: float, **data: Any) -> list[Command]:
         m = self.memory
@@ -330,6 +348,7 @@ class Machine:
         m.debug_run = None
         m.debug_draining = False
         m.braking = False
+        m.turn_pending = False  # leaving the fault looks at the home sensor again
         m.lid_cycled = not self.inputs.lid_closed  # closing an open lid clears it
         m.count("faults")
         cue = cues.JAM if code == "jam" else cues.FAULT
@@ -337,6 +356,8 @@ class Machine:
                 timer("settle", None), timer("debug", None), Command(CUE, cue),
                 Command(LED, FAULT_BLINKS[code]), emit("fault", code=code, **data), Command(SAVE)]
 
+
+TURN_WAITING = "the cartridge is between detents: open the lid fully to turn it"
 
 # Guards: named functions so the diagram can show them.
 
@@ -404,6 +425,27 @@ def _can_rotate(m: Machine, e: Event, now: float) -> bool:
     return m.memory.rotation_armed
 
 
+def _turn_pending(m: Machine, e: Event, now: float) -> bool:
+    return m.memory.turn_pending
+
+
+def _lid_is_full(m: Machine, e: Event, now: float) -> bool:
+    return m.inputs.lid_full
+
+
+def _pending_arrival(m: Machine, e: Event, now: float) -> bool:
+    """A stopped turn reached its detent anyway (it coasted there, or a hand turned it)."""
+    return m.memory.turn_pending and m.memory.left_home
+
+
+def _pending_mismatch(m: Machine, e: Event, now: float) -> bool:
+    return m.memory.turn_pending and _side_mismatch(m, e, now)
+
+
+def _new_lid_fault(m: Machine, e: Event, now: float) -> bool:
+    return m.memory.fault != "lid_sensor"
+
+
 def _lid_is_closed(m: Machine, e: Event, now: float) -> bool:
     return m.inputs.lid_closed
 
@@ -451,6 +493,11 @@ def _use_profile(m: Machine, e: Event, now: float) -> list[Command]:
 def _reload(m: Machine, e: Event, now: float) -> list[Command]:
     m.memory.last_press = now
     return [Command(CUE, cues.RELOAD), emit("empty", side=m.memory.side), *m._idle(now)]
+
+
+def _turn_refusal(m: Machine, e: Event, now: float) -> list[Command]:
+    m.memory.last_press = now
+    return [Command(CUE, cues.LID_OPEN), emit("refused", reason=TURN_WAITING), *m._idle(now)]
 
 
 def _lid_warning(m: Machine, e: Event, now: float) -> list[Command]:
@@ -598,6 +645,24 @@ def _start_flip(m: Machine, e: Event, now: float) -> list[Command]:
     return [emit("lid", position="full"), *m._rotate(now), timer("idle", None)]
 
 
+def _resume_turn(m: Machine, e: Event, now: float) -> list[Command]:
+    """The lid is fully open again: finish the turn that was stopped (or home the cartridge);
+    the side is read from the sensor when it arrives, as after any turn."""
+    return [emit("lid", position="full"), emit("turn_resumed"), *m._rotate(now),
+            timer("idle", None)]
+
+
+def _pause_turn(m: Machine, e: Event, now: float) -> list[Command]:
+    """The lid left fully open mid-turn: the rotator is already stopped (the interlock, on
+    the pin thread); the turn waits for the next full opening."""
+    mem = m.memory
+    mem.turn_pending = True
+    mem.braking = False
+    return [turn(Turn.STOP), timer("rotation", None), timer("settle", None),
+            Command(CUE, cues.LID_OPEN), Command(LED, "busy"),
+            emit("turn_paused", reason="the lid left fully open"), *m._idle(now)]
+
+
 def _left_home(m: Machine, e: Event, now: float) -> list[Command]:
     m.memory.left_home = True
     return []
@@ -628,6 +693,7 @@ def _arrive(m: Machine, e: Event, now: float) -> list[Command]:
     mem.side = sensed
     mem.streak.flipped()
     mem.expected_side = None
+    mem.turn_pending = False
     if m.inputs.lid_closed:
         mem.rotation_armed = True  # the next opening of the lid is a new one
     if not homing:
@@ -686,12 +752,20 @@ def _clear_fault(m: Machine, e: Event, now: float) -> list[Command]:
     mem.fault = None
     mem.rotation_armed = True
     mem.side = _sensed_side(m)
-    return [Command(LED, "ready"), emit("fault_cleared", code=code, by=e.name, side=mem.side),
-            *m._idle(now), Command(SAVE)]
+    out = [Command(LED, "ready"), emit("fault_cleared", code=code, by=e.name, side=mem.side),
+           *m._idle(now), Command(SAVE)]
+    if not m.inputs.home:  # left between detents (a turn that timed out, say)
+        mem.expected_side = None
+        out += m._wait_for_turn(now)
+    return out
 
 
 def _clear_fault_open(m: Machine, e: Event, now: float) -> list[Command]:
     return [*_clear_fault(m, e, now), Command(LED, "busy")]
+
+
+def _lid_sensor(m: Machine, e: Event, now: float) -> list[Command]:
+    return m._fault("lid_sensor", now)
 
 
 def _debug_run(m: Machine, e: Event, now: float) -> list[Command]:
@@ -757,7 +831,8 @@ def _debug_refused(m: Machine, e: Event, now: float) -> list[Command]:
 
 
 def _sensor_disagrees(m: Machine, e: Event, now: float) -> bool:
-    return _sensed_side(m) != m.memory.side
+    """Not while a turn waits: a stopped cartridge may coast past the side sensor's edge."""
+    return _sensed_side(m) != m.memory.side and not m.memory.turn_pending
 
 
 def _side_moved(m: Machine, e: Event, now: float) -> list[Command]:
@@ -775,6 +850,7 @@ T = Transition
 TRANSITIONS: tuple[Transition, ...] = (
     # Ready: press your luck.
     T(READY, PRESS, READY, None, _mashed),
+    T(READY, PRESS, READY, _turn_refusal, _turn_pending),
     T(READY, PRESS, READY, _reload, _empty),
     T(READY, PRESS, FAULT, _beam_fault, _beam_stuck),
     T(READY, PRESS, READY, _stock_floor, _at_stock_floor),
@@ -785,8 +861,9 @@ TRANSITIONS: tuple[Transition, ...] = (
     T(READY, T_IDLE, ASLEEP, _sleep),
     T(READY, SLEEP_NOW, ASLEEP, _sleep),
     T(READY, DEBUG_RUN_NOW, DEBUG_RUN, _debug_run),
-    T(READY, DEBUG_ROTATE, ROTATING, _debug_rotate),
     T(READY, PROFILE, READY, _use_profile),
+    T(READY, HOME, FAULT, _mismatch, _pending_mismatch),
+    T(READY, HOME, READY, _arrive, _pending_arrival),
     # Shooting: the motor runs until the beam has counted the cards.
     T(SHOOTING, BEAM_BLOCKED, SHOOTING, _card_in_beam),
     T(SHOOTING, BEAM_CLEAR, READY, _finish_shot, _last_card),
@@ -799,6 +876,7 @@ TRANSITIONS: tuple[Transition, ...] = (
     T(SHOOTING, LOAD, SHOOTING, _load),
     T(SHOOTING, T_IDLE, SHOOTING, _rearm_idle),
     # Lid open: no shooting; fully open turns the cartridge once per opening.
+    T(LID_OPEN, LID_FULL, ROTATING, _resume_turn, _turn_pending),
     T(LID_OPEN, LID_FULL, ROTATING, _start_flip, _can_rotate),
     T(LID_OPEN, LID_CLOSED, READY, _lid_closed),
     T(LID_OPEN, PRESS, LID_OPEN, _lid_warning, _not_mashed),
@@ -806,6 +884,9 @@ TRANSITIONS: tuple[Transition, ...] = (
     T(LID_OPEN, T_IDLE, ASLEEP, _sleep),
     T(LID_OPEN, SLEEP_NOW, ASLEEP, _sleep),
     T(LID_OPEN, PROFILE, LID_OPEN, _use_profile),
+    T(LID_OPEN, DEBUG_ROTATE, ROTATING, _debug_rotate, _lid_is_full),
+    T(LID_OPEN, HOME, FAULT, _mismatch, _pending_mismatch),
+    T(LID_OPEN, HOME, LID_OPEN, _arrive, _pending_arrival),
     # Rotating: to the next detent, then the side is read from the sensor.
     T(ROTATING, HOME_LEFT, ROTATING, _left_home),
     T(ROTATING, HOME, FAULT, _mismatch, _side_mismatch),
@@ -818,6 +899,9 @@ TRANSITIONS: tuple[Transition, ...] = (
     T(ROTATING, T_SETTLE, READY, _arrive, _lid_is_closed),
     T(ROTATING, T_SETTLE, LID_OPEN, _arrive),
     T(ROTATING, T_ROTATION, FAULT, _rotation_timeout),
+    # The turn goes on only while the lid is fully open (fingers): leaving it pauses it.
+    T(ROTATING, LID_LEFT_FULL, LID_OPEN, _arrive, _braking),
+    T(ROTATING, LID_LEFT_FULL, LID_OPEN, _pause_turn),
     T(ROTATING, LID_CLOSED, ROTATING, _lid_moved),
     T(ROTATING, LID_LEFT_CLOSED, ROTATING, _lid_moved),
     T(ROTATING, LOAD, ROTATING, _load),
@@ -856,6 +940,9 @@ TRANSITIONS: tuple[Transition, ...] = (
     # Any other state: a card the roller pushed into the slot is counted when it leaves.
     *(T(s, BEAM_CLEAR, s, _late_card_out, _roller_card_left)
       for s in (READY, LID_OPEN, ROTATING, ASLEEP, FAULT)),
+    # Any state: the lid switch's two contacts agree, so neither can be believed.
+    *(T(s, LID_SENSOR, FAULT, _lid_sensor) for s in STATES if s is not FAULT),
+    T(FAULT, LID_SENSOR, FAULT, _lid_sensor, _new_lid_fault),
     # Any state, on a bug the shell caught: ``Machine.handle`` sends ``internal`` to
     # ``_internal`` (fault "internal") whatever the state.
 )

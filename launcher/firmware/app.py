@@ -108,7 +108,7 @@ class Launcher:
         self.settings = settings
         self.rng = rng  # the press-your-luck draws, made here and sent inside each press
         self.cues = cues
-        self.actuators = actuators or Actuators(board, settings.motor.brake)
+        self.actuators = actuators or Actuators(board, settings.motor, reactor)
         self.store = store or StateStore(None)
         saved = self.store.load()
         memory = m.Memory(side=saved.side, streak=DryStreak(saved.dry_streak),
@@ -119,6 +119,7 @@ class Launcher:
         self.history: deque[tuple[float, str, dict[str, Any]]] = deque(maxlen=500)
         self._timers: dict[str, Timer] = {}
         self._save_timer = reactor.register_timer(self._save, NEVER, "save")
+        self._lid_pair_timer = reactor.register_timer(self._lid_pair_due, NEVER, "lid_pair")
         self._inputs = self._wire_inputs()
         self.started = False
         self._failing = False  # inside internal_fault: a second failure is not caught
@@ -131,28 +132,45 @@ class Launcher:
             lid_closed=b.lid_closed.is_active, lid_full=b.lid_open.is_active,
             beam_blocked=bool(b.exit_beam and b.exit_beam.is_active),
             home=b.home.is_active, yellow_back=b.yellow_back.is_active)
+        self.actuators.enable()
+        self.actuators.on_lapse = self._lapsed_from_any_thread
         for d in self._inputs:
             d.level = d.device.is_active
             d.device.on_change(self._edge_from_any_thread(d))
+        if b.lid_closed_nc is not None:
+            b.lid_closed_nc.on_change(self._lid_nc_from_any_thread)
         self.started = True
         self.reactor.on_error = self.internal_fault
         if self.store.problem:
             self._note("state_reset", {"reason": self.store.problem})
             self._save_timer_soon()
         self._run(self.machine.start(inputs, self.reactor.monotonic()))
+        self._check_lid_pair()
 
     def stop(self) -> None:
-        """Motors off, state written, callbacks detached (the board stays open)."""
+        """The board safe and every run refused first, then every timer cancelled, then the
+        callbacks detached and the state written (the board stays open).
+
+        In that order, nothing that is still queued (a debounce re-check, a posted edge, a
+        timer) can start the roller once ``stop`` has begun.
+        """
         if not self.started:
             return
+        self.started = False
+        self.actuators.shutdown()
+        for t in (*self._timers.values(), self._save_timer, self._lid_pair_timer,
+                  *(d.recheck for d in self._inputs if d.recheck is not None)):
+            self.reactor.update_timer(t, NEVER)
+        self.led.set("off")
         for d in self._inputs:
             d.device.on_change(None)
-        self.actuators.safe()
+        if self.board.lid_closed_nc is not None:
+            self.board.lid_closed_nc.on_change(None)
+        self.actuators.on_lapse = None
         if self.reactor.on_error == self.internal_fault:
             self.reactor.on_error = None
         self._save(self.reactor.monotonic())
         self.store.close()
-        self.started = False
 
     def internal_fault(self, exc: BaseException, where: str) -> None:
         """A bug on the reactor thread: board safe first, then one log line and the fault.
@@ -191,29 +209,78 @@ class Launcher:
         return wired
 
     def _edge_from_any_thread(self, d: _Debounced) -> Callable[[bool], None]:
+        """The callback for one input, run on whatever thread the pin library uses.
+
+        The interlocks act here, on that thread, before anything is posted: the lid
+        leaving closed stops the roller and the lid leaving fully open stops the rotator,
+        whatever the reactor thread is doing.
+        """
         post = self.reactor.post
+        interlock = {m.LID_LEFT_CLOSED: self.actuators.lid_left,
+                     m.LID_LEFT_FULL: self.actuators.lid_left_full}.get(d.falling)
 
         def changed(level: bool) -> None:
+            if interlock is not None and not level:
+                interlock()
             post(lambda: self._edge(d, level))
 
         return changed
 
+    def _lid_nc_from_any_thread(self, level: bool) -> None:
+        if level:  # the NC contact closed: the lid is leaving closed
+            self.actuators.lid_left()
+        self.reactor.post(self._check_lid_pair)
+
+    def _lapsed_from_any_thread(self, what: str) -> None:
+        detail = f"{what} lapsed: the reactor did not renew it in time (blocked or starved)"
+        self.reactor.post(lambda: self._lapsed(detail))
+
+    def _lapsed(self, detail: str) -> None:
+        if self.started:
+            self.dispatch(m.Event(m.INTERNAL, detail=detail))
+
     def _edge(self, d: _Debounced, level: bool) -> None:
         """Leading-edge debounce: act on the first edge, then re-read once the window ends.
 
-        The lid leaving closed is never held back: it stops the motor on its first edge
-        and reaches the machine at once, whatever the lock-out window. Debounce delays
-        only re-arming and the closing edge.
+        The lid leaving closed is never held back: the roller stopped on its first edge
+        (``_edge_from_any_thread``) and it reaches the machine at once, whatever the
+        lock-out window. Debounce delays only re-arming and the closing edge.
         """
+        if not self.started:
+            return
         now = self.reactor.monotonic()
+        if d.name == "lid_closed":
+            self._check_lid_pair()
         if d.falling is m.LID_LEFT_CLOSED and not level:
-            self.actuators.lid_left()
             if level != d.level:
                 self._report(d, level, now)
             return
         if now < d.locked_until or level == d.level:
             return
         self._report(d, level, now)
+
+    # -- the lid switch's two contacts (pins.lid_closed_nc) --
+
+    def _check_lid_pair(self) -> None:
+        """NO and NC contacts must disagree; agreeing longer than the debounce is a fault."""
+        nc = self.board.lid_closed_nc
+        if nc is None or not self.started:
+            return
+        if self.board.lid_closed.is_active != nc.is_active:
+            self.reactor.update_timer(self._lid_pair_timer, NEVER)
+        elif self._lid_pair_timer.waketime == NEVER:
+            self.reactor.update_timer(self._lid_pair_timer, self.reactor.monotonic()
+                                      + self.settings.timing.debounce)
+
+    def _lid_pair_due(self, eventtime: float) -> float:
+        nc = self.board.lid_closed_nc
+        closed = self.board.lid_closed.is_active
+        if nc is not None and closed == nc.is_active:
+            self.actuators.lid_left()
+            self._note("lid_sensor", {"no": "closed" if closed else "open",
+                                      "nc": "closed" if nc.is_active else "open"})
+            self.dispatch(m.Event(m.LID_SENSOR))
+        return NEVER
 
     def _report(self, d: _Debounced, level: bool, now: float) -> None:
         d.level = level
@@ -248,7 +315,7 @@ class Launcher:
 
     def _run(self, commands: list[m.Command]) -> None:
         # The motor first: a shot's roller must not wait for its BAM to start playing.
-        refused = False
+        refused = turn_refused = False
         for c in commands:
             if c.kind is m.Cmd.MOTOR:
                 refused = not self._motor(c.arg) or refused
@@ -259,7 +326,8 @@ class Launcher:
                 case m.Cmd.CUE:
                     self.cues.play(c.arg)
                 case m.Cmd.ROTATOR:
-                    self.actuators.rotator(c.arg, c.fields().get("speed", 1.0))
+                    ok = self.actuators.rotator(c.arg, c.fields().get("speed", 1.0))
+                    turn_refused = turn_refused or not ok
                 case m.Cmd.TIMER:
                     self._set_timer(*c.arg)
                 case m.Cmd.EMIT:
@@ -274,6 +342,9 @@ class Launcher:
             # The interlock refused: the lid pin reads open, whatever the machine last heard.
             self._note("interlock", {"reason": "lid not closed; motor refused"})
             self.dispatch(m.Event(m.LID_LEFT_CLOSED))
+        if turn_refused:
+            self._note("interlock", {"reason": "lid not fully open; rotator refused"})
+            self.dispatch(m.Event(m.LID_LEFT_FULL))
 
     def _motor(self, speed: float) -> bool:
         """Carry out one motor command; False if the interlock refused a run."""
@@ -283,7 +354,9 @@ class Launcher:
         return self.actuators.run_motor(speed)
 
     def _power(self, awake: bool) -> None:
-        self.actuators.power(awake)
+        # The driver wakes by itself for each run or turn; going to sleep lets go of both.
+        if not awake:
+            self.actuators.idle()
         if awake:
             self.cues.wake()
         else:
@@ -375,6 +448,7 @@ class Launcher:
 
     def clear_fault(self) -> None:
         self.dispatch(m.Event(m.CLEAR))
+        self._check_lid_pair()  # contacts that still agree fault again
 
     def sleep(self) -> None:
         self.dispatch(m.Event(m.SLEEP_NOW))
@@ -392,7 +466,7 @@ class Launcher:
             raise ValueError("pin changes need a restart")
         self.settings = settings
         self.machine.settings = settings
-        self.actuators.brake = settings.motor.brake
+        self.actuators.motor = settings.motor
 
     def status(self) -> dict[str, Any]:
         mem = self.machine.memory
@@ -418,7 +492,7 @@ def build_app(settings: Settings, reactor: Reactor, rng: random.Random, board: B
     """The whole firmware on ``board``: actuators, sound, state file, machine."""
     from launcher.firmware.sound import build_cue_player
 
-    actuators = Actuators(board, settings.motor.brake)
+    actuators = Actuators(board, settings.motor, reactor)
     player = build_cue_player(settings, actuators.amp, reactor, warn)
     return Launcher(board, reactor, settings, rng, player, StateStore(settings.state_path),
                     actuators)

@@ -508,7 +508,7 @@ class Console:
           min_args=1, max_args=1)
         r("motor run", "MS", f"run the shooter motor MS ms (at most {MOTOR_RUN_MAX_MS})",
           self._motor_run, min_args=1, max_args=1, debug=True)
-        r("rotate", "", "turn the cartridge to its next detent (a flip), reading its sensors",
+        r("rotate", "", "turn the cartridge to its next detent (a flip; the lid fully open)",
           self._rotate, debug=True)
         r("jam", "", "the next card sticks in the slot", self._jam, sim=True)
         r("unjam", "", "free the stuck card", self._unjam, sim=True)
@@ -841,8 +841,11 @@ class Console:
         return {"motor": "on", "ms": ms, "speed": self.app.settings.motor.speed}
 
     def _rotate(self, a: Args) -> dict[str, Any]:
-        if self.app.machine.state is not m.READY or not self.app.debug_rotate():
-            raise self._refusal()
+        # The rotator turns only with the lid fully open (fingers), as in a flip.
+        if not self.app.actuators.lid_full:
+            raise CommandError(E_STATE, "refused: the rotator turns only with the lid fully open")
+        if self.app.machine.state is not m.LID_OPEN or not self.app.debug_rotate():
+            raise CommandError(E_STATE, f"refused while {self.app.machine.state}")
         return {"rotator": "on", "limit": self.app.settings.timing.rotation_timeout}
 
     # the simulated launcher

@@ -49,6 +49,8 @@ def run_firmware(app: Launcher, seed: int, config_path: str | None = None,
                                     baud=settings.console.baud)
         transport.start()
     app.start()
+    # The guard thread ends any run or turn whose lease the reactor stops renewing.
+    app.actuators.start_guard()
     tune_gc()
     log.info("started on %s, side %s, luck seed %d", app.board.name, app.machine.memory.side,
              seed)

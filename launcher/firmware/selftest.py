@@ -195,7 +195,7 @@ class SelfTest:
                  player: CuePlayer, step_timeout: float = STEP_TIMEOUT,
                  actuators: Actuators | None = None) -> None:
         self.board = board
-        self.act = actuators or Actuators(board, settings.motor.brake)
+        self.act = actuators or Actuators(board, settings.motor, runner.reactor)
         self.settings = settings
         self.runner = runner
         self.reactor = runner.reactor
@@ -397,7 +397,7 @@ class SelfTest:
         done = [False]
 
         def stop(eventtime: float = 0.0) -> float:
-            act.power(False)
+            act.idle()
             done[0] = True
             return NEVER
 
@@ -409,7 +409,6 @@ class SelfTest:
         timer = self.reactor.register_timer(stop, NEVER, "selftest.pulse")
         w.on_edge = edge
         try:
-            act.power(True)
             if not act.run_motor(self.settings.motor.speed):
                 return  # the lid pin reads open: the interlock refused the run
             self.reactor.update_timer(timer, self.reactor.monotonic() + seconds)
@@ -485,7 +484,7 @@ def run_on_hardware(settings: Settings, out: TextIO = sys.stdout,
         return None
     reactor = RealReactor()
     board = open_board(settings.pins, name)
-    actuators = Actuators(board, settings.motor.brake)
+    actuators = Actuators(board, settings.motor, reactor)
     operator = HumanOperator(out, inp)
     try:
         player = build_cue_player(settings, actuators.amp, reactor, operator.show)

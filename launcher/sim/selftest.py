@@ -157,7 +157,8 @@ def simulated_unit(settings: Settings, physics: Physics | None = None
     pack = load_pack(settings.audio.pack)
     speaker = RecordingSpeaker(clock=reactor.monotonic)
     speaker.load(pack.files)
-    player = CuePlayer(speaker, Actuators(sim.board).amp, reactor, pack.durations)
+    player = CuePlayer(speaker, Actuators(sim.board, settings.motor, reactor).amp, reactor,
+                        pack.durations)
     return sim, player, ManualRunner(reactor)
 
 

@@ -51,6 +51,11 @@ def emitted(cmds: list[Command]) -> list[str]:
     return kinds(cmds, m.EMIT)
 
 
+def emits(cmds: list[Command]) -> dict[str, dict]:
+    """Each event the commands emit, by kind, with its fields."""
+    return {c.arg: c.fields() for c in cmds if c.kind == m.EMIT}
+
+
 DRY = 0.99  # above every hazard below 1.0
 SHOOT = 0.0  # below every hazard; the next value picks the shot size
 
@@ -231,15 +236,81 @@ def test_a_blocked_beam_before_a_shot_is_a_sensor_fault():
     assert kinds(out, m.MOTOR) == [0.0] and mach.memory.fault == "beam_blocked"
 
 
-def test_power_on_between_detents_homes_the_cartridge_without_a_flip():
+def test_power_on_between_detents_waits_for_a_full_opening_then_homes_without_a_flip():
     mach = m.Machine(config.load())
     out = mach.start(m.Inputs(home=False, yellow_back=False), 0.0)
+    # Never turn with the lid closed (or ajar): say why it waits, and refuse to shoot.
+    assert mach.state == m.READY and kinds(out, m.ROTATOR) == []
+    assert emits(out)["turn_waiting"]["reason"] == m.TURN_WAITING
+    assert cues.LID_OPEN in kinds(out, m.CUE) and mach.memory.turn_pending
+    out = mach.handle(Event(m.PRESS, 3), 1.0)
+    assert mach.state == m.READY and kinds(out, m.MOTOR) == []
+    assert emits(out)["refused"]["reason"] == m.TURN_WAITING
+    mach.handle(Event(m.LID_LEFT_CLOSED), 2.0)
+    assert mach.state == m.LID_OPEN and mach.memory.turn_pending
+    out = mach.handle(Event(m.LID_FULL), 2.5)
     assert mach.state == m.ROTATING and m.turn(m.Turn.AHEAD) in out
     # Off home from the start: the shell sends no home_left, and the next home is arrival
     # (before, it waited for a home_left that never came, and faulted on the timeout).
-    out = mach.handle(Event(m.HOME), 0.6)
+    out = mach.handle(Event(m.HOME), 3.1)
     assert "homed" in emitted(out) and mach.memory.counters.get("flips", 0) == 0
-    assert mach.state == m.READY
+    assert mach.state == m.LID_OPEN and not mach.memory.turn_pending
+
+
+def test_power_on_between_detents_with_the_lid_fully_open_homes_at_once():
+    mach = m.Machine(config.load())
+    out = mach.start(m.Inputs(lid_closed=False, lid_full=True, home=False), 0.0)
+    assert mach.state == m.ROTATING and m.turn(m.Turn.AHEAD) in out
+
+
+def test_the_lid_leaving_fully_open_pauses_a_turn_until_the_next_full_opening():
+    mach = m.Machine(config.load())
+    mach.start(m.Inputs(), 0.0)
+    mach.handle(Event(m.LID_LEFT_CLOSED), 1.0)
+    mach.handle(Event(m.LID_FULL), 1.5)
+    mach.handle(Event(m.HOME_LEFT), 1.6)
+    out = mach.handle(Event(m.LID_LEFT_FULL), 1.8)
+    assert mach.state == m.LID_OPEN and m.turn(m.Turn.STOP) in out
+    assert "turn_paused" in emitted(out) and mach.memory.turn_pending
+    assert mach.memory.expected_side == "wild"
+    # Closing the lid does not forget it; a press is refused with the reason.
+    mach.handle(Event(m.LID_CLOSED), 2.0)
+    out = mach.handle(Event(m.PRESS, 2), 3.0)
+    assert mach.state == m.READY and kinds(out, m.MOTOR) == []
+    mach.handle(Event(m.LID_LEFT_CLOSED), 4.0)
+    out = mach.handle(Event(m.LID_FULL), 4.5)
+    assert mach.state == m.ROTATING and "turn_resumed" in emitted(out)
+    # It had left home already: the next home is the arrival, read from the sensor.
+    mach.handle(Event(m.YELLOW_FRONT), 4.8)
+    out = mach.handle(Event(m.HOME), 5.0)
+    assert emits(out)["flip"] == {"side": "wild"} and mach.memory.side == "wild"
+    assert mach.memory.counters["flips"] == 1 and not mach.memory.turn_pending
+
+
+def test_a_stopped_turn_that_coasts_onto_its_detent_has_arrived():
+    mach = m.Machine(config.load())
+    mach.start(m.Inputs(), 0.0)
+    mach.handle(Event(m.LID_LEFT_CLOSED), 1.0)
+    mach.handle(Event(m.LID_FULL), 1.5)
+    mach.handle(Event(m.HOME_LEFT), 1.6)
+    mach.handle(Event(m.LID_LEFT_FULL), 2.0)
+    mach.handle(Event(m.YELLOW_FRONT), 2.05)  # no side fault: the turn is only waiting
+    out = mach.handle(Event(m.HOME), 2.1)
+    assert mach.state == m.LID_OPEN and emits(out)["flip"] == {"side": "wild"}
+    assert mach.memory.fault is None and not mach.memory.turn_pending
+
+
+def test_the_lid_sensor_event_is_a_fault_from_every_state_and_once():
+    for state in m.STATES:
+        mach = m.Machine(config.load())
+        mach.start(m.Inputs(), 0.0)
+        mach.state = state
+        out = mach.handle(Event(m.LID_SENSOR), 1.0)
+        if state is m.FAULT:
+            assert out[0].arg == 0.0 and emits(out)["fault"]["code"] == "lid_sensor"
+        assert mach.state == m.FAULT and mach.memory.fault == "lid_sensor"
+        assert kinds(out, m.LED) == [m.FAULT_BLINKS["lid_sensor"]]
+        assert mach.handle(Event(m.LID_SENSOR), 1.5) == []  # not again while it lasts
 
 
 def test_inventory_counts_down_and_an_empty_launcher_asks_for_a_reload():

@@ -81,20 +81,24 @@ def test_a_whole_shot_with_the_press_arriving_on_the_librarys_thread(unit):
     app.start()
     unit.reactor.advance(0.1)
     assert app.machine.state == "ready" and app.status()["lid"] == "closed"
-    assert hw.level(PINS.led) == 1 and hw.level(PINS.motor_sleep) == 1
+    assert hw.level(PINS.led) == 1 and hw.level(PINS.motor_sleep) == 0  # asleep when idle
     unit.world(PINS.button, 0)
     assert unit.posted_from and set(unit.posted_from) == {f"fake-{hw.name}-notify"}
     assert app.machine.state == "shooting"
     assert hw.pwm(PINS.motor_in1) == (PWM_FREQUENCY, pytest.approx(app.settings.motor.speed))
-    assert hw.level(PINS.motor_in2) == 0
+    assert hw.level(PINS.motor_in2) == 0 and hw.level(PINS.motor_sleep) == 1
     unit.world(PINS.button, 1)
     for _ in range(2):  # two cards pass the beam
         unit.world(PINS.exit_beam, 0)
         unit.world(PINS.exit_beam, 1)
     assert app.machine.state == "ready"
     assert app.status()["motor"] == 0
-    braked = 1 if app.settings.motor.brake else 0
-    assert hw.level(PINS.motor_in1) == braked and hw.level(PINS.motor_in2) == braked
+    assert app.settings.motor.brake and app.settings.motor.brake_time > 0.06
+    # The stop brakes (both inputs high) for motor.brake_ms, then lets go and sleeps.
+    assert hw.level(PINS.motor_in1) == 1 and hw.level(PINS.motor_in2) == 1
+    unit.reactor.advance(app.settings.motor.brake_time)
+    assert hw.level(PINS.motor_in1) == 0 and hw.level(PINS.motor_in2) == 0
+    assert hw.level(PINS.motor_sleep) == 0
 
 
 def test_lid_interlock_rotator_and_led_on_lgpio(fake_lgpio):
@@ -108,16 +112,17 @@ def test_lid_interlock_rotator_and_led_on_lgpio(fake_lgpio):
         # The lid lifts mid-shot: the motor stops at the H-bridge pins.
         u.world(PINS.lid_closed, 1)
         assert app.machine.state == "lid_open"
-        braked = 1 if app.settings.motor.brake else 0
-        assert app.status()["motor"] == 0
-        assert hw.level(PINS.motor_in1) == braked and hw.level(PINS.motor_in2) == braked
+        assert app.status()["motor"] == 0  # no brake here: the driver sleeps at once
+        assert hw.level(PINS.motor_in1) == 0 and hw.level(PINS.motor_in2) == 0
+        assert hw.level(PINS.motor_sleep) == 0
         # Fully open: the rotator turns until the next detent, where the side is Wild.
         u.world(PINS.lid_open, 0)
         assert app.machine.state == "rotating" and hw.level(PINS.rotator) == 1
+        assert hw.level(PINS.motor_sleep) == 1
         u.world(PINS.home, 1)
         u.world(PINS.yellow_back, 1)
         u.world(PINS.home, 0)
-        assert hw.level(PINS.rotator) == 0
+        assert hw.level(PINS.rotator) == 0 and hw.level(PINS.motor_sleep) == 0
         assert app.machine.state == "lid_open" and app.status()["side"] == "wild"
         u.world(PINS.lid_open, 1)
         u.world(PINS.lid_closed, 0)

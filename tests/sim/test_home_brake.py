@@ -129,7 +129,10 @@ def test_power_on_between_detents_homes_at_the_next_detent_not_the_one_after():
     app.listeners.append(lambda kind, data: homed.append(data) if kind == "homed" else None)
     app.start()
     reactor.advance(2.0)
-    assert homed == [{"side": "wild"}] and app.machine.state == "ready"
+    assert homed == [] and sim.angle == 90.0  # the lid is closed: it waits
+    sim.open_lid()
+    reactor.advance(2.0)
+    assert homed == [{"side": "wild"}] and app.machine.state == "lid_open"
     assert sim.angle == 180.0
 
 

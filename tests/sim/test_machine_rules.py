@@ -215,13 +215,38 @@ class LauncherUnderUse(RuleBasedStateMachine):
 
     @invariant()
     def the_rotator_rests_outside_a_turn(self) -> None:
+        """Outside a turn its inputs are low, but for the brief brake of a turn stopped by
+        the lid (it ends by itself after motor.brake_ms)."""
         if hasattr(self, "rig") and self.rig.state != m.ROTATING:
-            sim = self.rig.sim
-            assert sim.level("rotator") == 0 and sim.level("rotator_in2") == 0
+            sim, act = self.rig.sim, self.rig.app.actuators
+            assert not self.rig.app.board.rotator.is_active
+            if act.turn != "brake":
+                assert sim.level("rotator") == 0 and sim.level("rotator_in2") == 0
+
+    @invariant()
+    def the_rotator_turns_only_with_the_lid_fully_open(self) -> None:
+        if hasattr(self, "rig") and self.rig.app.board.rotator.is_active:
+            assert self.rig.sim.lid == "full"
+
+    @invariant()
+    def the_driver_sleeps_when_nothing_is_driven(self) -> None:
+        """nSLEEP is high only while a channel is driven or braking; with the lid off its
+        switch, only for the rotator."""
+        if not hasattr(self, "rig"):
+            return
+        act, sim = self.rig.app.actuators, self.rig.sim
+        if act.roller == "idle" and act.turn == "idle":
+            assert sim.level("motor_sleep") == 0
+        if not self.rig.app.board.lid_closed.is_active:
+            assert act.roller == "idle"
+            if act.turn == "idle":
+                assert sim.level("motor_sleep") == 0
 
     @invariant()
     def ready_means_the_side_the_sensor_reads(self) -> None:
-        if hasattr(self, "rig") and self.rig.state == m.READY:
+        """Unless a stopped turn waits for the lid: then the cartridge is between sides."""
+        if (hasattr(self, "rig") and self.rig.state == m.READY
+                and not self.rig.app.machine.memory.turn_pending):
             sensed = "mild" if self.rig.app.board.yellow_back.is_active else "wild"
             assert self.rig.app.machine.memory.side == sensed
 
