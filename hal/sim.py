@@ -147,6 +147,7 @@ class SimLauncher:
             if n is not None:
                 self.pin(n).listener = self._output_changed
         self._drive("lid_closed", True)
+        self._drive("lid_closed_nc", False)
         self._drive("lid_open", False)
         self._drive("button", False)
         self._update_cartridge_sensors(at_once=True)
@@ -211,12 +212,14 @@ class SimLauncher:
     def open_lid(self, full: bool = True) -> None:
         """Lift the lid off its switch; ``full`` lifts it until the fully-open switch closes."""
         self._lid = "full" if full else "ajar"
-        self._drive("lid_closed", False)
+        self._drive("lid_closed", False)  # an SPDT breaks before it makes: NO, then NC
+        self._drive("lid_closed_nc", True)
         self._drive("lid_open", full)
 
     def close_lid(self) -> None:
         self._lid = "closed"
         self._drive("lid_open", False)
+        self._drive("lid_closed_nc", False)
         self._drive("lid_closed", True)
 
     @property
@@ -278,6 +281,8 @@ class SimLauncher:
             self._drive("exit_beam", self._card_in_beam is not None)
         elif sensor in ("lid_closed", "lid_open"):
             self._drive(sensor, self._lid == ("closed" if sensor == "lid_closed" else "full"))
+        elif sensor == "lid_closed_nc":
+            self._drive(sensor, self._lid != "closed")
         elif sensor == "button":
             self._drive("button", False)
 

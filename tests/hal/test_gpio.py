@@ -205,3 +205,30 @@ def test_a_busy_rotator_in2_releases_the_rotator_pin_for_the_next_try(factory):
         GpioRotator(24, 4, factory)
     squatter.close()
     GpioOutput(24, factory).close()  # 24 was let go when 4 failed
+
+
+def test_motor_pin_writes_never_pass_through_a_forward_drive_when_stopping(factory):
+    """Stopping from a run, a brake or a coast: every mix the bridge sees between two pin
+    writes is brake, coast or reverse, never forward (IN1 high with IN2 low)."""
+    motor = HBridgeMotor(12, 13, factory)
+    seen: list[tuple[float, float]] = []
+    for n in (12, 13):
+        pin = factory.pin(n)
+        original = pin._change_state
+
+        def record(value, original=original):
+            changed = original(value)
+            seen.append(levels(factory, 12, 13))
+            return changed
+
+        pin._change_state = record
+    for speed in (0.85, 1.0, 0.3):
+        motor.forward(speed)
+        seen.clear()
+        motor.stop(brake=True)
+        motor.stop(brake=False)
+        motor.stop(brake=True)
+        motor.stop(brake=True)
+        motor.stop(brake=False)
+        assert seen and all(not (in1 > 0 and in2 == 0) for in1, in2 in seen), seen
+    motor.close()
