@@ -36,6 +36,7 @@ def build(name: str, where: Path) -> tuple[Path, Path, dict]:
     root = where / "root"
     shutil.copytree(base / "root", root, symlinks=True)
     for rel, text in spec.get("files", {}).items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
         (root / rel).write_text(text.lstrip("\n"))
     for rel in spec.get("remove", []):
         (root / rel).unlink()
