@@ -359,16 +359,9 @@ def check_pigpiod_timing(facts: Facts) -> list[Result]:
     the I2S amplifier's bus, and the speaker stays silent."""
     if factory(facts) != "pigpio":
         return []
-    fix = (f"/{PIGPIOD_DROPIN} with ExecStart= then {PIGPIOD_EXEC} (systemd/"
-           "pigpiod-launcher.conf; install.sh puts it there), then sudo systemctl daemon-reload"
-           " && sudo systemctl restart pigpiod")
-    if facts.processes:
-        argv = facts.processes[0]
-        if _has_t0(argv):
-            return [Result(PASS, "pigpiod -t 0", f"pigpiod runs as {' '.join(argv)}: PCM is "
-                           "left to the amplifier")]
-        return [Result(FAIL, "pigpiod -t 0", f"pigpiod runs as {' '.join(argv)}, without -t 0: "
-                       "it takes the PCM clock and the I2S amplifier is silent", fix)]
+    fix = (f"write /{PIGPIOD_DROPIN} with the lines [Service], ExecStart= and {PIGPIOD_EXEC} "
+           "(that file is systemd/pigpiod-launcher.conf), then sudo systemctl daemon-reload && "
+           "sudo systemctl restart pigpiod")
     units = [facts.text(rel) for rel in ("lib/systemd/system/pigpiod.service",
                                          "usr/lib/systemd/system/pigpiod.service",
                                          "etc/systemd/system/pigpiod.service")]
@@ -382,7 +375,13 @@ def check_pigpiod_timing(facts: Facts) -> list[Result]:
                        "without -t 0: it takes the PCM clock and the I2S amplifier is silent",
                        fix)]
     where = f"/{dropins[-1]}" if dropins else "pigpiod.service"
-    return [Result(PASS, "pigpiod -t 0", f"{where} starts {' '.join(argv)}")]
+    running = facts.processes[0] if facts.processes else None
+    if running is not None and not _has_t0(running):
+        return [Result(FAIL, "pigpiod -t 0", f"{where} has -t 0, but pigpiod still runs as "
+                       f"{' '.join(running)} (it holds the PCM clock)",
+                       "sudo systemctl daemon-reload && sudo systemctl restart pigpiod")]
+    how = f"runs as {' '.join(running)}" if running else f"starts {' '.join(argv)}"
+    return [Result(PASS, "pigpiod -t 0", f"{where}: pigpiod {how}")]
 
 
 def check_groups(facts: Facts) -> list[Result]:
@@ -480,7 +479,7 @@ def check_amp_sd_pin(facts: Facts) -> list[Result]:
         return [Result(PASS, "amp SD pin", "dtoverlay=max98357a,no-sdmode: the SD pin is the "
                        "firmware's (pins.amp_enable)")]
     try:
-        sd = int(params.get("sdmode-pin", AMP_SD_PIN), 0)
+        sd = int(params.get("sdmode-pin", str(AMP_SD_PIN)), 0)
     except ValueError:
         sd = AMP_SD_PIN
     used = _used_pins(facts)
