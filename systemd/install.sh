@@ -433,7 +433,7 @@ install_config() {
     # Readable by all (it holds no secrets) so the self-test runs as the maker's own user;
     # writable by root only: the service sees /etc read-only anyway (ProtectSystem=strict).
     run install -d -m 0755 "$CONFIG_DIR"
-    if [ -e "$CONFIG" ]; then
+    if [ -e "$ROOT$CONFIG" ]; then
         say "$CONFIG exists: left as it is (compare with $SRC/launcher/default.toml)"
     else
         run install -m 0644 "$CHECKOUT/launcher/default.toml" "$CONFIG"
@@ -461,14 +461,18 @@ install_units() {
         if [ "$DRY_RUN" = 1 ] || ! systemctl is-enabled --quiet pigpiod.service; then
             state_set pigpiod_enabled 1
         fi
-    else
-        if [ -e "$PIGPIOD_DROPIN" ]; then
+    elif [ "$(state_get pigpiod_enabled)" = 1 ]; then
+        # An earlier install enabled pigpiod; lgpio needs no daemon sampling the pins.
+        run systemctl disable --now pigpiod.service
+        state_set pigpiod_enabled 0
+        run rm -f "$PIGPIOD_DROPIN"
+    elif [ -e "$PIGPIOD_DROPIN" ]; then
+        if systemctl is-enabled --quiet pigpiod.service 2>/dev/null; then
+            # Someone else enabled it: without the drop-in it would start with the PCM clock.
+            say "pigpiod is enabled, not by install.sh: its drop-in stays, so that it keeps" \
+                "-t 0 and leaves the amplifier's PCM clock alone"
+        else
             run rm -f "$PIGPIOD_DROPIN"
-        fi
-        if [ "$(state_get pigpiod_enabled)" = 1 ]; then
-            # An earlier install enabled pigpiod; lgpio needs no daemon sampling the pins.
-            run systemctl disable --now pigpiod.service
-            state_set pigpiod_enabled 0
         fi
     fi
     run systemctl daemon-reload

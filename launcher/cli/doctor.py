@@ -356,9 +356,15 @@ def _has_t0(argv: list[str]) -> bool:
 
 def check_pigpiod_timing(facts: Facts) -> list[Result]:
     """pigpiod must run with -t 0: by default it times its DMA with the PCM clock, which is
-    the I2S amplifier's bus, and the speaker stays silent."""
+    the I2S amplifier's bus, and the speaker stays silent. A pigpiod left running beside
+    lgpio does the same."""
     if factory(facts) != "pigpio":
-        return []
+        running = facts.processes[0] if facts.processes else None
+        if running is None or _has_t0(running):
+            return []
+        return [Result(FAIL, "pigpiod -t 0", f"pigpiod runs as {' '.join(running)}, without "
+                       f"-t 0, though the launcher uses {factory(facts)}: it holds the PCM clock "
+                       "and the I2S amplifier is silent", "sudo systemctl disable --now pigpiod")]
     fix = (f"write /{PIGPIOD_DROPIN} with the lines [Service], ExecStart= and {PIGPIOD_EXEC} "
            "(that file is systemd/pigpiod-launcher.conf), then sudo systemctl daemon-reload && "
            "sudo systemctl restart pigpiod")
