@@ -14,7 +14,7 @@ from hal.base import Board, HardwareError, Pins
 
 # The board model and the pin-factory choice live in hal.pins (no gpiozero import there, so
 # `launcher doctor` stays light); they are re-exported here for the firmware.
-from hal.pins import MODEL_FILE, auto_factory_name, factory_name, pi_model
+from hal.pins import MODEL_FILE, auto_factory_name, factory_name, header_gpiochip, pi_model
 
 __all__ = ["MODEL_FILE", "PWM_FREQUENCY", "GpioInput", "GpioOutput", "GpioRotator", "HBridgeMotor",
            "auto_factory_name", "build_board", "factory_name", "make_factory", "open_board",
@@ -66,7 +66,9 @@ def make_factory(name: str) -> Factory:
         if name == "lgpio":
             from gpiozero.pins.lgpio import LGPIOFactory
 
-            return LGPIOFactory()
+            # The header's chip by its label: its number moved between Pi 5 kernels.
+            # None (no such label found) leaves the choice to gpiozero.
+            return LGPIOFactory(chip=header_gpiochip())
         if name == "pigpio":
             from gpiozero.pins.pigpio import PiGPIOFactory
 

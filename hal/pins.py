@@ -1,5 +1,6 @@
 """Facts about the Pi's header with no gpiozero in sight: the board model, the one choice
-of pin factory, and which pins the launcher's own buses already use.
+of pin factory, the gpiochip that carries the header, and which pins the launcher's own
+buses already use.
 
 Kept free of gpiozero imports so that ``launcher doctor`` and the config check can use it
 on a Pi Zero in a fraction of a second.
@@ -41,14 +42,20 @@ def is_pi5_family(model: str | None) -> bool:
 
 
 def auto_factory_name(env: dict[str, str] | None = None, model: str | None = None) -> str:
-    """What ``pin_factory = "auto"`` means here: env, then the Pi model, else mock."""
+    """What ``pin_factory = "auto"`` means here: GPIOZERO_PIN_FACTORY if set, else lgpio on
+    every Raspberry Pi, else mock.
+
+    lgpio reaches the header of every model through the kernel's /dev/gpiochip*, and its
+    software PWM covers the 1 kHz the motor uses. pigpio is only ever chosen by name: it
+    does not reach a Pi 5, and Raspberry Pi OS Trixie no longer packages it.
+    """
     env = dict(os.environ) if env is None else env
     forced = env.get("GPIOZERO_PIN_FACTORY", "").strip().lower()
     if forced:
         return _allowed(forced, model, "GPIOZERO_PIN_FACTORY")
     if model is None:
         return "mock"
-    return "lgpio" if is_pi5_family(model) else "pigpio"
+    return "lgpio"
 
 
 def factory_name(setting: str, model: str | None, env: dict[str, str] | None = None) -> str:
@@ -65,6 +72,55 @@ def _allowed(name: str, model: str | None, where: str) -> str:
             f'{where} = "{name}" cannot reach the GPIO of a {model} (its header is on the '
             f'RP1 chip): use "lgpio" or "auto"')
     return name
+
+
+# The gpiochip of the 40-pin header, by the label its kernel driver gives it (what
+# `gpiodetect` prints in brackets), most specific first. The number is not fixed: on a Pi 5
+# the RP1 chip was gpiochip4 until the kernels of mid 2024 made it gpiochip0
+# (raspberrypi/linux#6144), and a Pi 4 also has the firmware's expander (raspberrypi-exp-gpio).
+HEADER_CHIP_LABELS = (
+    "pinctrl-rp1",      # Pi 5, 500, CM5: the RP1 I/O chip
+    "pinctrl-bcm2711",  # Pi 4, 400, CM4
+    "pinctrl-bcm2835",  # Pi 1, 2, 3, Zero, Zero 2 W (BCM2835/6/7 share the driver)
+)
+
+
+def gpiochip_labels(root: Path = Path("/")) -> dict[int, str]:
+    """gpiochip number (as in /dev/gpiochipN) -> the kernel's label for it.
+
+    The kernel lists the chips as /sys/bus/gpio/devices/gpiochipN, links to the chip's device
+    below its controller; the label is in the controller's legacy sysfs entry next to it
+    (``<controller>/gpio/gpiochipBASE/label``, the same one /sys/class/gpio lists by base,
+    which is not the chip number). ``root`` stands for ``/`` (tests give a folder). Chips
+    without a readable label are left out; no chip at all gives ``{}``.
+    """
+    labels: dict[int, str] = {}
+    for chip in sorted((root / "sys/bus/gpio/devices").glob("gpiochip*")):
+        number = chip.name.removeprefix("gpiochip")
+        if not number.isdigit():
+            continue
+        try:
+            controller = chip.resolve(strict=True).parent
+        except OSError:
+            continue
+        for entry in sorted(controller.glob("gpio/gpiochip*")):
+            try:
+                labels[int(number)] = (entry / "label").read_text(encoding="ascii").strip()
+            except (OSError, UnicodeDecodeError):
+                continue
+            break
+    return labels
+
+
+def header_gpiochip(root: Path = Path("/")) -> int | None:
+    """The number of the gpiochip that carries the 40-pin header, found by its label, or
+    None when no chip has a Raspberry Pi header label (not a Pi, or no sysfs)."""
+    labels = gpiochip_labels(root)
+    for wanted in HEADER_CHIP_LABELS:
+        for number, label in sorted(labels.items()):
+            if label == wanted:
+                return number
+    return None
 
 
 # BCM pins of the buses the launcher uses, and why each is taken.

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Install the card launcher firmware as a systemd service on Raspberry Pi OS (Bookworm).
+# Install the card launcher firmware as a systemd service on Raspberry Pi OS (Bookworm or
+# Trixie, any Pi with a 40-pin header).
 #
 #   sudo systemd/install.sh                 install or upgrade (safe to run again)
 #   sudo systemd/install.sh --usb-gadget    also make the USB port a serial console (/dev/ttyGS0)
@@ -24,6 +25,15 @@ UNIT_DIR=/etc/systemd/system
 UNIT=$UNIT_DIR/launcher.service
 PIGPIOD_DROPIN_DIR=$UNIT_DIR/pigpiod.service.d
 PIGPIOD_DROPIN=$PIGPIOD_DROPIN_DIR/launcher.conf
+# systemd's manager pings the SoC's watchdog: a hung kernel reboots. The BCM2835/2711/2712
+# watchdog counts to about 15 s at most; systemd pings at half the interval.
+WATCHDOG_DIR=/etc/systemd/system.conf.d
+WATCHDOG_DROPIN=$WATCHDOG_DIR/launcher-watchdog.conf
+WATCHDOG_SEC=10s
+# ALSA's default device, named by the amplifier card's ID (its number depends on the display
+# driver: a Pi 5 lists two HDMI cards first).
+ASOUND_CONF=/etc/asound.conf
+AMP_CARD=MAX98357A
 BLOCK_BEGIN="# >>> launcher block, added by install.sh and removed by its --uninstall"
 BLOCK_END="# <<< launcher block"
 GADGET_MODULES="modules-load=dwc2,g_serial"
@@ -35,10 +45,11 @@ PURGE=0
 USB_GADGET=0
 MODEL=""
 BOOT_DIR=""
+ROOT=""
 
 usage() {
     cat <<EOF
-usage: $0 [--dry-run] [--usb-gadget] [--model TEXT] [--boot-dir DIR]
+usage: $0 [--dry-run] [--usb-gadget] [--model TEXT] [--boot-dir DIR] [--root DIR]
        $0 --uninstall [--purge] [--dry-run]
 
   --dry-run      print every step and change nothing
@@ -47,6 +58,8 @@ usage: $0 [--dry-run] [--usb-gadget] [--model TEXT] [--boot-dir DIR]
   --purge        with --uninstall: also remove $CONFIG_DIR, $STATE_DIR and the user
   --model TEXT   act as if /proc/device-tree/model said TEXT (for dry runs off the Pi)
   --boot-dir DIR where config.txt and cmdline.txt are (default /boot/firmware, else /boot)
+  --root DIR     with --dry-run: read this machine's facts (device-tree model, /etc/os-release,
+                 the kernel's pinctrl parameters, the config, boot files) under DIR, not /
 EOF
 }
 
@@ -66,6 +79,11 @@ while [ $# -gt 0 ]; do
             BOOT_DIR=$2
             shift
             ;;
+        --root)
+            [ $# -ge 2 ] || { usage >&2; exit 2; }
+            ROOT=${2%/}
+            shift
+            ;;
         -h | --help) usage; exit 0 ;;
         *) echo "unknown option: $1" >&2; usage >&2; exit 2 ;;
     esac
@@ -74,6 +92,10 @@ done
 
 if [ "$PURGE" = 1 ] && [ "$MODE" != uninstall ]; then
     echo "--purge only goes with --uninstall" >&2
+    exit 2
+fi
+if [ -n "$ROOT" ] && [ "$DRY_RUN" = 0 ]; then
+    echo "--root only goes with --dry-run" >&2
     exit 2
 fi
 
@@ -102,19 +124,61 @@ fi
 
 # --- what machine is this ----------------------------------------------------------------
 
-if [ -z "$MODEL" ] && [ -r /proc/device-tree/model ]; then
-    MODEL=$(tr -d '\0' </proc/device-tree/model)
+if [ -z "$MODEL" ] && [ -r "$ROOT/proc/device-tree/model" ]; then
+    MODEL=$(tr -d '\0' <"$ROOT/proc/device-tree/model")
 fi
 
 is_pi() { [[ "$MODEL" == "Raspberry Pi"* ]]; }
 
-# pigpio drives Pi 1-4; the Pi 5 family (5, 500, CM5) has the RP1 chip that only lgpio knows.
-needs_pigpio() {
-    is_pi && ! [[ "$MODEL" =~ Raspberry\ Pi\ (5|500|Compute\ Module\ 5) ]]
+# The Pi 5 family (5, 500, CM5): its header is on the RP1 chip, which pigpio cannot reach.
+is_pi5() { [[ "$MODEL" =~ Raspberry\ Pi\ (5|500|Compute\ Module\ 5) ]]; }
+
+CODENAME=""
+if [ -r "$ROOT/etc/os-release" ]; then
+    CODENAME=$(sed -n 's/^VERSION_CODENAME=//p' "$ROOT/etc/os-release" | tr -d '"' | head -n 1)
+fi
+
+# board.pin_factory of the config that will be used: the installed one, else the default.
+# "auto" is lgpio on every Pi; pigpio is installed only when the config names it.
+config_pin_factory() {
+    local file=$ROOT$CONFIG
+    [ -f "$file" ] || file=$CHECKOUT/launcher/default.toml
+    sed -n 's/^[[:space:]]*pin_factory[[:space:]]*=[[:space:]]*"\([a-z]*\)".*/\1/p' "$file" |
+        tail -n 1
+}
+PIN_FACTORY=$(config_pin_factory)
+PIN_FACTORY=${PIN_FACTORY:-auto}
+uses_pigpio() { [ "$PIN_FACTORY" = pigpio ]; }
+
+# The version apt would install, or nothing when no repository has the package (pigpio on
+# Trixie: "Package 'pigpio' has no installation candidate").
+apt_candidate() {
+    local candidate
+    candidate=$(apt-cache policy "$1" 2>/dev/null | sed -n 's/^ *Candidate: *//p' | head -n 1) ||
+        true
+    if [ "$candidate" != "(none)" ]; then
+        printf '%s' "$candidate"
+    fi
+}
+
+# dtparam=strict_gpiod (released GPIO lines return to inputs) exists where the header's
+# pinctrl driver has the parameter it sets: Raspberry Pi kernels since 6.6 of April 2024
+# (raspberrypi/linux#6117 added strict_gpiod; #6150 renamed the module parameter to
+# upstream's persist_gpio_outputs, which the dtparam sets to n on the kernel command line).
+strict_gpiod_supported() {
+    local driver param
+    for driver in pinctrl_bcm2835 pinctrl_rp1; do
+        for param in persist_gpio_outputs strict_gpiod; do
+            if [ -e "$ROOT/sys/module/$driver/parameters/$param" ]; then
+                return 0
+            fi
+        done
+    done
+    return 1
 }
 
 if [ -z "$BOOT_DIR" ]; then
-    for dir in /boot/firmware /boot; do
+    for dir in "$ROOT/boot/firmware" "$ROOT/boot"; do
         if [ -f "$dir/config.txt" ]; then
             BOOT_DIR=$dir
             break
@@ -142,16 +206,29 @@ state_set() {
 
 # --- boot files ---------------------------------------------------------------------------
 
+uses_gadget() { [ "$USB_GADGET" = 1 ] || [ "$(state_get usb_gadget)" = 1 ]; }
+
 # The launcher's lines of config.txt, as one marked block at the end (last setting wins).
 boot_block() {
     echo "$BLOCK_BEGIN"
     echo "[all]"
+    echo "# End the scope of the overlay loaded above: what follows is the board's own"
+    echo "dtoverlay="
+    if strict_gpiod_supported; then
+        echo "# A released GPIO line returns to an input: a dead launcher drives no motor"
+        echo "dtparam=strict_gpiod"
+    fi
     echo "# UART on GPIO 14/15 for the serial console (/dev/serial0)"
     echo "enable_uart=1"
-    echo "# MAX98357A I2S amplifier; the firmware drives its SD pin itself (pins.amp_enable)"
+    if is_pi5 && ! uses_gadget; then
+        echo "# Pi 5: UART0 (/dev/ttyAMA0) on header pins 8/10; serial0 may be the debug port"
+        echo "dtparam=uart0=on"
+    fi
+    echo "# MAX98357A I2S amplifier. no-sdmode: the firmware drives its SD pin (amp_enable);"
+    echo "# without it the overlay drives GPIO 4, which the firmware may use (rotator_in2)"
     echo "dtparam=audio=off"
     echo "dtoverlay=max98357a,no-sdmode"
-    if [ "$USB_GADGET" = 1 ] || [ "$(state_get usb_gadget)" = 1 ]; then
+    if uses_gadget; then
         echo "# USB gadget serial console (/dev/ttyGS0)"
         echo "dtoverlay=dwc2"
     fi
@@ -174,20 +251,75 @@ backup_once() {
     fi
 }
 
+# Put the marked block WANTED at the end of FILE, replacing an older one; returns 1 when
+# FILE already had exactly that block. The first edit of a file keeps a .launcher-backup.
+write_block() {
+    local file=$1 wanted=$2
+    if [ -f "$file" ] &&
+        [ "$(sed -n "/^$BLOCK_BEGIN\$/,/^$BLOCK_END\$/p" "$file")" = "$wanted" ]; then
+        say "$file already has the launcher block"
+        return 1
+    fi
+    if [ -e "$file" ]; then
+        backup_once "$file"
+        remove_boot_block "$file"
+    fi
+    printf '+ append to %s:\n%s\n' "$file" "$wanted"
+    if [ "$DRY_RUN" = 0 ]; then
+        printf '%s\n' "$wanted" >>"$file"
+    fi
+}
+
 write_boot_block() {
-    local config_txt=$BOOT_DIR/config.txt wanted
-    wanted=$(boot_block)
-    if [ "$(sed -n "/^$BLOCK_BEGIN\$/,/^$BLOCK_END\$/p" "$config_txt")" = "$wanted" ]; then
-        say "$config_txt already has the launcher block"
+    if ! strict_gpiod_supported; then
+        say "this kernel has no dtparam=strict_gpiod (no persist_gpio_outputs in" \
+            "/sys/module/pinctrl_*): released GPIO lines keep their level. sudo apt" \
+            "full-upgrade, reboot, and run install.sh again to add it"
+    fi
+    if write_block "$BOOT_DIR/config.txt" "$(boot_block)"; then
+        REBOOT=1
+    fi
+}
+
+# ALSA's default card is the amplifier, by its ID, whatever number it got.
+asound_block() {
+    echo "$BLOCK_BEGIN"
+    echo "# The default ALSA device is the MAX98357A amplifier, named by its card ID: its card"
+    echo "# number depends on the display driver (a Pi 5 lists its HDMI cards first)."
+    echo "defaults.pcm.card $AMP_CARD"
+    echo "defaults.ctl.card $AMP_CARD"
+    echo "$BLOCK_END"
+}
+
+install_asound() {
+    if [ ! -e "$ASOUND_CONF" ]; then
+        state_set asound_created 1
+    fi
+    write_block "$ASOUND_CONF" "$(asound_block)" || true
+}
+
+watchdog_dropin() {
+    echo "# Written by the card launcher's systemd/install.sh and removed by its --uninstall."
+    echo "# systemd pings the SoC's hardware watchdog: if the kernel hangs, the Pi reboots."
+    echo "# The BCM2835/2711/2712 watchdog counts to about 15 s at most."
+    echo "[Manager]"
+    echo "RuntimeWatchdogSec=$WATCHDOG_SEC"
+}
+
+install_watchdog() {
+    local wanted
+    wanted=$(watchdog_dropin)
+    if [ -f "$WATCHDOG_DROPIN" ] && [ "$(cat "$WATCHDOG_DROPIN")" = "$wanted" ]; then
+        say "$WATCHDOG_DROPIN exists"
         return
     fi
-    backup_once "$config_txt"
-    remove_boot_block "$config_txt"
-    printf '+ append to %s:\n%s\n' "$config_txt" "$wanted"
+    run install -d -m 0755 "$WATCHDOG_DIR"
+    printf '+ write %s:\n%s\n' "$WATCHDOG_DROPIN" "$wanted"
     if [ "$DRY_RUN" = 0 ]; then
-        printf '%s\n' "$wanted" >>"$config_txt"
+        printf '%s\n' "$wanted" >"$WATCHDOG_DROPIN"
     fi
-    REBOOT=1
+    # The manager reads system.conf.d when it (re)starts: re-execute it now.
+    run systemctl daemon-reexec
 }
 
 cmdline_words() {
@@ -235,11 +367,17 @@ serial_console_token() {
 
 install_packages() {
     local packages=(python3-venv python3-dev gcc python3-lgpio libasound2-dev alsa-utils)
-    if needs_pigpio; then
+    run apt-get update
+    if uses_pigpio; then
+        if [ -z "$(apt_candidate pigpio)" ]; then
+            echo "install.sh: $CONFIG asks for pin_factory = \"pigpio\", but this Raspberry Pi" \
+                "OS (${CODENAME:-unknown release}) has no pigpio package: set pin_factory =" \
+                "\"auto\" (lgpio) there and run install.sh again" >&2
+            exit 1
+        fi
         packages+=(pigpio)
     fi
     say "apt packages: ${packages[*]}"
-    run apt-get update
     run env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
         "${packages[@]}"
 }
@@ -295,30 +433,50 @@ install_config() {
     # Readable by all (it holds no secrets) so the self-test runs as the maker's own user;
     # writable by root only: the service sees /etc read-only anyway (ProtectSystem=strict).
     run install -d -m 0755 "$CONFIG_DIR"
-    if [ -e "$CONFIG" ]; then
+    if [ -e "$ROOT$CONFIG" ]; then
         say "$CONFIG exists: left as it is (compare with $SRC/launcher/default.toml)"
     else
         run install -m 0644 "$CHECKOUT/launcher/default.toml" "$CONFIG"
         if [ "$USB_GADGET" = 1 ]; then
             run sed -i 's|^port = "/dev/serial0"|port = "/dev/ttyGS0"|' "$CONFIG"
+        elif is_pi5; then
+            # A Pi 5's /dev/serial0 may be its 3-pin debug connector (ttyAMA10), depending on
+            # the firmware; header pins 8/10 are UART0 (dtparam=uart0=on, in config.txt).
+            run sed -i 's|^port = "/dev/serial0"|port = "/dev/ttyAMA0"|' "$CONFIG"
         fi
+    fi
+    if [ -e "$ROOT$CONFIG" ] && is_pi5 && [ "$USB_GADGET" = 0 ] &&
+        grep -q '^port = "/dev/serial0"' "$ROOT$CONFIG"; then
+        say "on a Pi 5 set console.port = \"/dev/ttyAMA0\" in $CONFIG for header pins 8/10:" \
+            "/dev/serial0 may be the debug connector (launcher doctor checks it)"
     fi
     run install -d -m 0750 -o "$SERVICE_USER" -g "$SERVICE_USER" "$STATE_DIR"
 }
 
 install_units() {
     run install -m 0644 "$CHECKOUT/systemd/launcher.service" "$UNIT"
-    if needs_pigpio; then
+    if uses_pigpio; then
         run install -d -m 0755 "$PIGPIOD_DROPIN_DIR"
         run install -m 0644 "$CHECKOUT/systemd/pigpiod-launcher.conf" "$PIGPIOD_DROPIN"
         if [ "$DRY_RUN" = 1 ] || ! systemctl is-enabled --quiet pigpiod.service; then
             state_set pigpiod_enabled 1
         fi
-    elif [ -e "$PIGPIOD_DROPIN" ]; then
+    elif [ "$(state_get pigpiod_enabled)" = 1 ]; then
+        # An earlier install enabled pigpiod; lgpio needs no daemon sampling the pins.
+        run systemctl disable --now pigpiod.service
+        state_set pigpiod_enabled 0
         run rm -f "$PIGPIOD_DROPIN"
+    elif [ -e "$PIGPIOD_DROPIN" ]; then
+        if systemctl is-enabled --quiet pigpiod.service 2>/dev/null; then
+            # Someone else enabled it: without the drop-in it would start with the PCM clock.
+            say "pigpiod is enabled, not by install.sh: its drop-in stays, so that it keeps" \
+                "-t 0 and leaves the amplifier's PCM clock alone"
+        else
+            run rm -f "$PIGPIOD_DROPIN"
+        fi
     fi
     run systemctl daemon-reload
-    if needs_pigpio; then
+    if uses_pigpio; then
         run systemctl enable --now pigpiod.service
     fi
     run systemctl enable launcher.service
@@ -352,10 +510,16 @@ do_install() {
     REBOOT=0
     if is_pi; then
         local factory=lgpio
-        if needs_pigpio; then
+        if uses_pigpio; then
             factory=pigpio
         fi
-        say "this is a $MODEL ($factory pin factory)"
+        if uses_pigpio && is_pi5; then
+            echo "install.sh: $CONFIG asks for pin_factory = \"pigpio\", which cannot reach the" \
+                "GPIO of a $MODEL: set pin_factory = \"auto\" (lgpio) there and run install.sh" \
+                "again" >&2
+            exit 1
+        fi
+        say "this is a $MODEL on ${CODENAME:-an unknown release} ($factory pin factory)"
     else
         say "not a Raspberry Pi (${MODEL:-no /proc/device-tree/model}): installing anyway," \
             "the firmware will fall back to the simulated board"
@@ -365,6 +529,12 @@ do_install() {
     install_code
     install_config
     install_units
+    if is_pi; then
+        install_watchdog
+        install_asound
+    else
+        say "not a Raspberry Pi: no hardware watchdog drop-in, no $ASOUND_CONF"
+    fi
     install_boot
     say "installed. Next: sudo $VENV/bin/launcher doctor (what is still missing, with" \
         "the fix); sudo systemctl stop launcher; $VENV/bin/launcher selftest --config" \
@@ -390,6 +560,18 @@ do_uninstall() {
         run systemctl disable --now pigpiod.service
     fi
     run systemctl daemon-reload
+    if [ -e "$WATCHDOG_DROPIN" ]; then
+        run rm -f "$WATCHDOG_DROPIN"
+        run rmdir --ignore-fail-on-non-empty "$WATCHDOG_DIR"
+        run systemctl daemon-reexec
+    fi
+    if [ -e "$ASOUND_CONF" ]; then
+        remove_boot_block "$ASOUND_CONF"
+        if [ "$(state_get asound_created)" = 1 ] &&
+            { [ "$DRY_RUN" = 1 ] || ! grep -q '[^[:space:]]' "$ASOUND_CONF"; }; then
+            run rm -f "$ASOUND_CONF"
+        fi
+    fi
     if [ -n "$BOOT_DIR" ]; then
         remove_boot_block "$BOOT_DIR/config.txt"
         local token

@@ -1,8 +1,10 @@
 """``launcher doctor``: what is wrong with this Pi, one line per check, each with its fix.
 
 Run on the Pi before and after wiring. Every check is a pure function over ``Facts``:
-files read under a root folder (``/`` on the Pi, a fixture folder in the tests) and the
-recorded output of a few commands (``id``, ``aplay -l``, ``systemctl``, ``journalctl``,
+files read under a root folder (``/`` on the Pi, a fixture folder in the tests: config.txt,
+/etc/asound.conf, systemd's system.conf and the pigpiod unit, the pinctrl driver's
+parameters in /sys/module, where /dev/serial0 points, pigpiod's command line in /proc) and
+the recorded output of a few commands (``id``, ``aplay -l``, ``systemctl``, ``journalctl``,
 ``stat``). Imports stay light: this runs on a Pi Zero.
 """
 
@@ -10,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import re
 import subprocess
 import sys
@@ -31,8 +34,28 @@ VENV = "opt/launcher/venv"
 BLOCK_BEGIN = "# >>> launcher block"  # as systemd/install.sh writes it
 BLOCK_END = "# <<< launcher block"
 AMP_OVERLAY = "dtoverlay=max98357a"
+AMP_CARD = "MAX98357A"  # the card's ID in `aplay -l` ("card 2: MAX98357A [MAX98357A], ...")
+AMP_SD_PIN = 4  # the max98357a overlay's default SD pin (sdmode-pin=), unless no-sdmode
 GADGET_MODULES = "modules-load=dwc2,g_serial"
 INSTALL = "sudo systemd/install.sh (from the repository checkout)"
+ASOUND = "etc/asound.conf"
+# What systemd/install.sh writes (the doctor only checks; the names are shared for the fixes).
+WATCHDOG_DROPIN = "etc/systemd/system.conf.d/launcher-watchdog.conf"
+WATCHDOG_SEC = 10
+WATCHDOG_MAX_SEC = 15  # the BCM2835/2711/2712 PM watchdog cannot count further
+PIGPIOD_DROPIN = "etc/systemd/system/pigpiod.service.d/launcher.conf"
+PIGPIOD_EXEC = "ExecStart=/usr/bin/pigpiod -l -t 0 -s 10"
+# The header's pinctrl driver: its module parameter says whether released lines keep their
+# level (Y, the Raspberry Pi default) or return to inputs (N: dtparam=strict_gpiod, which
+# adds pinctrl_<driver>.persist_gpio_outputs=n to the kernel command line). Kernels from
+# April to June 2024 named it strict_gpiod, with the opposite sense (raspberrypi/linux#6117,
+# #6150).
+PERSIST_PARAM = "sys/module/{driver}/parameters/persist_gpio_outputs"
+STRICT_PARAM = "sys/module/{driver}/parameters/strict_gpiod"
+# Where /dev/serial0 may point: the UART on header pins 8 (TXD, GPIO 14) and 10 (RXD, GPIO 15)
+# on a Pi 1-4 and Zero (PL011 or mini UART), or a Pi 5's 3-pin debug connector.
+HEADER_UARTS = ("ttyAMA0", "ttyS0")
+PI5_DEBUG_UART = "ttyAMA10"
 
 
 @dataclass(frozen=True)
@@ -63,6 +86,8 @@ class Facts:
     gpiochips: list[str]
     pigpio_module: bool
     commands: dict[str, Output] = field(default_factory=dict)
+    links: dict[str, str] = field(default_factory=dict)  # /dev name -> where its link points
+    processes: list[list[str]] = field(default_factory=list)  # pigpiod's argv, if running
 
     def text(self, path: str) -> str:
         return self.files.get(path) or ""
@@ -79,6 +104,7 @@ def commands(stat_paths: list[str]) -> dict[str, list[str]]:
         "is-enabled": ["systemctl", "is-enabled", "launcher.service"],
         "is-active": ["systemctl", "is-active", "launcher.service"],
         "pigpiod": ["systemctl", "is-active", "pigpiod.service"],
+        "watchdog": ["systemctl", "show", "--property=RuntimeWatchdogUSec", "--value"],
         "journal": ["journalctl", "-u", "launcher.service", "-n", "300", "--no-pager",
                     "-o", "cat"],
         "stat": ["stat", "-L", "-c", "%n %U %G %a", *stat_paths],
@@ -96,10 +122,22 @@ def run_command(key: str, argv: list[str]) -> Output:
     return Output(done.returncode, done.stdout)
 
 
+# Folders whose *.conf files the checks read, in the order systemd applies them.
+GLOBBED = ("etc/systemd/system.conf.d", "usr/lib/systemd/system.conf.d",
+           "etc/systemd/system/pigpiod.service.d")
+
+
 def gather(root: Path, run: Runner) -> Facts:
     """Read the files and run the commands the checks need."""
+    params = [template.format(driver=driver) for template in (PERSIST_PARAM, STRICT_PARAM)
+              for driver in ("pinctrl_bcm2835", "pinctrl_rp1")]
     paths = [CONFIG, "boot/firmware/config.txt", "boot/config.txt", "boot/firmware/cmdline.txt",
-             "boot/cmdline.txt", "var/lib/dpkg/status", f"{VENV}/pyvenv.cfg"]
+             "boot/cmdline.txt", "var/lib/dpkg/status", f"{VENV}/pyvenv.cfg", ASOUND,
+             "etc/systemd/system.conf", "usr/lib/systemd/system/pigpiod.service",
+             "lib/systemd/system/pigpiod.service", "etc/systemd/system/pigpiod.service",
+             *params]
+    for folder in GLOBBED:
+        paths += sorted(str(p.relative_to(root)) for p in (root / folder).glob("*.conf"))
     files: dict[str, str | None] = {}
     for rel in paths:
         try:
@@ -109,7 +147,9 @@ def gather(root: Path, run: Runner) -> Facts:
     dev = root / "dev"
     chips = sorted(p.name for p in dev.glob("gpiochip*")) if dev.is_dir() else []
     exists = {name: (dev / name).exists() or (dev / name).is_symlink()
-              for name in ("serial0", "ttyGS0")}
+              for name in ("serial0", "ttyGS0", "ttyAMA0", "ttyS0", PI5_DEBUG_UART)}
+    links = {name: os.readlink(dev / name) for name in ("serial0", "serial1")
+             if (dev / name).is_symlink()}
     state_dir = str(Path(_state_path(files.get(CONFIG))).parent)
     stat_paths = [f"/dev/{c}" for c in chips] + [
         f"/dev/{n}" for n, there in exists.items() if there] + [state_dir]
@@ -117,7 +157,22 @@ def gather(root: Path, run: Runner) -> Facts:
     pigpio = any(root.glob(f"{VENV}/lib/python3*/site-packages/pigpio.py")) or (
         root / "usr/lib/python3/dist-packages/pigpio.py").exists()
     outputs = {key: run(key, argv) for key, argv in commands(stat_paths).items()}
-    return Facts(pi_model(root=root), files, exists, chips, pigpio, outputs)
+    return Facts(pi_model(root=root), files, exists, chips, pigpio, outputs, links,
+                 _pigpiod_processes(root))
+
+
+def _pigpiod_processes(root: Path) -> list[list[str]]:
+    """The argv of every running pigpiod (from /proc/PID/cmdline)."""
+    found = []
+    for cmdline in sorted((root / "proc").glob("[0-9]*/cmdline")):
+        try:
+            argv = cmdline.read_bytes().decode("utf-8", "replace").split("\0")
+        except OSError:
+            continue
+        argv = [arg for arg in argv if arg]
+        if argv and Path(argv[0]).name == "pigpiod":
+            found.append(argv)
+    return found
 
 
 # -- helpers over facts ---------------------------------------------------------------------
@@ -163,6 +218,36 @@ def _launcher_block(facts: Facts) -> list[str] | None:
             break
         block.append(line.split("#", 1)[0].strip())
     return [line for line in block if line]
+
+
+def _config_txt(facts: Facts) -> tuple[dict[str, str], list[tuple[str, dict[str, str]]]]:
+    """config.txt as the firmware reads it: (base dtparams, [(overlay, its params)]).
+
+    A ``dtparam=`` line after a ``dtoverlay=NAME`` line is in that overlay's scope until the
+    next ``dtoverlay=`` line (a bare one ends the scope); it reaches the base device tree
+    only if the overlay has no parameter of that name (Raspberry Pi documentation, "DT
+    parameters"). Conditional sections ([pi4], [cm5], ...) are not told apart.
+    """
+    base: dict[str, str] = {}
+    overlays: list[tuple[str, dict[str, str]]] = []
+    current = base
+    for raw in facts.text(_boot(facts)[0]).splitlines():
+        line = raw.split("#", 1)[0].strip()
+        key, _, value = line.partition("=")
+        key = key.strip()
+        if key not in ("dtoverlay", "dtparam"):
+            continue
+        words = [w.strip() for w in value.split(",") if w.strip()]
+        if key == "dtoverlay":
+            if not words:
+                current = base
+                continue
+            current = {}
+            overlays.append((words.pop(0), current))
+        for word in words:
+            name, _, setting = word.partition("=")
+            current[name.strip()] = setting.strip() or "on"
+    return base, overlays
 
 
 def _stat(facts: Facts) -> dict[str, tuple[str, str, str]]:
@@ -221,7 +306,7 @@ def factory(facts: Facts) -> str:
     try:
         return factory_name(settings.pin_factory if settings else "auto", facts.model, env={})
     except HardwareError:
-        return "lgpio" if is_pi5_family(facts.model) else "pigpio"
+        return "lgpio"  # pigpio asked of a Pi 5: check_board says so; judge the rest as lgpio
 
 
 def check_factory(facts: Facts) -> list[Result]:
@@ -250,6 +335,59 @@ def check_factory(facts: Facts) -> list[Result]:
         return [Result(PASS, "pin factory", "pigpio: pigpiod active, pigpio module in the venv")]
     return [Result(WARN, "pin factory", f"{name}: not checked (the launcher expects lgpio or "
                    "pigpio)", 'pin_factory = "auto"')]
+
+
+def _exec_start(unit_texts: list[str]) -> list[str] | None:
+    """The last ExecStart= of a unit and its drop-ins, in order (an empty one resets)."""
+    argv = None
+    for text in unit_texts:
+        for raw in text.splitlines():
+            key, sep, value = raw.strip().partition("=")
+            if sep and key.strip() == "ExecStart":
+                words = value.split()
+                argv = [words[0].lstrip("-@+!:"), *words[1:]] if words else None
+    return argv
+
+
+def _has_t0(argv: list[str]) -> bool:
+    return any(arg == "-t0" or (arg == "-t" and nxt == "0")
+               for arg, nxt in zip(argv, [*argv[1:], ""], strict=True))
+
+
+def check_pigpiod_timing(facts: Facts) -> list[Result]:
+    """pigpiod must run with -t 0: by default it times its DMA with the PCM clock, which is
+    the I2S amplifier's bus, and the speaker stays silent. A pigpiod left running beside
+    lgpio does the same."""
+    if factory(facts) != "pigpio":
+        running = facts.processes[0] if facts.processes else None
+        if running is None or _has_t0(running):
+            return []
+        return [Result(FAIL, "pigpiod -t 0", f"pigpiod runs as {' '.join(running)}, without "
+                       f"-t 0, though the launcher uses {factory(facts)}: it holds the PCM clock "
+                       "and the I2S amplifier is silent", "sudo systemctl disable --now pigpiod")]
+    fix = (f"write /{PIGPIOD_DROPIN} with the lines [Service], ExecStart= and {PIGPIOD_EXEC} "
+           "(that file is systemd/pigpiod-launcher.conf), then sudo systemctl daemon-reload && "
+           "sudo systemctl restart pigpiod")
+    units = [facts.text(rel) for rel in ("lib/systemd/system/pigpiod.service",
+                                         "usr/lib/systemd/system/pigpiod.service",
+                                         "etc/systemd/system/pigpiod.service")]
+    dropins = sorted(rel for rel, text in facts.files.items() if text is not None
+                     and rel.startswith("etc/systemd/system/pigpiod.service.d/"))
+    argv = _exec_start(units + [facts.text(rel) for rel in dropins])
+    if argv is None:
+        return [Result(FAIL, "pigpiod -t 0", "no pigpiod unit with an ExecStart=", fix)]
+    if not _has_t0(argv):
+        return [Result(FAIL, "pigpiod -t 0", f"pigpiod.service starts {' '.join(argv)}, "
+                       "without -t 0: it takes the PCM clock and the I2S amplifier is silent",
+                       fix)]
+    where = f"/{dropins[-1]}" if dropins else "pigpiod.service"
+    running = facts.processes[0] if facts.processes else None
+    if running is not None and not _has_t0(running):
+        return [Result(FAIL, "pigpiod -t 0", f"{where} has -t 0, but pigpiod still runs as "
+                       f"{' '.join(running)} (it holds the PCM clock)",
+                       "sudo systemctl daemon-reload && sudo systemctl restart pigpiod")]
+    how = f"runs as {' '.join(running)}" if running else f"starts {' '.join(argv)}"
+    return [Result(PASS, "pigpiod -t 0", f"{where}: pigpiod {how}")]
 
 
 def check_groups(facts: Facts) -> list[Result]:
@@ -286,7 +424,13 @@ def check_gpiochip(facts: Facts) -> list[Result]:
 
 def _console_port(facts: Facts) -> str:
     settings, _ = _settings(facts)
-    return settings.console.port if settings else "/dev/serial0"
+    if settings:
+        return settings.console.port
+    try:  # a config invalid elsewhere (check_config's finding) still names its port
+        port = tomllib.loads(facts.text(CONFIG)).get("console", {}).get("port")
+    except (tomllib.TOMLDecodeError, AttributeError):
+        port = None
+    return port if isinstance(port, str) else "/dev/serial0"
 
 
 def check_boot_config(facts: Facts) -> list[Result]:
@@ -315,6 +459,167 @@ def check_boot_config(facts: Facts) -> list[Result]:
     return [Result(PASS, "config.txt", f"launcher block in /{config_txt}: {', '.join(parts)}")]
 
 
+def _board_param(facts: Facts, name: str) -> bool:
+    """Whether config.txt sets this base-device-tree parameter: in the base scope, or in an
+    overlay's scope, which passes it on (no overlay the launcher meets has these names)."""
+    base, overlays = _config_txt(facts)
+    return name in base or any(name in params for _, params in overlays)
+
+
+def _used_pins(facts: Facts) -> dict[int, str]:
+    settings, _ = _settings(facts)
+    if settings is None:
+        return {}
+    return {pin: key for key, pin in vars(settings.pins).items() if pin is not None}
+
+
+def check_amp_sd_pin(facts: Facts) -> list[Result]:
+    """The max98357a overlay drives the amplifier's SD pin itself (GPIO 4, or sdmode-pin=)
+    unless told no-sdmode: a firmware pin there would be fought over by the kernel."""
+    config_txt = _boot(facts)[0]
+    amps = [params for name, params in _config_txt(facts)[1] if name == "max98357a"]
+    if not amps:
+        return []  # no overlay at all: check_boot_config's finding
+    params = amps[-1]
+    if "no-sdmode" in params:
+        return [Result(PASS, "amp SD pin", "dtoverlay=max98357a,no-sdmode: the SD pin is the "
+                       "firmware's (pins.amp_enable)")]
+    try:
+        sd = int(params.get("sdmode-pin", str(AMP_SD_PIN)), 0)
+    except ValueError:
+        sd = AMP_SD_PIN
+    used = _used_pins(facts)
+    if sd in used:
+        return [Result(FAIL, "amp SD pin", f"the max98357a overlay drives its SD pin, GPIO {sd}, "
+                       f"which is pins.{used[sd]} of the firmware",
+                       f"in /{config_txt} write dtoverlay=max98357a,no-sdmode, then sudo reboot")]
+    return [Result(PASS, "amp SD pin", f"the max98357a overlay drives GPIO {sd} as the SD pin; "
+                   "no firmware pin is there")]
+
+
+def check_strict_gpiod(facts: Facts) -> list[Result]:
+    """A released line returns to an input only with dtparam=strict_gpiod: otherwise a
+    launcher that died with the motor on leaves the motor pins driven until safe-stop."""
+    config_txt = _boot(facts)[0]
+    driver = "pinctrl_rp1" if is_pi5_family(facts.model) else "pinctrl_bcm2835"
+    persist = facts.files.get(PERSIST_PARAM.format(driver=driver))
+    strict = facts.files.get(STRICT_PARAM.format(driver=driver))
+    fix = (f"write dtparam=strict_gpiod in /{config_txt} (install.sh puts it in the launcher "
+           "block), then sudo reboot")
+    if persist is None and strict is None:
+        return [Result(WARN, "strict_gpiod", f"this kernel has no strict_gpiod ({driver} has no "
+                       "persist_gpio_outputs): released GPIO lines keep their last level",
+                       "sudo apt full-upgrade && sudo reboot (Raspberry Pi kernels have it "
+                       "since 6.6 of April 2024), then " + INSTALL)]
+    if (persist is not None and persist.strip() == "N") or (
+            strict is not None and strict.strip() == "Y"):
+        return [Result(PASS, "strict_gpiod", "a released GPIO line returns to an input "
+                       f"({driver}: dtparam=strict_gpiod)")]
+    if _board_param(facts, "strict_gpiod"):
+        return [Result(FAIL, "strict_gpiod", f"dtparam=strict_gpiod is in /{config_txt} but not "
+                       "in effect: released GPIO lines keep their last level", "sudo reboot")]
+    return [Result(FAIL, "strict_gpiod", "released GPIO lines keep their last level (a "
+                   "launcher that dies with the motor on leaves its pins driven)", fix)]
+
+
+def _aplay_cards(facts: Facts) -> list[tuple[int, str, str]]:
+    """(number, ID, line) of each card in ``aplay -l``."""
+    cards = []
+    out = facts.commands.get("aplay", Output(127)).out
+    for line in out.splitlines():
+        found = re.match(r"card (\d+): (\S+) ", line)
+        if found:
+            cards.append((int(found.group(1)), found.group(2), line))
+    return cards
+
+
+def check_alsa_default(facts: Facts) -> list[Result]:
+    """The launcher plays on ALSA's default device: that must be the amplifier, whatever
+    number the card got (a Pi 5's display driver lists two HDMI cards first)."""
+    cards = _aplay_cards(facts)
+    amp = next((card for card in cards if card[1].lower() == AMP_CARD.lower()), None)
+    if amp is None:
+        return []  # no amplifier card: check_audio's finding
+    fix = (f"write in /{ASOUND} the lines defaults.pcm.card {AMP_CARD} and "
+           f"defaults.ctl.card {AMP_CARD} (install.sh does it)")
+    text = facts.text(ASOUND)
+    lines = [line.split("#", 1)[0].strip() for line in text.splitlines()]
+    if any(re.match(r"pcm\.!?default\b", line) for line in lines):
+        if AMP_CARD.lower() in text.lower():
+            return [Result(PASS, "alsa default", f"/{ASOUND} defines pcm.default on {AMP_CARD}")]
+        return [Result(FAIL, "alsa default", f"/{ASOUND} defines pcm.default on another device "
+                       f"than the amplifier (card {amp[0]}: {amp[1]})",
+                       f"remove that pcm.default from /{ASOUND}; then {fix}")]
+    chosen = None
+    for line in lines:
+        found = re.match(r"defaults\.pcm\.card\s+\"?([^\s\"]+)\"?", line)
+        if found:
+            chosen = found.group(1)
+    if chosen is None:
+        if amp[0] == 0:
+            return [Result(PASS, "alsa default", f"the amplifier is card 0, ALSA's default (by "
+                           f"card order only: /{ASOUND} would name it)")]
+        first = cards[0]
+        return [Result(FAIL, "alsa default", f"ALSA plays on card 0 ({first[1]}), not on the "
+                       f"amplifier (card {amp[0]}: {amp[1]})", fix)]
+    if chosen.lower() in (amp[1].lower(), str(amp[0])):
+        return [Result(PASS, "alsa default", f"/{ASOUND}: defaults.pcm.card {chosen}, the "
+                       f"amplifier (card {amp[0]})")]
+    return [Result(FAIL, "alsa default", f"/{ASOUND} makes card {chosen} the default, not the "
+                   f"amplifier (card {amp[0]}: {amp[1]})", fix)]
+
+
+def _seconds(value: str) -> float | None:
+    """A systemd time span ("10s", "1min 30s", "10", "500ms", "0", "infinity") in seconds."""
+    value = value.strip().lower()
+    if value in ("", "off", "infinity"):
+        return 0.0 if value != "" else None
+    units = {"us": 1e-6, "ms": 1e-3, "s": 1, "sec": 1, "m": 60, "min": 60, "h": 3600}
+    total = 0.0
+    for number, unit in re.findall(r"([\d.]+)\s*([a-z]*)", value):
+        if unit not in units and unit:
+            return None
+        total += float(number) * units.get(unit or "s", 1)
+    return total
+
+
+def check_watchdog(facts: Facts) -> list[Result]:
+    """systemd must ping the SoC's watchdog (RuntimeWatchdogSec): a hung kernel then reboots
+    instead of leaving the launcher's pins wherever they were."""
+    fix = (f"write /{WATCHDOG_DROPIN} with the lines [Manager] and "
+           f"RuntimeWatchdogSec={WATCHDOG_SEC}s (install.sh does it), then sudo systemctl "
+           "daemon-reexec")
+    configured, where = None, None
+    dropins = sorted((rel for rel, text in facts.files.items() if text is not None and (
+        rel.startswith("etc/systemd/system.conf.d/")
+        or rel.startswith("usr/lib/systemd/system.conf.d/"))), key=lambda rel: Path(rel).name)
+    for rel in ["etc/systemd/system.conf", *dropins]:
+        section = ""
+        for raw in facts.text(rel).splitlines():
+            line = raw.strip()
+            if line.startswith("["):
+                section = line
+            key, sep, value = line.partition("=")
+            if sep and section == "[Manager]" and key.strip() == "RuntimeWatchdogSec":
+                configured, where = value.strip(), rel
+    running = facts.commands.get("watchdog", Output(127))
+    effective = _seconds(running.out) if running.rc == 0 else None
+    seconds = effective if effective is not None else (
+        _seconds(configured) if configured is not None else None)
+    if seconds is not None and seconds > WATCHDOG_MAX_SEC:
+        return [Result(FAIL, "watchdog", f"RuntimeWatchdogSec={configured or running.out.strip()}"
+                       f": the SoC's watchdog counts to about {WATCHDOG_MAX_SEC} s at most", fix)]
+    if seconds:
+        shown = f"RuntimeWatchdogSec={configured} (/{where})" if where else (
+            f"systemd runs the hardware watchdog at {running.out.strip()}")
+        return [Result(PASS, "watchdog", f"{shown}: a hung kernel reboots")]
+    if configured is not None and _seconds(configured):
+        return [Result(FAIL, "watchdog", f"/{where} sets RuntimeWatchdogSec={configured}, but "
+                       "systemd runs without it", "sudo systemctl daemon-reexec (or reboot)")]
+    return [Result(FAIL, "watchdog", "no hardware watchdog (RuntimeWatchdogSec is off): a hung "
+                   "kernel leaves the motor pins as they were until someone pulls the power", fix)]
+
+
 def check_audio(facts: Facts) -> list[Result]:
     out = facts.commands.get("aplay", Output(127))
     if out.rc == 127:
@@ -331,20 +636,42 @@ def check_audio(facts: Facts) -> list[Result]:
 def check_serial(facts: Facts) -> list[Result]:
     port = _console_port(facts)
     name = port.removeprefix("/dev/")
+    config_txt = _boot(facts)[0]
+    pi5 = is_pi5_family(facts.model)
+    pi5_fix = (f"write dtparam=uart0=on in /{config_txt} (install.sh does it on a Pi 5) and "
+               f'console.port = "/dev/ttyAMA0" in /{CONFIG}, then sudo reboot')
     if not port.startswith("/dev/") or name not in facts.exists:
-        return [Result(WARN, "serial console", f"console.port = {port!r}: not checked")]
+        return [Result(WARN, "serial console", f"console.port = {port!r}: not checked",
+                       "nothing to do if that port is right")]
     if not facts.exists[name]:
-        fix = (f"{INSTALL} --usb-gadget, then sudo reboot" if name == "ttyGS0"
-               else "enable_uart=1 in config.txt (install.sh does it), then sudo reboot")
+        if name == "ttyGS0":
+            fix = f"{INSTALL} --usb-gadget, then sudo reboot"
+        elif pi5 and name == "ttyAMA0":
+            fix = pi5_fix
+        else:
+            fix = "enable_uart=1 in config.txt (install.sh does it), then sudo reboot"
         return [Result(FAIL, "serial console", f"{port} is missing", fix)]
     entry = _stat(facts).get(port)
     if entry is not None and not _may_rw(entry, SERVICE_USER, _EXPECTED_GROUPS):
         return [Result(FAIL, "serial console", f"{SERVICE_USER} cannot use {port} "
                        f"({' '.join(entry)})", f"sudo usermod -aG {entry[1]} {SERVICE_USER}")]
-    return [Result(PASS, "serial console", f"{port} present")]
+    target = Path(facts.links.get(name, name)).name if name == "serial0" else name
+    shown = f"{port} -> {target}" if target != name else port
+    if target == PI5_DEBUG_UART:
+        return [Result(FAIL, "serial console", f"{shown}: on this {facts.model} that is the "
+                       "3-pin debug connector, not header pins 8 and 10", pi5_fix)]
+    if pi5 and target == "ttyAMA0" and not _board_param(facts, "uart0"):
+        return [Result(FAIL, "serial console", f"{shown}: without dtparam=uart0=on the Pi 5's "
+                       "UART0 is not on header pins 8 and 10", pi5_fix)]
+    if target in HEADER_UARTS:
+        return [Result(PASS, "serial console", f"{shown} present: header pins 8 (TXD) and 10 "
+                       "(RXD)")]
+    return [Result(PASS, "serial console", f"{shown} present")]
 
 
 def check_config(facts: Facts) -> list[Result]:
+    from launcher.core.config import UART_PORTS
+
     settings, problem = _settings(facts)
     if problem == "missing":
         return [Result(FAIL, "config", f"no /{CONFIG}", INSTALL)]
@@ -352,7 +679,7 @@ def check_config(facts: Facts) -> list[Result]:
         return [Result(FAIL, "config", f"/{CONFIG}: {problem}", f"sudoedit /{CONFIG}")]
     block = _launcher_block(facts) or []
     taken = reserved_pins(i2s=any(line.startswith(AMP_OVERLAY) for line in block),
-                          uart=settings.console.port == "/dev/serial0")
+                          uart=settings.console.port in UART_PORTS)
     clashes = [f"pins.{key} = {pin} is {taken[pin]}"
                for key, pin in vars(settings.pins).items() if pin is not None and pin in taken]
     if clashes:
@@ -407,8 +734,9 @@ def check_service(facts: Facts) -> list[Result]:
     return results
 
 
-CHECKS = (check_board, check_factory, check_groups, check_gpiochip, check_boot_config,
-          check_audio, check_serial, check_config, check_state_dir, check_service)
+CHECKS = (check_board, check_factory, check_pigpiod_timing, check_groups, check_gpiochip,
+          check_boot_config, check_amp_sd_pin, check_strict_gpiod, check_watchdog, check_audio,
+          check_alsa_default, check_serial, check_config, check_state_dir, check_service)
 
 
 def diagnose(facts: Facts) -> list[Result]:

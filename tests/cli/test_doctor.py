@@ -9,6 +9,7 @@ the checks it must FAIL (``expect``) or WARN (``warn``).
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -36,6 +37,7 @@ def build(name: str, where: Path) -> tuple[Path, Path, dict]:
     root = where / "root"
     shutil.copytree(base / "root", root, symlinks=True)
     for rel, text in spec.get("files", {}).items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
         (root / rel).write_text(text.lstrip("\n"))
     for rel in spec.get("remove", []):
         (root / rel).unlink()
@@ -119,3 +121,64 @@ def test_the_doctor_does_not_import_gpiozero():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True, cwd=REPO).stdout
     assert out.strip() == "[]"
+
+
+@pytest.mark.parametrize(("name", "item", "named"), [
+    ("fail-alsa-default-is-hdmi", "alsa default",
+     ["/etc/asound.conf", "defaults.pcm.card MAX98357A", "defaults.ctl.card MAX98357A"]),
+    ("fail-amp-sd-on-rotator-in2", "amp SD pin",
+     ["/boot/firmware/config.txt", "dtoverlay=max98357a,no-sdmode"]),
+    ("fail-no-strict-gpiod", "strict_gpiod", ["/boot/firmware/config.txt", "dtparam=strict_gpiod"]),
+    ("fail-serial0-is-pi5-debug-connector", "serial console",
+     ["/boot/firmware/config.txt", "dtparam=uart0=on", "/etc/launcher/launcher.toml",
+      'console.port = "/dev/ttyAMA0"']),
+    ("fail-no-watchdog", "watchdog",
+     ["/etc/systemd/system.conf.d/launcher-watchdog.conf", "[Manager]", "RuntimeWatchdogSec=10s"]),
+    ("fail-pigpiod-without-t0", "pigpiod -t 0",
+     ["/etc/systemd/system/pigpiod.service.d/launcher.conf",
+      "ExecStart=/usr/bin/pigpiod -l -t 0 -s 10"]),
+])
+def test_each_new_fail_names_the_file_and_the_exact_line(name, item, named, tmp_path):
+    root, commands, _ = build(name, tmp_path)
+    [result] = [r for r in diagnose(gather(root, recorded(commands))) if r.item == item]
+    assert result.status == FAIL
+    for text in named:
+        assert text in result.fix, (text, result.fix)
+
+
+def test_the_sd_pin_fail_says_which_firmware_pin_is_there(tmp_path):
+    for name, pin, key in (("fail-amp-sd-on-rotator-in2", 4, "rotator_in2"),
+                           ("fail-amp-sdmode-pin-on-amp-enable", 16, "amp_enable")):
+        root, commands, _ = build(name, tmp_path / name)
+        [result] = [r for r in diagnose(gather(root, recorded(commands)))
+                    if r.item == "amp SD pin"]
+        assert f"GPIO {pin}, which is pins.{key}" in result.detail
+
+
+@pytest.mark.parametrize("name", ["healthy-pi4", "healthy-pi5"])
+def test_the_healthy_fixtures_hold_what_install_sh_writes(name, tmp_path):
+    # A dry run on a copy of the fixture's root (the same model, kernel parameters and
+    # config.txt) finds its launcher block already there, as install.sh would write it.
+    root = tmp_path / "root"
+    shutil.copytree(FIXTURES / name / "root", root, symlinks=True)
+    bin_dir = tmp_path / "bin"  # apt-cache as Bookworm's answers: pigpio is there
+    bin_dir.mkdir()
+    (bin_dir / "apt-cache").write_text('#!/bin/sh\nprintf "%s:\\n  Candidate: 1.79-1\\n" "$2"\n')
+    (bin_dir / "apt-cache").chmod(0o755)
+    env = {**os.environ, "PATH": f"{bin_dir}:{os.environ['PATH']}"}
+    out = subprocess.run(["bash", str(REPO / "systemd/install.sh"), "--dry-run", "--root",
+                          str(root)], capture_output=True, text=True, check=True, env=env).stdout
+    assert f"==> {root}/boot/firmware/config.txt already has the launcher block" in out
+    # The files it writes outside the boot partition are printed in full.
+    fixture = FIXTURES / name / "root"
+    asound = (fixture / "etc/asound.conf").read_text()
+    assert (f"+ append to /etc/asound.conf:\n{asound}" in out + "\n"
+            or "==> /etc/asound.conf already has the launcher block" in out)
+    watchdog = (fixture / "etc/systemd/system.conf.d/launcher-watchdog.conf").read_text()
+    assert (f"+ write /etc/systemd/system.conf.d/launcher-watchdog.conf:\n{watchdog}"
+            in out + "\n") or "launcher-watchdog.conf exists" in out
+    dropin = fixture / "etc/systemd/system/pigpiod.service.d/launcher.conf"
+    assert dropin.exists() == (name == "healthy-pi4")  # pigpio chosen in its config
+    if dropin.exists():
+        assert dropin.read_text() == (REPO / "systemd/pigpiod-launcher.conf").read_text()
+        assert "pigpiod.service.d/launcher.conf" in out

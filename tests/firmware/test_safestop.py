@@ -235,7 +235,7 @@ def test_no_factory_at_all_is_an_error_naming_each_attempt():
     ("lgpio", None, ["lgpio"]),
     ("pigpio", None, ["pigpio", "native"]),
     ("auto", "Raspberry Pi 5 Model B Rev 1.0", ["lgpio"]),
-    ("auto", "Raspberry Pi 4 Model B Rev 1.4", ["pigpio", "native"]),
+    ("auto", "Raspberry Pi 4 Model B Rev 1.4", ["lgpio"]),  # lgpio on every Pi
     ("auto", None, ["mock"]),
 ])
 def test_factory_order(factory, model, expected, monkeypatch):

@@ -93,7 +93,7 @@ def test_pi_model_and_auto_choice(tmp_path):
     assert pi_model(model) == "Raspberry Pi 5 Model B Rev 1.0"
     assert auto_factory_name({}, pi_model(model)) == "lgpio"
     model.write_bytes(b"Raspberry Pi 4 Model B Rev 1.4\x00")
-    assert auto_factory_name({}, pi_model(model)) == "pigpio"
+    assert auto_factory_name({}, pi_model(model)) == "lgpio"  # lgpio on every Pi
     model.write_bytes(b"Some laptop\x00")
     assert pi_model(model) is None
     assert pi_model(tmp_path / "missing") is None

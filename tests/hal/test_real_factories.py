@@ -296,9 +296,9 @@ def fake_root(tmp_path: Path, model: str) -> Path:
     ("Raspberry Pi 5 Model B Rev 1.0", "lgpio"),
     ("Raspberry Pi 500 Rev 1.0", "lgpio"),
     ("Raspberry Pi Compute Module 5 Rev 1.0", "lgpio"),
-    ("Raspberry Pi 4 Model B Rev 1.4", "pigpio"),
-    ("Raspberry Pi Zero 2 W Rev 1.0", "pigpio"),
-    ("Raspberry Pi 3 Model B Plus Rev 1.3", "pigpio"),
+    ("Raspberry Pi 4 Model B Rev 1.4", "lgpio"),  # lgpio on every Pi: pigpio only by name
+    ("Raspberry Pi Zero 2 W Rev 1.0", "lgpio"),
+    ("Raspberry Pi 3 Model B Plus Rev 1.3", "lgpio"),
 ])
 def test_the_factory_follows_the_model_in_the_device_tree(tmp_path, model, factory):
     root = fake_root(tmp_path, model)
@@ -349,7 +349,7 @@ def test_safe_stop_over_pigpio_stops_what_a_killed_launcher_left_running(fake_pi
     dead.set_PWM_dutycycle(PINS.motor_in1, 8500)
     dead.stop()
     assert daemon.level(PINS.motor_in1) == pytest.approx(0.85)
-    settings = replace(config.load(), pin_factory="auto")
+    settings = replace(config.load(), pin_factory="pigpio")  # "auto" is lgpio on every Pi
     used = safe_stop(settings, model="Raspberry Pi 4 Model B Rev 1.4")
     assert used == "pigpio"
     for key in SAFE_LOW:
