@@ -11,6 +11,7 @@ logged as an internal error and the console goes on. Input is never evaluated as
 from __future__ import annotations
 
 import copy
+import dataclasses
 import json
 import logging
 import platform
@@ -492,6 +493,8 @@ class Console:
         r("lid", "open|full|close", "move the simulated lid: ajar, fully open, or shut",
           self._lid, min_args=1, max_args=1, sim=True)
         r("side", "", "the side in play, and what the cartridge sensor says", self._side)
+        r("pins", "", "every configured pin's level: outputs (PWM as its duty), inputs raw "
+          "(1 high, 0 low)", self._pins)
         r("load", "N", "tell the launcher it now holds N cards", self._load,
           min_args=1, max_args=1)
         r("inventory", "", "cards left and cards shot", self._inventory)
@@ -581,6 +584,17 @@ class Console:
         b = self.app.board
         return {"side": self.app.machine.memory.side,
                 "sensor": _side_of(b.yellow_back.is_active), "home": b.home.is_active}
+
+    def _pins(self, a: Args) -> dict[str, Any]:
+        # Every pin of [pins] that is wired, by its config name (new optional pins appear
+        # by themselves), in the board's order: outputs, then inputs. Read, never driven.
+        pins = self.app.settings.pins
+        names = {getattr(pins, f.name): f.name for f in dataclasses.fields(pins)
+                 if getattr(pins, f.name) is not None}
+        levels = self.app.board.levels()
+        out = {names[n]: level for n, level in levels.items() if n in names}
+        out.update((name, None) for name in names.values() if name not in out)  # no part
+        return out
 
     def _load(self, a: Args) -> dict[str, Any]:
         n = a.integer(0, "N", 0, LOAD_MAX)

@@ -319,6 +319,95 @@ def test_seed_replays_the_same_presses() -> None:
     assert first != other
 
 
+# --- pins: every pin's level, read through the hal ------------------------------------------
+
+READY_PINS = ("ok motor_in1=0 motor_in2=0 motor_sleep=1 rotator=0 amp_enable=0 led=1 "
+              "button=1 lid_closed=0 lid_open=1 exit_beam=1 home=0 yellow_back=0")
+
+
+def _pins(session: Session) -> dict[str, str]:
+    reply = session.final("pins")
+    assert reply.startswith("ok ")
+    return dict(field.split("=") for field in reply.split()[1:])
+
+
+def test_pins_after_start_shows_outputs_then_raw_inputs(session: Session) -> None:
+    # Awake: the driver enabled (nSLEEP high), the LED lit. Inputs are raw: the pulled-up
+    # button reads 1 until pressed; the closed lid switch and the home magnet pull theirs to 0.
+    assert session.final("pins") == READY_PINS
+    assert session.final("pins") == READY_PINS  # it only reads
+    session.rig.sim.hold_button()
+    session.rig.advance(0)
+    assert _pins(session)["button"] == "0"  # raw, before any debounce window has passed
+    session.rig.sim.release()
+
+
+def test_pins_during_a_shot_shows_in1_at_the_configured_speed(session: Session) -> None:
+    session("luck set mild hazard [1.0] sizes [3] weights [1]")
+    session("cards 3")
+    session("load 3")
+    session("press")
+    session.rig.advance(0.05)
+    assert session.rig.state == m.SHOOTING
+    levels = _pins(session)
+    assert (levels["motor_in1"], levels["motor_in2"], levels["motor_sleep"]) == ("0.85", "0", "1")
+    session.rig.settle()
+    session.rig.advance(0.5)
+    after = _pins(session)
+    # Stopped: braked (both inputs 1, motor.brake = true) or coasting (both 0), never driven.
+    assert after["motor_in1"] == after["motor_in2"] in ("0", "1")
+
+
+def test_pins_with_the_lid_open_reads_the_lid_switch_high(session: Session) -> None:
+    session("lid open")
+    session.rig.advance(0.05)
+    levels = _pins(session)
+    assert (levels["lid_closed"], levels["lid_open"]) == ("1", "1")  # ajar: neither closed
+    session("lid full")
+    session.rig.advance(0.05)
+    assert (_pins(session)["lid_closed"], _pins(session)["lid_open"]) == ("1", "0")
+
+
+def test_pins_in_json_mode_is_an_object_of_numbers(session: Session) -> None:
+    session("json on")
+    obj = json.loads(session.final("pins"))
+    assert obj["ok"] is True and obj["data"]["motor_in1"] == 0 and obj["data"]["button"] == 1
+    assert list(obj["data"])[:4] == ["motor_in1", "motor_in2", "motor_sleep", "rotator"]
+
+
+def test_pins_lists_whatever_pins_are_wired_by_their_config_names() -> None:
+    """Optional pins appear when set (rotator_in2 with its duty), vanish when -1 (exit_beam),
+    and a pin field added to Pins later is listed without an edit here."""
+    from dataclasses import asdict, dataclass, replace
+
+    from hal.base import Pins
+
+    @dataclass(frozen=True)
+    class MorePins(Pins):
+        deadman: int | None = None
+
+    base = config.load()
+    pins = MorePins(**{**asdict(replace(base.pins, rotator_in2=4, exit_beam=None)),
+                       "deadman": 7})
+    rig = SimRig(replace(base, pins=pins))
+    console = Console(rig.app, **console_extras(rig.sim))
+    try:
+        reply = console.handle_line("pins")[-1]
+        assert "rotator_in2=0 " in reply and "exit_beam" not in reply
+        assert reply.endswith(" deadman=none")  # configured, but no part of this board reads it
+        rig.app.board.rotator.back(0.3)
+        assert "rotator=0 rotator_in2=0.3 " in console.handle_line("pins")[-1]
+        rig.app.board.rotator.off()
+    finally:
+        console.close()
+        rig.close()
+
+
+def test_pins_is_not_a_debug_command(session: Session) -> None:
+    assert not session.console.debug and session.final("pins").startswith("ok ")
+    assert session("help pins")[0].startswith("// pins  every configured pin's level")
+
+
 # --- luck and config ---------------------------------------------------------------------
 
 

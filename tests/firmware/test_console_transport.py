@@ -631,7 +631,7 @@ def test_output_backpressure_pauses_input_and_drops_only_events() -> None:
         port.gate.set()
         pump(rig, t, wake, lambda: port.written.count(b"ok commands=") >= n_help)
         text = port.written.decode()
-        assert text.count("ok commands=31") == n_help  # no reply was dropped
+        assert text.count("ok commands=32") == n_help  # no reply was dropped
         assert "# event console_dropped lines=" in text
     finally:
         port.gate.set()
