@@ -479,6 +479,9 @@ class Transport:
 
     def stop(self) -> None:
         """Flush and stop (not from a running reactor's thread: it joins the session's threads)."""
+        # The console first: it stops a debug run, which no port's flush or close may delay
+        # (its end event is still queued, and flushed below).
+        self.console.close()
         session, self.session = self.session, None
         if session is not None:
             session.stop()
@@ -486,7 +489,6 @@ class Transport:
             ended.join()
         self._ended_sessions.clear()
         self.inbox.close()
-        self.console.close()
 
 
 class SerialTransport(Transport):

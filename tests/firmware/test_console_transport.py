@@ -340,6 +340,31 @@ def test_a_lost_pty_ends_a_debug_run_before_the_port_closes(fx: Fixture) -> None
         held and held[0].go_on.set()
 
 
+def test_stopping_the_transport_ends_a_debug_run_before_the_port_closes(fx: Fixture) -> None:
+    """The owner's stop (SIGTERM): the run ends first, and its end event still gets out."""
+    held: list[HeldClose] = []
+    t = fx.serial()
+    t._opener = lambda: held.append(HeldClose(SerialTransport._open(t))) or held[-1]
+    stopper = threading.Thread(target=t.stop, name="owner-stop", daemon=True)
+    try:
+        assert t.start()
+        fx.pump(fx.lines_after(1))
+        fx.ask("debug on")
+        fx.ask("motor run 250", finals=1)
+        assert fx.rig.state == m.DEBUG_RUN
+        stopper.start()
+        assert held[0].closing.wait(WAIT)  # the port is closing, held there ...
+        assert fx.rig.state == m.READY  # ... and the run is over already
+        assert fx.rig.app.events("debug_run_end")[-1][1]["end"] == "stopped"
+        held[0].go_on.set()
+        stopper.join(WAIT)
+        while not any(x.startswith("# event debug_run_end end=stopped ") for x in fx.peer.lines):
+            fx.wake.get(timeout=WAIT)  # flushed before the port closed; the peer reads it
+    finally:
+        held and held[0].go_on.set()
+        fx.transport = None
+
+
 def test_end_of_input_ends_a_debug_run_on_stdin_too() -> None:
     rig = SimRig()
     wake = wakeful(rig)
