@@ -9,9 +9,9 @@ the reactor before anything else happens.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from pathlib import Path
-from typing import Any, ClassVar, Protocol
+from typing import Any, ClassVar, Protocol, runtime_checkable
 
 NEVER = float("inf")  # a wake time that never comes
 
@@ -67,11 +67,21 @@ class Pins:
                                            "deadman")
 
 
+@runtime_checkable
 class Input(Protocol):
     @property
     def is_active(self) -> bool: ...
     def on_change(self, callback: Callable[[bool], None] | None) -> None: ...
     def close(self) -> None: ...
+
+
+@runtime_checkable
+class PinLevels(Protocol):
+    """A part that can say what its pins are at, by BCM number: an output its level (1/0)
+    or a PWM output its duty (0..1); an input the RAW level the board reads (1 high, 0 low;
+    the launcher's inputs are active low), before any debounce. Only reads."""
+
+    def levels(self) -> dict[int, float]: ...
 
 
 class Output(Protocol):
@@ -150,6 +160,17 @@ class Board:
         self.rotator.off()
         if self.deadman is not None:
             self.deadman.off()
+
+    def levels(self) -> dict[int, float]:
+        """Every pin of every part that can tell (``PinLevels``), by BCM number: the
+        outputs first, then the inputs, each in the order of the fields above."""
+        parts = [getattr(self, f.name) for f in fields(self)]
+        found = [p for p in parts if isinstance(p, PinLevels)]
+        out: dict[int, float] = {}
+        for part in [p for p in found if not isinstance(p, Input)] + \
+                [p for p in found if isinstance(p, Input)]:
+            out.update(part.levels())
+        return out
 
     def close(self) -> None:
         if self._closed:

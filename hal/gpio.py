@@ -88,8 +88,13 @@ class GpioInput:
     """A switch or sensor to ground with the internal pull-up: active when low."""
 
     def __init__(self, pin: int, factory: Factory) -> None:
+        self.number = pin
         # bounce_time stays None: debouncing is done in firmware (mock pins ignore it).
         self._dev = DigitalInputDevice(pin, pull_up=True, bounce_time=None, pin_factory=factory)
+
+    def levels(self) -> dict[int, float]:
+        """The raw level the board reads (1 high, 0 low: active is low), before debounce."""
+        return {self.number: int(bool(self._dev.pin.state))}
 
     @property
     def is_active(self) -> bool:
@@ -122,7 +127,11 @@ class GpioOutput:
     """A plain on/off output, low at start."""
 
     def __init__(self, pin: int, factory: Factory) -> None:
+        self.number = pin
         self._dev = DigitalOutputDevice(pin, initial_value=False, pin_factory=factory)
+
+    def levels(self) -> dict[int, float]:
+        return {self.number: int(bool(self._dev.value))}
 
     @property
     def is_active(self) -> bool:
@@ -146,6 +155,7 @@ class HBridgeMotor:
     """One H-bridge channel: IN1 PWM forward, both low to coast, both high to brake."""
 
     def __init__(self, in1: int, in2: int, factory: Factory) -> None:
+        self.numbers = (in1, in2)
         self._in1 = PWMOutputDevice(
             in1, initial_value=0, frequency=PWM_FREQUENCY, pin_factory=factory
         )
@@ -156,6 +166,11 @@ class HBridgeMotor:
         except BaseException:
             self._in1.close()  # let IN1 go again: the caller gets no motor to close
             raise
+
+    def levels(self) -> dict[int, float]:
+        """Each input's PWM duty (0..1): IN1 at the speed while running, both 1 braking."""
+        return {n: _duty(d.value) for n, d in zip(self.numbers, (self._in1, self._in2),
+                                                   strict=True)}
 
     @property
     def speed(self) -> float:
@@ -206,6 +221,7 @@ class GpioRotator:
     """
 
     def __init__(self, in1: int, in2: int | None, factory: Factory) -> None:
+        self.numbers = (in1, in2)
         self._in1 = DigitalOutputDevice(in1, initial_value=False, pin_factory=factory)
         self._in2: PWMOutputDevice | None = None
         if in2 is not None:
@@ -215,6 +231,14 @@ class GpioRotator:
             except BaseException:
                 self._in1.close()  # the caller gets no rotator to close
                 raise
+
+    def levels(self) -> dict[int, float]:
+        """IN1's level, and IN2's PWM duty when it is wired."""
+        in1, in2 = self.numbers
+        out: dict[int, float] = {in1: int(bool(self._in1.value))}
+        if self._in2 is not None and in2 is not None:
+            out[in2] = _duty(self._in2.value)
+        return out
 
     @property
     def can_brake(self) -> bool:
@@ -270,6 +294,11 @@ class GpioRotator:
         self._in1.close()
         if self._in2 is not None:
             self._in2.close()
+
+
+def _duty(value: float) -> float:
+    """A PWM output's duty as the console shows it: 0 and 1 whole, others to 4 places."""
+    return int(value) if value in (0, 1) else round(float(value), 4)
 
 
 def _check_speed(speed: float) -> None:

@@ -11,6 +11,7 @@ logged as an internal error and the console goes on. Input is never evaluated as
 from __future__ import annotations
 
 import copy
+import dataclasses
 import json
 import logging
 import platform
@@ -24,7 +25,7 @@ import launcher
 from launcher.core import config, cues, luck
 from launcher.core import machine as m
 from launcher.core.errors import ConfigError, LauncherError
-from launcher.core.profiles import parse_profile
+from launcher.core.profiles import Profile, parse_profile
 from launcher.firmware.disk import atomic_write
 from launcher.firmware.sound import load_pack
 
@@ -71,6 +72,22 @@ ERROR_CODES: dict[str, str] = {
 _LIVE_PREFIXES = ("luck.mild.", "luck.wild.", "timing.", "motor.")
 _RESTART_KEYS = ("timing.debounce_ms",)
 LUCK_KEYS = ("hazard", "sizes", "weights")
+
+# The debug gate on configuration. Without `debug on` nothing the console changes may make
+# the roller or the rotator run longer, harder or on other pins than the config the
+# launcher started with allows, or `motor run`'s cap would be a formality (max_run_ms
+# 15000 + card_timeout_ms 10000 + a slow roller + `profile deal 30` ran it for 15 s).
+# Gated by prefix, so keys added later are gated too: every motor, rotator and pin key, the
+# pin factory (it decides how IN1 is driven), and every timing key but the two below, which
+# only decide when a press is taken or when the launcher sleeps, never how long a run lasts
+# (debounce_ms is gated: it decides whether the exit beam counts each card).
+GATED_PREFIXES = ("motor.", "timing.", "rotator.", "pins.", "board.")
+UNGATED_KEYS = ("timing.mash_guard_ms", "timing.sleep_after_s")
+# Shot sizes bound a run too (the roller runs until that many cards are out), so without
+# `debug on` a press may not ask for more cards than the started config's largest shot
+# (either side; 12 with the defaults), unless the launcher knows it holds them (`deal N`
+# with `load N`: a shot never asks for more than the known inventory). Hazards and weights
+# only change how often and which of those sizes: not gated.
 
 _INT = re.compile(r"-?[0-9]+")
 # What the console itself prints: a line that starts like this came back from an echoing
@@ -301,6 +318,8 @@ class Console:
         self.raw: dict[str, Any] = (copy.deepcopy(raw_config) if raw_config is not None
                                     else config.load_raw(config_path))
         self.running_raw: dict[str, Any] = copy.deepcopy(self.raw)
+        # The largest shot a press may ask for without `debug on` (see GATED_PREFIXES).
+        self.shot_cap = _largest_shot(self.raw)
         self.unsaved: set[str] = set()
         self.write = write  # where event lines go (the transport, the play screen, a test)
         self.reboot = reboot  # the owner's "exit so that systemd restarts us"
@@ -474,6 +493,8 @@ class Console:
         r("lid", "open|full|close", "move the simulated lid: ajar, fully open, or shut",
           self._lid, min_args=1, max_args=1, sim=True)
         r("side", "", "the side in play, and what the cartridge sensor says", self._side)
+        r("pins", "", "every configured pin's level: outputs (PWM as its duty), inputs raw "
+          "(1 high, 0 low)", self._pins)
         r("load", "N", "tell the launcher it now holds N cards", self._load,
           min_args=1, max_args=1)
         r("inventory", "", "cards left and cards shot", self._inventory)
@@ -564,6 +585,17 @@ class Console:
         return {"side": self.app.machine.memory.side,
                 "sensor": _side_of(b.yellow_back.is_active), "home": b.home.is_active}
 
+    def _pins(self, a: Args) -> dict[str, Any]:
+        # Every pin of [pins] that is wired, by its config name (new optional pins appear
+        # by themselves), in the board's order: outputs, then inputs. Read, never driven.
+        pins = self.app.settings.pins
+        names = {getattr(pins, f.name): f.name for f in dataclasses.fields(pins)
+                 if getattr(pins, f.name) is not None}
+        levels = self.app.board.levels()
+        out = {names[n]: level for n, level in levels.items() if n in names}
+        out.update((name, None) for name in names.values() if name not in out)  # no part
+        return out
+
     def _load(self, a: Args) -> dict[str, Any]:
         n = a.integer(0, "N", 0, LOAD_MAX)
         self.app.load(n)
@@ -628,6 +660,7 @@ class Console:
             profile = parse_profile(a.rest(0))
         except ValueError as exc:
             raise CommandError(E_VALUE, str(exc)) from None
+        self._gate_profile(profile, f"profile {profile.name}")
         if not self.app.use_profile(profile):
             raise CommandError(E_STATE, f"refused while {machine.state}; ask again when ready")
         return {"profile": profile.name}
@@ -693,6 +726,7 @@ class Console:
                 load_pack(settings.audio.pack)  # a pack that is not there would stop the start
         except ConfigError as exc:
             raise CommandError(E_VALUE, str(exc)) from None
+        self._gate(changes, settings)
         live = {k: v for k, v in changes.items() if _is_live(k)}
         if live:
             running = self.running_raw
@@ -707,6 +741,39 @@ class Console:
         self.raw = new
         self.unsaved.update(changes)
         return len(live) == len(changes)
+
+    def _gate(self, changes: Mapping[str, Any], settings: Settings) -> None:
+        """Refuse, without `debug on`, a valid change to how or how long the motors run."""
+        if self.debug:
+            return
+        for key in changes:
+            if _is_gated(key):
+                raise CommandError(E_DEBUG, f"{key} changes how or how long the motors run: "
+                                            "send `debug on` first")
+            side, _, name = key.removeprefix("luck.").partition(".")
+            if name == "sizes" and side in config.SIDES:
+                largest = max(settings.luck.side(side).sizes)
+                if largest > self.shot_cap:
+                    raise CommandError(E_DEBUG, f"{key}: a shot of {largest} cards is more "
+                                                f"than the largest ({self.shot_cap}) the "
+                                                "launcher started with: send `debug on` first")
+            if key == "game.profile":
+                self._gate_profile(settings.profile, key)
+
+    def _gate_profile(self, profile: Profile, what: str) -> None:
+        """Refuse, without `debug on`, a profile whose press shoots beyond the stock: more
+        cards than the launcher is known to hold, or, with the count unknown, more than the
+        largest shot the launcher started with."""
+        n = profile.per_press
+        if self.debug or n is None or n <= self.shot_cap:
+            return
+        known = self.app.machine.memory.inventory
+        if known is not None and n <= known:
+            return
+        held = ("with the inventory unknown (`load N` sets it)" if known is None
+                else f"and the {known} cards loaded")
+        raise CommandError(E_DEBUG, f"{what} shoots {n} cards a press, more than the largest "
+                                    f"shot ({self.shot_cap}) {held}: send `debug on` first")
 
     @staticmethod
     def _put(raw: dict[str, Any], key: str, value: Any) -> dict[str, Any]:
@@ -900,3 +967,17 @@ def _on_off(flag: bool) -> str:
 
 def _is_live(key: str) -> bool:
     return key.startswith(_LIVE_PREFIXES) and key not in _RESTART_KEYS
+
+
+def _is_gated(key: str) -> bool:
+    """Whether ``config set KEY`` needs `debug on` whatever the value (GATED_PREFIXES)."""
+    return key.startswith(GATED_PREFIXES) and key not in UNGATED_KEYS
+
+
+def _largest_shot(raw: Mapping[str, Any]) -> int:
+    """The most cards one press of ``raw``'s luck tables can ask for (either side)."""
+    try:
+        return max(max(config.side_luck(f"luck.{side}", raw["luck"][side]).sizes)
+                   for side in config.SIDES)
+    except (KeyError, TypeError, ValueError):
+        return _largest_shot(config.default_raw()) if raw != config.default_raw() else 1

@@ -3,9 +3,19 @@
 systemd runs it (``ExecStopPost=``) after every end of ``launcher run``, including a crash
 or ``kill -9``. It cannot ask the dead process for anything, and it must not need it:
 with pigpio the daemon keeps every output at the level it last had, so a launcher killed
-mid-shot would keep its roller turning. This opens the pins again through the same
-``hal.gpio`` adapters, drives them to their safe levels and lets them go; the pull-downs
-on the driver inputs (hardware/power.md) hold them there afterwards.
+mid-shot would keep its roller turning. This opens the pins again as plain outputs, drives
+them low and lets them go; the pull-downs on the driver inputs (hardware/power.md) hold
+them there afterwards.
+
+Plain outputs (``DigitalOutputDevice``, through ``hal.gpio.GpioOutput``), never PWM: a low
+level is all safe-stop needs, and every factory has plain outputs, while the fallback from
+pigpio (gpiozero's native factory) has no PWM at all. On pigpio a write switches off the
+PWM the dead process left running on the pin. Both bridge inputs low is coast, which is
+also what the pull-downs read once the pins are let go.
+
+Which pins: those the config names and those of the last good start
+(``last-good-pins.json``, beside the state file the config names), so a ``[pins]`` edited
+while the firmware ran cannot leave the old IN1 at its duty.
 """
 
 from __future__ import annotations
@@ -16,12 +26,13 @@ import json
 import logging
 import tomllib
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 from gpiozero.pins import Factory
 
 from hal.base import HardwareError, Pins
-from hal.gpio import GpioOutput, GpioRotator, HBridgeMotor, factory_name, make_factory, pi_model
+from hal.gpio import GpioOutput, factory_name, make_factory, pi_model
 from launcher.core import config
 from launcher.core.config import Settings
 from launcher.core.errors import ConfigError
@@ -30,37 +41,67 @@ from launcher.firmware.disk import atomic_write
 log = logging.getLogger(__name__)
 
 # The pins safe-stop drives low, in this order: the driver's nSLEEP first (it cuts both
-# motor outputs at once), then the two inputs of the bridge, then the rotator (and its
-# second input, ``rotator_in2``, when one is wired).
+# motor outputs at once), then the two inputs of the bridge, then the rotator, and its
+# second input (``SAFE_LOW_OPTIONAL``) when one is wired.
 SAFE_LOW = ("motor_sleep", "motor_in1", "motor_in2", "rotator")
+SAFE_LOW_OPTIONAL = ("rotator_in2",)
 
 # If the configured factory cannot start, what else can still reach the pins. pigpio:
 # the daemon is down, but the levels it set are still in the GPIO registers.
 FALLBACK = {"pigpio": "native"}
 
 
-def drive_safe(pins: Pins, factory: Factory) -> list[str]:
-    """Drive nSLEEP, IN1, IN2 and the rotator's inputs low on ``factory`` and release them.
+@dataclass(frozen=True)
+class Target:
+    """One pin to drive low: its number and the config names it had (``from_memory``: only
+    in last-good-pins.json, not in the config as it is now)."""
 
-    Every part is tried even when one fails; the failures are raised together at the end.
-    Returns the parts that were driven low.
+    number: int
+    names: tuple[str, ...]
+    from_memory: bool = False
+
+    def __str__(self) -> str:
+        return f"{'+'.join(self.names)}={self.number}"
+
+
+def targets(pins: Pins, remembered: Pins | None = None) -> list[Target]:
+    """The motor and rotator pins of ``pins``, then those of ``remembered`` that differ,
+    each number once, nSLEEP first."""
+    order = SAFE_LOW + SAFE_LOW_OPTIONAL
+    found: dict[int, tuple[list[str], bool]] = {}
+    for name in order:
+        for source in (pins, remembered):
+            number = None if source is None else getattr(source, name)
+            if number is None:
+                continue
+            names, memory = found.setdefault(number, ([], source is not pins))
+            if name not in names:
+                names.append(name)
+            if source is pins and memory:
+                found[number] = (names, False)
+    return [Target(n, tuple(names), memory) for n, (names, memory) in found.items()]
+
+
+def drive_safe(pins: Pins, factory: Factory, remembered: Pins | None = None) -> list[Target]:
+    """Drive nSLEEP, IN1, IN2 and the rotator's inputs low on ``factory`` as plain outputs,
+    and release them; with ``remembered``, its differing pins too.
+
+    Every pin is tried even when one fails; the failures are raised together at the end,
+    naming the pins that were driven. Returns the pins that were driven low.
     """
-    done: list[str] = []
+    done: list[Target] = []
     errors: list[str] = []
-
-    def attempt(what: str, part: Callable[[], object]) -> None:
+    for target in targets(pins, remembered):
         try:
-            part()
+            _low(GpioOutput(target.number, factory))
         except Exception as exc:  # gpiozero raises its own types per factory and failure
-            errors.append(f"{what}: {exc}")
+            errors.append(f"{target}: {exc}")
         else:
-            done.append(what)
-
-    attempt("motor_sleep", lambda: _low(GpioOutput(pins.motor_sleep, factory)))
-    attempt("motor_in1+in2", lambda: _coast(HBridgeMotor(pins.motor_in1, pins.motor_in2, factory)))
-    attempt("rotator", lambda: _rotator_off(GpioRotator(pins.rotator, pins.rotator_in2, factory)))
+            done.append(target)
     if errors:
-        raise HardwareError("safe-stop could not drive " + "; ".join(errors))
+        drove = " ".join(map(str, done)) or "nothing"
+        raise HardwareError(f"safe-stop could not drive {'; '.join(errors)} "
+                            f"(it drove {drove} low)")
     return done
 
 
@@ -69,22 +110,6 @@ def _low(output: GpioOutput) -> None:
         output.off()
     finally:
         output.close()
-
-
-def _rotator_off(rotator: GpioRotator) -> None:
-    try:
-        rotator.off()  # both of its inputs, when it has two
-    finally:
-        rotator.close()
-
-
-def _coast(motor: HBridgeMotor) -> None:
-    try:
-        # Coast, not brake: braking holds both inputs high, and the pins are about to be
-        # released to the pull-downs, which read as "both low" anyway.
-        motor.stop(brake=False)
-    finally:
-        motor.close()
 
 
 PINS_FILE = "last-good-pins.json"  # beside the state file: the pins of the last good start
@@ -108,10 +133,38 @@ def _remembered(path: Path) -> tuple[Settings, Path] | None:
         data = json.loads(path.read_text(encoding="utf-8"))
         raw = config.merge(config.default_raw(), {
             "board": {"pin_factory": data["pin_factory"]},
-            "pins": {k: -1 if v is None else v for k, v in data["pins"].items()}})
+            "pins": {k: -1 if v is None else v for k, v in data["pins"].items()},
+            # Pins the dead process used are not refused for the sound or the console
+            # the defaults would reserve them for: they only have to be driven low.
+            "audio": {"backend": "null"}, "console": {"port": ""}})
         return config.settings_from_dict(raw), path
     except (OSError, ValueError, KeyError, TypeError, AttributeError, RecursionError):
         return None  # ConfigError is a ValueError: a bad file is no memory at all
+
+
+def state_folder(path: str | None) -> Path:
+    """The folder of the state file ``path``'s config names: where ``launcher run`` keeps
+    last-good-pins.json. Read even from a config that is broken elsewhere (only
+    ``state.path`` has to be a string); the default state folder when it cannot be read."""
+    default = config.load(None).state_path.parent
+    if path is None:
+        return default
+    try:
+        return config.load(path).state_path.parent
+    except ConfigError:
+        pass
+    try:
+        user = tomllib.loads(Path(path).read_text(encoding="utf-8"))
+        named = user["state"]["path"]
+    except (OSError, ValueError, RecursionError, KeyError, TypeError):
+        return default  # unreadable, or no [state] path: the default, as a start would use
+    return Path(named).parent if isinstance(named, str) and named else default
+
+
+def remembered_pins(folder: Path) -> Pins | None:
+    """The pins of the last good start, from last-good-pins.json in ``folder`` (None: none)."""
+    found = _remembered(folder / PINS_FILE)
+    return None if found is None else found[0].pins
 
 
 def settings_for_safe_stop(path: str | None, state_dir: Path | None = None
@@ -120,9 +173,10 @@ def settings_for_safe_stop(path: str | None, state_dir: Path | None = None
 
     In order: the config; a config broken outside ``[board]`` and ``[pins]`` (edited while
     the launcher ran, say) with those two tables; the pins remembered from the last good
-    start (``launcher run`` writes them beside the default state file); and, only when the
-    config file cannot be read at all, the default pins. Pins that are readable but wrong
-    are not guessed around when nothing was remembered: the error is raised.
+    start (``launcher run`` writes them beside the state file; ``state_dir``, by default
+    the folder of the state file the config names); and, only when the config file cannot
+    be read at all, the default pins. Pins that are readable but wrong are not guessed
+    around when nothing was remembered: the error is raised.
     """
     try:
         return config.load(path), None
@@ -139,13 +193,13 @@ def settings_for_safe_stop(path: str | None, state_dir: Path | None = None
             return settings, f"config error ({error}); stopping with its [board] and [pins]"
         except (OSError, ValueError, RecursionError):
             pass  # the pins themselves are broken (ConfigError and TOML errors are ValueErrors)
-    defaults = config.load(None)
-    remembered = _remembered((state_dir or defaults.state_path.parent) / PINS_FILE)
+    folder = state_dir if state_dir is not None else state_folder(path)
+    remembered = _remembered(folder / PINS_FILE)
     if remembered is not None:
         settings, where = remembered
         return settings, f"config error ({error}); using the pins of the last good start ({where})"
     if unreadable:
-        return defaults, f"config error ({error}); using the default pins"
+        return config.load(None), f"config error ({error}); using the default pins"
     raise error
 
 
@@ -156,9 +210,19 @@ def factory_names(settings: Settings, model: str | None = None,
     return [name] + ([FALLBACK[name]] if name in FALLBACK else [])
 
 
+@dataclass(frozen=True)
+class Stopped:
+    """What safe-stop did: the pin factory it used and the pins it drove low."""
+
+    factory: str
+    driven: tuple[Target, ...]
+
+
 def safe_stop(settings: Settings, *, model: str | None = None,
-              make: Callable[[str], Factory] = make_factory) -> str:
-    """Drive the configured motor and rotator pins low; returns the pin factory used."""
+              make: Callable[[str], Factory] = make_factory,
+              remembered: Pins | None = None) -> Stopped:
+    """Drive the configured motor and rotator pins low (and ``remembered``'s, where they
+    differ), as plain outputs, on the first pin factory that starts."""
     problems: list[str] = []
     for name in factory_names(settings, model):
         try:
@@ -167,21 +231,27 @@ def safe_stop(settings: Settings, *, model: str | None = None,
             problems.append(str(exc))
             continue
         try:
-            drive_safe(settings.pins, factory)
+            driven = drive_safe(settings.pins, factory, remembered)
         finally:
             factory.close()
-        return name
+        return Stopped(name, tuple(driven))
     raise HardwareError("safe-stop found no way to the pins: " + " / ".join(problems))
 
 
 def cmd_safe_stop(args: argparse.Namespace) -> int:
-    settings, problem = settings_for_safe_stop(args.config)
+    folder = state_folder(args.config)
+    settings, problem = settings_for_safe_stop(args.config, folder)
     if problem is not None:
         log.warning("%s", problem)
-    name = safe_stop(settings, model=pi_model())
-    p = settings.pins
+    remembered = remembered_pins(folder)
+    extra = [t for t in targets(settings.pins, remembered) if t.from_memory]
+    if extra:
+        log.warning("the pins of the last good start (%s) differ from the config's: "
+                    "driving %s low too", folder / PINS_FILE, " ".join(map(str, extra)))
+    done = safe_stop(settings, model=pi_model(), make=make_factory, remembered=remembered)
     source = "config" if problem is None else problem.split("; ", 1)[1]
-    in2 = "" if p.rotator_in2 is None else f" rotator_in2={p.rotator_in2}"
-    print(f"safe-stop: motor_sleep={p.motor_sleep} motor_in1={p.motor_in1} "
-          f"motor_in2={p.motor_in2} rotator={p.rotator}{in2} low ({name}; {source})")
+    ours = " ".join(str(t) for t in done.driven if not t.from_memory)
+    memory = " ".join(str(t) for t in done.driven if t.from_memory)
+    also = f", and from {PINS_FILE} {memory}" if memory else ""
+    print(f"safe-stop: {ours}{also} low ({done.factory}; {source})")
     return 0

@@ -327,6 +327,8 @@ class _Session:
         self._on_end = on_end
         self._stop = threading.Event()
         self._requested = False  # stop() was called (not a lost port)
+        self._end_lock = threading.Lock()
+        self._reported = False  # the loss has been told to the owner
         self._reader = threading.Thread(target=self._read_loop, name=f"{name}-reader",
                                          daemon=True)
         self._writer = threading.Thread(target=self._write_loop, name=f"{name}-writer",
@@ -338,7 +340,8 @@ class _Session:
 
     def stop(self) -> None:
         """From any thread but the reactor's: flush what is queued, end both threads."""
-        self._requested = True
+        with self._end_lock:
+            self._requested = True
         self._stop.set()
         self.outbox.close()
         self.inbox.release_waiters()
@@ -371,22 +374,32 @@ class _Session:
         except Exception as exc:  # a bug here must not leave the port half-open
             log.exception("console: reader failed")
             reason = f"reader failed: {exc}"
-        requested = self._requested
         self._stop.set()
+        # The loss goes to the reactor BEFORE the port is closed: it stops a debug run, and
+        # closing can take its time (pyserial's socket:// close sleeps 0.3 s; the writer may
+        # be stuck in a write for up to WRITE_TIMEOUT).
+        self._lost(reason)
         self.outbox.close()
         self._writer.join(WRITE_TIMEOUT + 1)
         self.channel.close()
-        if not requested:
-            self._on_end(self, reason)
+
+    def _lost(self, reason: str) -> None:
+        """Tell the owner the channel is lost: once, from whichever thread saw it first."""
+        with self._end_lock:
+            if self._requested or self._reported:
+                return
+            self._reported = True
+        self._on_end(self, reason)
 
     def _write_loop(self) -> None:
         try:
             while (data := self.outbox.take()) is not None:
                 self.channel.write(data)
         except (OSError, serial.SerialException, ValueError) as exc:
-            # The port went away under us: make the reader notice at once.
+            # The port went away under us: tell the reactor, and make the reader notice.
             log.debug("console: write failed: %s", exc)
             self._stop.set()
+            self._lost(f"write failed: {exc}")
             self.channel.cancel()
 
 
@@ -455,6 +468,8 @@ class Transport:
         self._ended_sessions.append(session)
         if session is self.session:
             self.session = None
+            # First: debug off and a debug run stopped, on every kind of channel.
+            self.console.reset()
             self.lost(reason)
 
     def lost(self, reason: str) -> None:
@@ -464,6 +479,9 @@ class Transport:
 
     def stop(self) -> None:
         """Flush and stop (not from a running reactor's thread: it joins the session's threads)."""
+        # The console first: it stops a debug run, which no port's flush or close may delay
+        # (its end event is still queued, and flushed below).
+        self.console.close()
         session, self.session = self.session, None
         if session is not None:
             session.stop()
@@ -471,7 +489,6 @@ class Transport:
             ended.join()
         self._ended_sessions.clear()
         self.inbox.close()
-        self.console.close()
 
 
 class SerialTransport(Transport):
@@ -543,7 +560,6 @@ class SerialTransport(Transport):
 
     def lost(self, reason: str) -> None:
         log.warning("console: %s lost (%s); waiting for it to come back", self.url, reason)
-        self.console.reset()
         self.reactor.update_timer(self._timer, self.reactor.monotonic() + self._backoff())
 
     def stop(self) -> None:

@@ -319,6 +319,95 @@ def test_seed_replays_the_same_presses() -> None:
     assert first != other
 
 
+# --- pins: every pin's level, read through the hal ------------------------------------------
+
+READY_PINS = ("ok motor_in1=0 motor_in2=0 motor_sleep=1 rotator=0 amp_enable=0 led=1 "
+              "button=1 lid_closed=0 lid_open=1 exit_beam=1 home=0 yellow_back=0")
+
+
+def _pins(session: Session) -> dict[str, str]:
+    reply = session.final("pins")
+    assert reply.startswith("ok ")
+    return dict(field.split("=") for field in reply.split()[1:])
+
+
+def test_pins_after_start_shows_outputs_then_raw_inputs(session: Session) -> None:
+    # Awake: the driver enabled (nSLEEP high), the LED lit. Inputs are raw: the pulled-up
+    # button reads 1 until pressed; the closed lid switch and the home magnet pull theirs to 0.
+    assert session.final("pins") == READY_PINS
+    assert session.final("pins") == READY_PINS  # it only reads
+    session.rig.sim.hold_button()
+    session.rig.advance(0)
+    assert _pins(session)["button"] == "0"  # raw, before any debounce window has passed
+    session.rig.sim.release()
+
+
+def test_pins_during_a_shot_shows_in1_at_the_configured_speed(session: Session) -> None:
+    session("luck set mild hazard [1.0] sizes [3] weights [1]")
+    session("cards 3")
+    session("load 3")
+    session("press")
+    session.rig.advance(0.05)
+    assert session.rig.state == m.SHOOTING
+    levels = _pins(session)
+    assert (levels["motor_in1"], levels["motor_in2"], levels["motor_sleep"]) == ("0.85", "0", "1")
+    session.rig.settle()
+    session.rig.advance(0.5)
+    after = _pins(session)
+    # Stopped: braked (both inputs 1, motor.brake = true) or coasting (both 0), never driven.
+    assert after["motor_in1"] == after["motor_in2"] in ("0", "1")
+
+
+def test_pins_with_the_lid_open_reads_the_lid_switch_high(session: Session) -> None:
+    session("lid open")
+    session.rig.advance(0.05)
+    levels = _pins(session)
+    assert (levels["lid_closed"], levels["lid_open"]) == ("1", "1")  # ajar: neither closed
+    session("lid full")
+    session.rig.advance(0.05)
+    assert (_pins(session)["lid_closed"], _pins(session)["lid_open"]) == ("1", "0")
+
+
+def test_pins_in_json_mode_is_an_object_of_numbers(session: Session) -> None:
+    session("json on")
+    obj = json.loads(session.final("pins"))
+    assert obj["ok"] is True and obj["data"]["motor_in1"] == 0 and obj["data"]["button"] == 1
+    assert list(obj["data"])[:4] == ["motor_in1", "motor_in2", "motor_sleep", "rotator"]
+
+
+def test_pins_lists_whatever_pins_are_wired_by_their_config_names() -> None:
+    """Optional pins appear when set (rotator_in2 with its duty), vanish when -1 (exit_beam),
+    and a pin field added to Pins later is listed without an edit here."""
+    from dataclasses import asdict, dataclass, replace
+
+    from hal.base import Pins
+
+    @dataclass(frozen=True)
+    class MorePins(Pins):
+        deadman: int | None = None
+
+    base = config.load()
+    pins = MorePins(**{**asdict(replace(base.pins, rotator_in2=4, exit_beam=None)),
+                       "deadman": 7})
+    rig = SimRig(replace(base, pins=pins))
+    console = Console(rig.app, **console_extras(rig.sim))
+    try:
+        reply = console.handle_line("pins")[-1]
+        assert "rotator_in2=0 " in reply and "exit_beam" not in reply
+        assert reply.endswith(" deadman=none")  # configured, but no part of this board reads it
+        rig.app.board.rotator.back(0.3)
+        assert "rotator=0 rotator_in2=0.3 " in console.handle_line("pins")[-1]
+        rig.app.board.rotator.off()
+    finally:
+        console.close()
+        rig.close()
+
+
+def test_pins_is_not_a_debug_command(session: Session) -> None:
+    assert not session.console.debug and session.final("pins").startswith("ok ")
+    assert session("help pins")[0].startswith("// pins  every configured pin's level")
+
+
 # --- luck and config ---------------------------------------------------------------------
 
 
@@ -334,6 +423,7 @@ def test_luck_set_is_checked_as_config_and_applied(session: Session) -> None:
 
 
 def test_config_set_live_and_restart_keys(session: Session) -> None:
+    session("debug on")  # timing, motor and pin keys are gated (debug_config_gate.txt)
     assert session.final("config set timing.jam_timeout_ms 500") == \
         "ok timing.jam_timeout_ms=500 applied=now unsaved=1"
     assert session.rig.app.settings.timing.jam_timeout == 0.5
@@ -344,6 +434,87 @@ def test_config_set_live_and_restart_keys(session: Session) -> None:
     assert session.final("config set motor.speed 0.5").endswith("applied=now unsaved=3")
     assert session.rig.app.settings.motor.speed == 0.5
     assert session.final("config set timing.debounce_ms 10").endswith("applied=restart unsaved=4")
+
+
+WALK_AROUND = ["config set timing.max_run_ms 15000", "config set timing.card_timeout_ms 10000",
+               "config set motor.speed 0.1", "profile deal 30", "load 100", "press"]
+
+
+def test_the_config_walk_around_of_the_debug_gate_is_refused(session: Session) -> None:
+    """Once: 15 s of roller without `debug on`. Every step that lengthens a run is refused."""
+    session("cards 100")
+    finals = [session.final(line) for line in WALK_AROUND]
+    assert [f.split(" ", 2)[:2] for f in finals[:4]] == [["error", E_DEBUG]] * 4
+    assert "timing.max_run_ms" in finals[0] and "profile deal 30" in finals[3]
+    t = session.rig.app.settings
+    assert (t.timing.max_run, t.timing.card_timeout, t.motor.speed) == (8.0, 1.5, 0.85)
+    assert session.rig.app.machine.profile.name == "flip-attack"
+    session.rig.advance(20)
+    assert session.rig.app.events("fault") == []
+    # With `debug on` the same lines go through and the roller runs the 15 s asked for.
+    session("debug on")
+    assert all(session.final(line).startswith("ok ") for line in WALK_AROUND)
+    session.rig.advance(14.9)
+    assert session.rig.app.board.motor.speed == pytest.approx(0.1)
+    session.rig.advance(0.2)
+    assert session.rig.app.board.motor.speed == 0
+    assert session.rig.app.events("fault")[-1][1]["code"] == "overrun"
+
+
+@pytest.mark.parametrize("key", [
+    "motor.speed", "motor.brake", "motor.brake_ms", "motor.lease_ms", "timing.max_run_ms",
+    "timing.card_timeout_ms", "timing.jam_timeout_ms", "timing.timed_card_ms",
+    "timing.rotation_timeout_ms", "timing.debounce_ms", "rotator.brake_ms",
+    "rotator.creep_speed", "pins.motor_in1", "pins.deadman", "pins.lid_closed_nc",
+    "board.pin_factory"])
+def test_keys_that_change_how_the_motors_run_are_gated_by_prefix(key: str) -> None:
+    from launcher.firmware.console import _is_gated
+
+    assert _is_gated(key)  # keys another branch adds (motor.lease_ms, pins.deadman) too
+
+
+@pytest.mark.parametrize("key", ["timing.mash_guard_ms", "timing.sleep_after_s", "luck.seed",
+                                 "luck.mild.hazard", "luck.wild.weights", "audio.volume",
+                                 "console.port", "state.path", "game.profile"])
+def test_keys_that_never_lengthen_a_run_are_not_gated_by_name(key: str) -> None:
+    from launcher.firmware.console import _is_gated
+
+    assert not _is_gated(key)
+
+
+def test_every_gated_key_of_the_default_config_is_refused_then_allowed(session: Session) -> None:
+    raw = config.default_raw()
+    keys = [f"{table}.{k}" for table in ("motor", "timing", "rotator", "pins", "board")
+            for k, v in raw[table].items() if not isinstance(v, dict)]
+    for key in keys:
+        value = config.get_key(raw, key)
+        line = f"config set {key} {json.dumps(value)}"
+        reply = session.final(line)
+        if key in ("timing.mash_guard_ms", "timing.sleep_after_s"):
+            assert reply.startswith(f"ok {key}="), reply
+        else:
+            assert reply.startswith(f"error {E_DEBUG} {key} "), reply
+    session("debug on")
+    for key in keys:
+        value = config.get_key(raw, key)
+        assert session.final(f"config set {key} {json.dumps(value)}").startswith("ok "), key
+
+
+def test_shot_sizes_and_deal_n_are_gated_beyond_the_stock(session: Session) -> None:
+    assert session.console.shot_cap == 12  # the wild side's largest shot, by default
+    assert session.final("luck set mild sizes [12] weights [1]").startswith("ok ")
+    assert session.final("luck set wild sizes [13]  weights [1]").startswith(f"error {E_DEBUG} ")
+    assert session.final("config set luck.mild.sizes [40]").startswith(f"error {E_DEBUG} ")
+    assert session.final("profile deal 12").startswith("ok ")
+    assert session.final("profile deal 13").startswith(f"error {E_DEBUG} ")  # count unknown
+    session("load 25")
+    assert session.final("profile deal 25").startswith("ok ")  # the launcher holds them
+    assert session.final("profile deal 26").startswith(f"error {E_DEBUG} ")
+    assert session.final('config set game.profile "deal 26"').startswith(f"error {E_DEBUG} ")
+    assert session.final('config set game.profile "deal 25"').startswith("ok ")
+    session("debug on")
+    assert session.final("profile deal 30").startswith("ok ")
+    assert session.final("luck set wild sizes [30] weights [1]").startswith("ok ")
 
 
 def test_config_errors_name_the_key(session: Session) -> None:
@@ -358,6 +529,7 @@ def test_config_save_writes_a_file_that_loads_back(tmp_path: Path) -> None:
     path = tmp_path / "etc" / "launcher.toml"
     b = Session(config_path=path, raw_config=config.default_raw())
     try:
+        b("debug on")
         b("config set timing.jam_timeout_ms 650")
         b("luck set mild hazard [0.5, 1.0]")
         b("config set console.port \"my port\"")

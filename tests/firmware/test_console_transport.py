@@ -15,6 +15,7 @@ import logging
 import os
 import queue
 import select
+import socket
 import struct
 import termios
 import threading
@@ -27,6 +28,7 @@ import pytest
 import serial
 
 from launcher.cli import console_client as console_cli
+from launcher.core import machine as m
 from launcher.core.reactor import NEVER
 from launcher.firmware.console import Console
 from launcher.firmware.transport import (
@@ -263,6 +265,122 @@ def test_unplug_and_replug_reopens_the_port_from_a_reactor_timer(
     assert fx.peer.lines[0] == fx.console.banner()
     assert fx.ask("status")[-1].endswith(" debug=off")
     assert t._timer.waketime == NEVER
+
+
+class HeldClose:
+    """A real pyserial port whose ``close`` waits until the test lets it go on.
+
+    pyserial's socket:// close sleeps 0.3 s, and a writer stuck in a write holds the reader
+    for up to WRITE_TIMEOUT: a loss that reached the reactor only after the close would
+    stop a debug run late. With the close held, the run must end while it is held.
+    """
+
+    def __init__(self, port: Any) -> None:
+        self._port = port
+        self.closing = threading.Event()
+        self.go_on = threading.Event()
+        self.held_too_long = False
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._port, name)
+
+    def close(self) -> None:
+        self.closing.set()
+        self.held_too_long = not self.go_on.wait(WAIT)
+        self._port.close()
+
+
+def _lose_the_peer_mid_debug_run(rig: SimRig, t: SerialTransport, wake: queue.Queue[str],
+                                 send: Callable[[bytes], None], drop: Callable[[], None],
+                                 held: list[HeldClose]) -> None:
+    send(b"debug on\r\nmotor run 250\r\n")
+    pump(rig, t, wake, lambda: rig.state == m.DEBUG_RUN)
+    started = rig.now
+    drop()
+    pump(rig, t, wake, lambda: rig.state == m.READY)
+    _, data = rig.app.events("debug_run_end")[-1]
+    assert data["end"] == "stopped" and rig.now - started < 0.25  # not by its own timer
+    assert rig.app.board.motor.speed == 0 and not t.console.debug
+    held[0].go_on.set()  # only now may the port close
+    assert held[0].closing.wait(WAIT) and t.session is None
+    t.stop()
+    assert not held[0].held_too_long
+
+
+def test_a_lost_socket_url_ends_a_debug_run_before_the_port_closes() -> None:
+    """socket:// (a loopback TCP peer): the peer hangs up mid-run; the run stops at once."""
+    rig = SimRig()
+    wake = wakeful(rig)
+    server = socket.create_server(("127.0.0.1", 0))
+    url = f"socket://127.0.0.1:{server.getsockname()[1]}"
+    held: list[HeldClose] = []
+    t = SerialTransport(Console(rig.app, sim=rig.sim), rig.reactor, url)
+    t._opener = lambda: held.append(HeldClose(SerialTransport._open(t))) or held[-1]
+    try:
+        assert t.start()
+        server.settimeout(WAIT)
+        peer, _ = server.accept()
+        _lose_the_peer_mid_debug_run(rig, t, wake, peer.sendall, peer.close, held)
+    finally:
+        held and held[0].go_on.set()
+        t.stop()
+        server.close()
+        rig.close()
+
+
+def test_a_lost_pty_ends_a_debug_run_before_the_port_closes(fx: Fixture) -> None:
+    held: list[HeldClose] = []
+    t = fx.serial()
+    t._opener = lambda: held.append(HeldClose(SerialTransport._open(t))) or held[-1]
+    try:
+        assert t.start()
+        fx.pump(fx.lines_after(1))
+        _lose_the_peer_mid_debug_run(fx.rig, t, fx.wake, fx.peer.send, fx.peer.unplug, held)
+    finally:
+        held and held[0].go_on.set()
+
+
+def test_stopping_the_transport_ends_a_debug_run_before_the_port_closes(fx: Fixture) -> None:
+    """The owner's stop (SIGTERM): the run ends first, and its end event still gets out."""
+    held: list[HeldClose] = []
+    t = fx.serial()
+    t._opener = lambda: held.append(HeldClose(SerialTransport._open(t))) or held[-1]
+    stopper = threading.Thread(target=t.stop, name="owner-stop", daemon=True)
+    try:
+        assert t.start()
+        fx.pump(fx.lines_after(1))
+        fx.ask("debug on")
+        fx.ask("motor run 250", finals=1)
+        assert fx.rig.state == m.DEBUG_RUN
+        stopper.start()
+        assert held[0].closing.wait(WAIT)  # the port is closing, held there ...
+        assert fx.rig.state == m.READY  # ... and the run is over already
+        assert fx.rig.app.events("debug_run_end")[-1][1]["end"] == "stopped"
+        held[0].go_on.set()
+        stopper.join(WAIT)
+        while not any(x.startswith("# event debug_run_end end=stopped ") for x in fx.peer.lines):
+            fx.wake.get(timeout=WAIT)  # flushed before the port closed; the peer reads it
+    finally:
+        held and held[0].go_on.set()
+        fx.transport = None
+
+
+def test_end_of_input_ends_a_debug_run_on_stdin_too() -> None:
+    rig = SimRig()
+    wake = wakeful(rig)
+    rfd, wfd = os.pipe()
+    t = StreamTransport(Console(rig.app, sim=rig.sim), rig.reactor, rfd, Out(wake))
+    try:
+        t.start()
+        os.write(wfd, b"debug on\nmotor run 250\n")
+        pump(rig, t, wake, lambda: rig.state == m.DEBUG_RUN)
+        os.close(wfd)
+        pump(rig, t, wake, lambda: rig.state == m.READY)
+        assert rig.app.events("debug_run_end")[-1][1]["end"] == "stopped"
+    finally:
+        t.stop()
+        os.close(rfd)
+        rig.close()
 
 
 def test_a_second_opener_of_the_port_is_locked_out(fx: Fixture) -> None:
@@ -538,7 +656,7 @@ def test_output_backpressure_pauses_input_and_drops_only_events() -> None:
         port.gate.set()
         pump(rig, t, wake, lambda: port.written.count(b"ok commands=") >= n_help)
         text = port.written.decode()
-        assert text.count("ok commands=31") == n_help  # no reply was dropped
+        assert text.count("ok commands=32") == n_help  # no reply was dropped
         assert "# event console_dropped lines=" in text
     finally:
         port.gate.set()

@@ -9,7 +9,9 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
-from gpiozero.pins.mock import MockFactory, MockPWMPin
+from gpiozero import PWMOutputDevice
+from gpiozero.exc import PinPWMUnsupported
+from gpiozero.pins.mock import MockFactory, MockPin, MockPWMPin
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -27,6 +29,8 @@ from launcher.firmware.safestop import (
     remember_pins,
     safe_stop,
     settings_for_safe_stop,
+    state_folder,
+    targets,
 )
 from launcher.sim.rig import STEP, SimRig
 
@@ -83,7 +87,7 @@ def stop_on(factory: MockFactory) -> tuple[str, dict]:
     """Run safe-stop against ``factory``; the factory used and the levels the pins were left at."""
     pins = grab(factory)
     used = safe_stop(MOCK, make=lambda name: factory)
-    return used, released(pins)
+    return used.factory, released(pins)
 
 
 ALL_LOW = dict.fromkeys(SAFE_LOW, 0.0)
@@ -217,7 +221,7 @@ def test_pigpio_down_falls_back_to_the_native_factory():
         return fresh
 
     pins = grab(fresh)
-    assert safe_stop(replace(MOCK, pin_factory="pigpio"), make=make) == "native"
+    assert safe_stop(replace(MOCK, pin_factory="pigpio"), make=make).factory == "native"
     assert tried == ["pigpio", "native"]
     assert released(pins) == ALL_LOW
     board.close()
@@ -350,3 +354,142 @@ def test_a_wired_rotator_in2_is_driven_low_too():
         assert pins[4].state > 0
         safe_stop(wired, make=lambda name, fresh=fresh: fresh)
         assert {n: p.released_at for n, p in pins.items()} == {wired.pins.rotator: 0.0, 4: 0.0}
+
+
+# --- a factory without PWM (gpiozero's native factory: the fallback from pigpio) -----------
+
+
+class ReleasedPlainPin(MockPin):
+    """A plain mock pin (it refuses PWM, as the native factory's pins do) that remembers the
+    level it had when it was first let go."""
+
+    released_at: float | None = None
+
+    def close(self) -> None:
+        if self.released_at is None:
+            self.released_at = float(self.state)
+        super().close()
+
+
+def _left_high(factory: MockFactory, numbers: list[int]) -> dict[int, ReleasedPlainPin]:
+    """Pins as a dead process left them: outputs, high (the registers keep the level)."""
+    pins = {}
+    for n in numbers:
+        pin = factory.pin(n)
+        pin.function, pin.state = "output", 1
+        pins[n] = pin
+    return pins
+
+
+def test_a_factory_without_pwm_still_stops_the_roller():
+    """Plain outputs: IN1 and IN2 are driven low where PWM cannot be had at all."""
+    wired = replace(MOCK, pins=replace(MOCK.pins, rotator_in2=4))
+    p = wired.pins
+    plain = MockFactory(pin_class=ReleasedPlainPin)
+    with pytest.raises(PinPWMUnsupported):  # what the old HBridgeMotor path ran into
+        PWMOutputDevice(p.motor_in1, pin_factory=plain).close()
+    pins = _left_high(plain, [p.motor_sleep, p.motor_in1, p.motor_in2, p.rotator, 4])
+    done = safe_stop(wired, make=lambda name: plain)
+    assert {n: pin.released_at for n, pin in pins.items()} == dict.fromkeys(pins, 0.0)
+    assert [str(t) for t in done.driven] == [
+        f"motor_sleep={p.motor_sleep}", f"motor_in1={p.motor_in1}", f"motor_in2={p.motor_in2}",
+        f"rotator={p.rotator}", "rotator_in2=4"]
+
+
+def test_pigpio_down_falls_back_to_native_which_has_no_pwm(tmp_path, capsys, monkeypatch):
+    """The whole command: pigpiod down, the native factory (no PWM) drives every pin low."""
+    monkeypatch.delenv("GPIOZERO_PIN_FACTORY", raising=False)
+    p = MOCK.pins
+    plain = MockFactory(pin_class=ReleasedPlainPin)
+    pins = _left_high(plain, [p.motor_sleep, p.motor_in1, p.motor_in2, p.rotator])
+
+    def make(name: str) -> MockFactory:
+        if name == "pigpio":
+            raise HardwareError("pin factory pigpio failed: daemon not running")
+        return plain
+
+    monkeypatch.setattr("launcher.firmware.safestop.make_factory", make)
+    path = _write(tmp_path, '[board]\npin_factory = "pigpio"\n'
+                            f'[state]\npath = "{tmp_path / "state" / "state.json"}"\n')
+    assert main(["safe-stop", "--config", path]) == 0
+    assert all(pin.released_at == 0.0 for pin in pins.values())
+    assert capsys.readouterr().out.strip() == (
+        f"safe-stop: motor_sleep={p.motor_sleep} motor_in1={p.motor_in1} "
+        f"motor_in2={p.motor_in2} rotator={p.rotator} low (native; config)")
+
+
+# --- the pins the dead process drove: config and last-good-pins.json ------------------------
+
+
+def _started(tmp_path: Path, **pins: int) -> config.Settings:
+    """A launcher that started well with ``pins``, its state file in tmp_path/state."""
+    good = config.settings_from_dict(config.merge(config.default_raw(), {
+        "board": {"pin_factory": "mock"}, "pins": pins,
+        "state": {"path": str(tmp_path / "state" / "state.json")}}))
+    remember_pins(good)
+    return good
+
+
+def test_pins_edited_while_the_firmware_ran_are_all_driven_low(tmp_path, capsys, monkeypatch,
+                                                              caplog):
+    """[pins] edited while it ran: the old IN1 (still at PWM 0.85) is driven low as well."""
+    monkeypatch.delenv("GPIOZERO_PIN_FACTORY", raising=False)
+    _started(tmp_path)  # motor_in1 = 12, the default
+    dead = MockFactory(pin_class=MockPWMPin)
+    board = build_board(MOCK.pins, dead)
+    board.motor_enable.on()
+    board.motor.forward(0.85)
+    fresh = after_kill(dead)
+    old_in1, new_in1 = fresh.pin(12), fresh.pin(20)
+    assert old_in1.state == pytest.approx(0.85)
+    monkeypatch.setattr("launcher.firmware.safestop.make_factory", lambda name: fresh)
+    path = _write(tmp_path, '[board]\npin_factory = "mock"\n[pins]\nmotor_in1 = 20\n'
+                            f'[state]\npath = "{tmp_path / "state" / "state.json"}"\n')
+    with caplog.at_level("WARNING", logger="launcher.firmware.safestop"):
+        assert main(["safe-stop", "--config", path]) == 0
+    assert old_in1.released_at == 0.0 and new_in1.released_at == 0.0
+    out = capsys.readouterr().out.strip()
+    assert out.startswith("safe-stop: motor_sleep=6 motor_in1=20 motor_in2=13 rotator=24")
+    assert out.endswith(", and from last-good-pins.json motor_in1=12 low (mock; config)")
+    assert "differ from the config's: driving motor_in1=12 low too" in caplog.text
+    board.close()
+
+
+def test_a_pins_typo_with_a_non_default_state_path_uses_the_memory_beside_it(
+        tmp_path, capsys, monkeypatch):
+    """launcher run wrote last-good-pins.json beside the configured state file: found there."""
+    monkeypatch.delenv("GPIOZERO_PIN_FACTORY", raising=False)
+    good = _started(tmp_path, motor_in1=20)
+    state = f'[state]\npath = "{tmp_path / "state" / "state.json"}"\n'
+    path = _write(tmp_path, '[board]\npin_factory = "mock"\n[pins]\nmotor_in1 = 13\n' + state)
+    settings, problem = settings_for_safe_stop(path)  # state_dir from the config's state.path
+    assert settings.pins == good.pins
+    assert problem is not None and str(tmp_path / "state" / "last-good-pins.json") in problem
+    assert main(["safe-stop", "--config", path]) == 0
+    assert "motor_in1=20" in capsys.readouterr().out
+    # The rest of the config broken too, and the TOML still readable: state.path is read.
+    path = _write(tmp_path, '[pins]\nmotor_in1 = 13\n[motor]\nspeed = 7.0\n' + state)
+    assert settings_for_safe_stop(path)[0].pins == good.pins
+
+
+@pytest.mark.parametrize(("text", "where"), [
+    ('[state]\npath = "{tmp}/s/state.json"\n', "{tmp}/s"),
+    ('[state]\npath = "{tmp}/s/state.json"\n[pins]\nled = 99\n', "{tmp}/s"),  # broken elsewhere
+    ('[state]\npath = 5\n', None),  # not a path: the default
+    ("[[[[", None),  # not TOML: the default
+    ("", None),
+])
+def test_the_state_folder_comes_from_the_config_even_when_it_is_broken(tmp_path, text, where):
+    path = _write(tmp_path, text.format(tmp=tmp_path))
+    default = config.load(None).state_path.parent
+    expected = default if where is None else Path(where.format(tmp=tmp_path))
+    assert state_folder(path) == expected
+
+
+def test_targets_are_each_number_once_and_say_where_they_came_from():
+    now = replace(MOCK.pins, motor_in1=20, rotator_in2=4)
+    listed = targets(now, MOCK.pins)
+    assert [(str(t), t.from_memory) for t in listed] == [
+        ("motor_sleep=6", False), ("motor_in1=20", False), ("motor_in1=12", True),
+        ("motor_in2=13", False), ("rotator=24", False), ("rotator_in2=4", False)]
+    assert targets(MOCK.pins, MOCK.pins) == targets(MOCK.pins)

@@ -216,6 +216,30 @@ def test_the_board_wires_every_part_and_safe_leaves_the_motor_pins_low(real):
     board.close()
 
 
+def test_board_levels_read_the_real_pins(real):
+    """What the console's `pins` shows: outputs' levels and duties, inputs RAW (the pulled-up
+    switches read 1 while open, 0 when something pulls them to ground)."""
+    factory, hw = real
+    board = build_board(PINS, factory, name=hw.name)
+    try:
+        levels = board.levels()
+        inputs = (PINS.button, PINS.lid_closed, PINS.lid_open, PINS.exit_beam, PINS.home,
+                  PINS.yellow_back)
+        assert {n: levels[n] for n in inputs} == dict.fromkeys(inputs, 1)
+        assert list(levels)[:4] == [PINS.motor_in1, PINS.motor_in2, PINS.motor_sleep,
+                                    PINS.rotator]  # outputs first
+        hw.drive(PINS.lid_closed, 0)  # the lid shut: its switch pulls the pin low
+        board.motor_enable.on()
+        board.motor.forward(0.85)
+        levels = board.levels()
+        assert levels[PINS.lid_closed] == 0 and levels[PINS.button] == 1
+        assert (levels[PINS.motor_in1], levels[PINS.motor_in2], levels[PINS.motor_sleep]) == \
+            (0.85, 0, 1)
+        assert hw.level(PINS.motor_in1) == pytest.approx(levels[PINS.motor_in1])
+    finally:
+        board.close()
+
+
 def test_mock_pins_accept_a_pwm_frequency_that_lgpio_refuses(fake_lgpio):
     # 20 kHz would be nice for a quiet motor, but lgpio's software PWM stops at 10 kHz: the
     # mock factory never says so. This is why these tests exist.
@@ -351,7 +375,7 @@ def test_safe_stop_over_pigpio_stops_what_a_killed_launcher_left_running(fake_pi
     assert daemon.level(PINS.motor_in1) == pytest.approx(0.85)
     settings = replace(config.load(), pin_factory="pigpio")  # "auto" is lgpio on every Pi
     used = safe_stop(settings, model="Raspberry Pi 4 Model B Rev 1.4")
-    assert used == "pigpio"
+    assert used.factory == "pigpio"
     for key in SAFE_LOW:
         pin = getattr(PINS, key)
         assert daemon.level(pin) == 0 and daemon.pwm(pin) is None, key
@@ -366,7 +390,7 @@ def test_safe_stop_over_lgpio_drives_each_released_line_low(fake_lgpio):
     fake_lgpio.gpiochip_close(dead)  # the process died; its lines kept their level
     assert all(chip.level(getattr(PINS, key)) == 1 for key in SAFE_LOW)
     used = safe_stop(config.load(), model="Raspberry Pi 5 Model B Rev 1.0")
-    assert used == "lgpio"
+    assert used.factory == "lgpio"
     for key in SAFE_LOW:
         pin = getattr(PINS, key)
         assert chip.level(pin) == 0, key
