@@ -68,8 +68,8 @@ def test_the_bom_has_the_optional_dead_man_parts_and_its_subtotal_is_right():
     text = (HW / "bom.md").read_text(encoding="utf-8")
     total = sum(float(row[5]) for row in rows)
     extra = sum(float(row[5]) for row in optional)
-    stated = re.search(r"Total: about ([\d.]+) USD\*\*.*?\(lines (\d+)–(\d+),\s+([\d.]+) USD\)"
-                       r" included: about ([\d.]+) USD without them", text, re.S)
+    stated = re.search(r"Total: about ([\d.]+) USD\*\*.*?\(lines (\d+)–(\d+),\s+([\d.]+)\s+USD\)"
+                       r"\s+included: about ([\d.]+)\s+USD without them", text, re.S)
     assert stated, "bom.md states the total, the optional lines and the total without them"
     first, last = int(stated.group(2)), int(stated.group(3))
     assert [int(row[0]) for row in optional] == list(range(first, last + 1))
