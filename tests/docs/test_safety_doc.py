@@ -199,9 +199,13 @@ def test_safety_has_a_row_for_the_fault(fault):
 
 def test_software_times_are_placeholders_and_copper_times_cite_a_datasheet():
     rows = {row[0]: row for row in _safety_rows()}
+    # A row that a firmware layer or the OS stops, and whose time is not a bound set by a
+    # config key (`timing.*`, `motor.*`, `rotator.*`) or "never starts", needs a measurement.
     soft = [row for row in rows.values()
-            if re.search(r"firmware|safe-stop|watchdog", row[3]) and "copper" not in row[3]
-            and "never starts" not in row[4] and "≤" not in row[4]]
+            if re.search(r"firmware|safe-stop|watchdog", row[3])
+            and "never starts" not in row[4]
+            and not re.search(r"`(timing|motor|rotator)\.", row[4])]
+    assert soft, "no software rows found"
     for row in soft:
         assert "{{measured:" in row[4], f"{row[0]}: a software time must be measured"
     text = (HW / "SAFETY.md").read_text(encoding="utf-8")
