@@ -20,8 +20,15 @@ CONFIG_PINS: dict[str, int] = tomllib.loads(
 NOT_WIRED = -1
 # The parts every launcher has: "## Launcher parts" in pinout.md.
 DEFAULT_PINS = {k: v for k, v in CONFIG_PINS.items() if v != NOT_WIRED}
+# Optional pins the firmware is gaining in parallel with these docs (the lid's second
+# sensing contact, the dead-man enable). The hardware docs describe them already; until
+# default.toml has them, they are checked as documented optional pins only. Once a key is
+# in default.toml it is checked like every other pin, so drop it from here then.
+PENDING_OPTIONAL = {"lid_closed_nc", "deadman"} - CONFIG_PINS.keys()
 # Off by default: "## Optional pins", each with the pin it is suggested to go on.
 OPTIONAL_KEYS = sorted(k for k, v in CONFIG_PINS.items() if v == NOT_WIRED)
+DOC_OPTIONAL_KEYS = sorted({*OPTIONAL_KEYS, *PENDING_OPTIONAL})
+ALL_KEYS = sorted({*CONFIG_PINS, *PENDING_OPTIONAL})
 # Any 40-pin Pi: the header is the same on all of them (a Pi 4 B's board data here).
 J8 = pi_info("c03114").headers["J8"].pins
 GPIO_AT = {info.name: number for number, info in J8.items() if info.name.startswith("GPIO")}
@@ -75,14 +82,17 @@ def test_pinout_lists_exactly_the_default_config_pins():
 def test_optional_pins_are_exactly_the_ones_off_by_default():
     assert OPTIONAL_KEYS, "default.toml has no pin at -1: drop the optional table"
     table = optional_table()
-    assert sorted(table) == OPTIONAL_KEYS
+    assert sorted(table) == DOC_OPTIONAL_KEYS
     for key, (default, _, _) in table.items():
-        assert default == CONFIG_PINS[key] == NOT_WIRED, f"pins.{key}: default {default}"
+        assert default == NOT_WIRED, f"pins.{key}: default {default}"
+        if key in PENDING_OPTIONAL:
+            continue
+        assert CONFIG_PINS[key] == NOT_WIRED, f"pins.{key}: default {CONFIG_PINS[key]}"
         # -1 must be a value the firmware accepts for it.
         assert key in Pins.OPTIONAL, f"pins.{key} is -1 by default but not optional in hal"
 
 
-@pytest.mark.parametrize("key", OPTIONAL_KEYS)
+@pytest.mark.parametrize("key", DOC_OPTIONAL_KEYS)
 def test_suggested_pin_is_free(key):
     _, bcm, _ = optional_table()[key]
     taken = reserved_pins(i2s=True, uart=True, i2s_input=True)
@@ -91,7 +101,7 @@ def test_suggested_pin_is_free(key):
     assert bcm not in {b for b, _ in others.values()}, f"pins.{key}: GPIO {bcm} is in use"
 
 
-@pytest.mark.parametrize("key", sorted(CONFIG_PINS))
+@pytest.mark.parametrize("key", ALL_KEYS)
 def test_header_pin_is_where_that_gpio_is(key):
     bcm, header = wired_pins()[key]
     assert GPIO_AT[f"GPIO{bcm}"] == header
@@ -128,7 +138,7 @@ def test_wiring_diagram_labels_every_pin_with_its_gpio():
 def test_every_pin_flag_in_the_diagram_reaches_a_part():
     """A net flag at the header and at least one more where the part is wired."""
     texts = svg_texts()
-    for key in CONFIG_PINS:
+    for key in ALL_KEYS:
         assert texts.count(key) >= 2, f"wiring.svg: {key} is not wired to any part"
 
 
@@ -141,7 +151,9 @@ def test_wiring_diagram_shows_the_safety_parts():
     text = " ".join(svg_texts())
     for needed in ("DRV8833", "TB6612FNG", "MAX98357A", "1N5819", "Pull-downs", "4.7k",
                    "10k", "Motor supply (separate from the Pi)", "470 µF", "break-beam",
-                   "Hall switch", "microswitch", "status LED", "2 A fuse"):
+                   "Hall switch", "microswitch", "status LED", "2 A fuse",
+                   "lid power contact", "SS-01GL", "SS-5GL", "2.2k", "100 nF VCC–GND",
+                   "TPUL2G123", "no-sdmode"):
         assert needed in text, f"wiring.svg does not show {needed}"
 
 
@@ -174,5 +186,6 @@ def test_relative_links_resolve(doc):
 
 def test_power_notes_cover_what_the_issue_asks():
     text = (HARDWARE / "power.md").read_text(encoding="utf-8")
-    for needed in ("separate", "flyback", "brown-out", "pull-down", "safe-stop"):
+    for needed in ("separate", "flyback", "brown-out", "pull-down", "safe-stop",
+                   "interlock", "sleeps when idle", "dead-man"):
         assert needed.lower() in text.lower(), f"power.md says nothing about {needed}"
