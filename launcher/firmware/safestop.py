@@ -42,9 +42,9 @@ log = logging.getLogger(__name__)
 
 # The pins safe-stop drives low, in this order: the driver's nSLEEP first (it cuts both
 # motor outputs at once), then the two inputs of the bridge, then the rotator, and its
-# second input (``SAFE_LOW_OPTIONAL``) when one is wired.
+# second input and the dead-man (``SAFE_LOW_OPTIONAL``) when they are wired.
 SAFE_LOW = ("motor_sleep", "motor_in1", "motor_in2", "rotator")
-SAFE_LOW_OPTIONAL = ("rotator_in2",)
+SAFE_LOW_OPTIONAL = ("rotator_in2", "deadman")
 
 # If the configured factory cannot start, what else can still reach the pins. pigpio:
 # the daemon is down, but the levels it set are still in the GPIO registers.

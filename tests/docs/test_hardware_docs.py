@@ -20,15 +20,10 @@ CONFIG_PINS: dict[str, int] = tomllib.loads(
 NOT_WIRED = -1
 # The parts every launcher has: "## Launcher parts" in pinout.md.
 DEFAULT_PINS = {k: v for k, v in CONFIG_PINS.items() if v != NOT_WIRED}
-# Optional pins the firmware is gaining in parallel with these docs (the lid's second
-# sensing contact, the dead-man enable). The hardware docs describe them already; until
-# default.toml has them, they are checked as documented optional pins only. Once a key is
-# in default.toml it is checked like every other pin, so drop it from here then.
-PENDING_OPTIONAL = {"lid_closed_nc", "deadman"} - CONFIG_PINS.keys()
 # Off by default: "## Optional pins", each with the pin it is suggested to go on.
 OPTIONAL_KEYS = sorted(k for k, v in CONFIG_PINS.items() if v == NOT_WIRED)
-DOC_OPTIONAL_KEYS = sorted({*OPTIONAL_KEYS, *PENDING_OPTIONAL})
-ALL_KEYS = sorted({*CONFIG_PINS, *PENDING_OPTIONAL})
+DOC_OPTIONAL_KEYS = OPTIONAL_KEYS
+ALL_KEYS = sorted(CONFIG_PINS)
 # Any 40-pin Pi: the header is the same on all of them (a Pi 4 B's board data here).
 J8 = pi_info("c03114").headers["J8"].pins
 GPIO_AT = {info.name: number for number, info in J8.items() if info.name.startswith("GPIO")}
@@ -85,8 +80,6 @@ def test_optional_pins_are_exactly_the_ones_off_by_default():
     assert sorted(table) == DOC_OPTIONAL_KEYS
     for key, (default, _, _) in table.items():
         assert default == NOT_WIRED, f"pins.{key}: default {default}"
-        if key in PENDING_OPTIONAL:
-            continue
         assert CONFIG_PINS[key] == NOT_WIRED, f"pins.{key}: default {CONFIG_PINS[key]}"
         # -1 must be a value the firmware accepts for it.
         assert key in Pins.OPTIONAL, f"pins.{key} is -1 by default but not optional in hal"

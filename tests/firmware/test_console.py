@@ -321,7 +321,7 @@ def test_seed_replays_the_same_presses() -> None:
 
 # --- pins: every pin's level, read through the hal ------------------------------------------
 
-READY_PINS = ("ok motor_in1=0 motor_in2=0 motor_sleep=1 rotator=0 amp_enable=0 led=1 "
+READY_PINS = ("ok motor_in1=0 motor_in2=0 motor_sleep=0 rotator=0 amp_enable=0 led=1 "
               "button=1 lid_closed=0 lid_open=1 exit_beam=1 home=0 yellow_back=0")
 
 
@@ -332,7 +332,7 @@ def _pins(session: Session) -> dict[str, str]:
 
 
 def test_pins_after_start_shows_outputs_then_raw_inputs(session: Session) -> None:
-    # Awake: the driver enabled (nSLEEP high), the LED lit. Inputs are raw: the pulled-up
+    # Ready: the driver asleep (nSLEEP low until a run), the LED lit. Inputs are raw: the pulled-up
     # button reads 1 until pressed; the closed lid switch and the home magnet pull theirs to 0.
     assert session.final("pins") == READY_PINS
     assert session.final("pins") == READY_PINS  # it only reads
@@ -384,17 +384,17 @@ def test_pins_lists_whatever_pins_are_wired_by_their_config_names() -> None:
 
     @dataclass(frozen=True)
     class MorePins(Pins):
-        deadman: int | None = None
+        spare: int | None = None
 
     base = config.load()
     pins = MorePins(**{**asdict(replace(base.pins, rotator_in2=4, exit_beam=None)),
-                       "deadman": 7})
+                       "spare": 7})
     rig = SimRig(replace(base, pins=pins))
     console = Console(rig.app, **console_extras(rig.sim))
     try:
         reply = console.handle_line("pins")[-1]
         assert "rotator_in2=0 " in reply and "exit_beam" not in reply
-        assert reply.endswith(" deadman=none")  # configured, but no part of this board reads it
+        assert reply.endswith(" spare=none")  # configured, but no part of this board reads it
         rig.app.board.rotator.back(0.3)
         assert "rotator=0 rotator_in2=0.3 " in console.handle_line("pins")[-1]
         rig.app.board.rotator.off()
