@@ -154,6 +154,8 @@ class Watch:
         }
         if board.exit_beam is not None:
             self.inputs["exit_beam"] = board.exit_beam
+        if board.lid_closed_nc is not None:
+            self.inputs["lid_closed_nc"] = board.lid_closed_nc
         self.edges: list[tuple[float, str, bool]] = []
         self.on_edge: Callable[[str, bool], None] | None = None
         for name, device in self.inputs.items():
@@ -248,8 +250,16 @@ class SelfTest:
 
     def lid(self) -> None:
         w = self.watch
+        pair_faults: list[str] = []
+
+        def pair(where: str) -> None:
+            """With the NC contact wired, it must read the opposite of the NO contact."""
+            if "lid_closed_nc" in w.inputs and w.level("lid_closed") == w.level("lid_closed_nc"):
+                pair_faults.append(where)
+
         self.op.instruct(DO_OPEN_AJAR, "Open the lid a little.")
         opened = self._wait(lambda: not w.level("lid_closed"))
+        pair("open")
         if not opened:
             self._verdict(LID_CLOSED, FAIL, "still reads closed with the lid open "
                                             "(stuck switch, or wired to 3V3)")
@@ -259,6 +269,7 @@ class SelfTest:
                                             "does not reach it)")
         elif opened:
             self._verdict(LID_CLOSED, PASS)
+        pair("closed")
         if w.level("lid_open"):
             self._verdict(LID_OPEN, FAIL, "reads fully open with the lid closed (stuck)")
         self.op.instruct(DO_OPEN_FULL, "Open the lid all the way, and keep it open: "
@@ -273,6 +284,11 @@ class SelfTest:
         else:
             self._verdict(LID_OPEN, PASS)
             self._verdict(LID_CLOSED, FAIL, "reads closed with the lid fully open (stuck)")
+        pair("fully open")
+        if pair_faults:
+            self._verdict(LID_CLOSED, FAIL, "pins.lid_closed_nc reads the same as lid_closed "
+                          f"with the lid {' and '.join(dict.fromkeys(pair_faults))}: its NC "
+                          "wire is off or shorted (the firmware faults lid_sensor)")
 
     def rotation(self) -> None:
         w = self.watch

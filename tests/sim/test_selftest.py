@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 from collections.abc import Callable
+from dataclasses import replace
 
 import pytest
 
@@ -202,3 +203,21 @@ def test_the_real_runner_returns_as_soon_as_the_condition_holds():
     runner = RealRunner(RealReactor())
     assert runner.run_until(lambda: True, 60.0) is True  # no waiting for the timeout
     assert runner.run_until(lambda: False, 0.0) is False
+
+
+NC_WIRED = replace(SETTINGS, pins=replace(SETTINGS.pins, lid_closed_nc=7))
+
+
+def test_a_two_contact_lid_passes_when_its_contacts_disagree():
+    report, sim, _ = run_walkthrough(settings=NC_WIRED)
+    assert report.ok, report.lines()
+    sim.board.close()
+
+
+@pytest.mark.parametrize("level", [True, False])
+def test_a_two_contact_lid_whose_nc_wire_is_stuck_fails_the_lid_switch(level: bool):
+    report, sim, _ = run_walkthrough(stick("lid_closed_nc", level), settings=NC_WIRED)
+    assert report[LID_CLOSED].status == FAIL
+    assert "pins.lid_closed_nc" in report[LID_CLOSED].detail
+    assert actuators_off(sim)
+    sim.board.close()
