@@ -151,8 +151,10 @@ def run(presses: int, lids: int, slow_store: bool, gc_mode: str, seed: int = 1) 
     forward, stop = motor.forward, motor.stop
 
     def stamped_forward(speed: float) -> None:
-        motor_on.note()
+        # Timed when the pin writes are done: the driver's wake (nSLEEP high: it sleeps
+        # between presses) was written just before, IN2 and IN1's duty here.
         forward(speed)
+        motor_on.note()
 
     def stamped_stop(brake: bool = True) -> None:
         motor_off.note()

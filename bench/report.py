@@ -172,7 +172,10 @@ def _press(r: Any, w: Any) -> None:
     w(f"`python -m bench.press --presses {p.presses} --lids {p.lids}` in a fresh process per "
       "run (slow store: `--slow-store`, Python's own gc: `--gc default`, log at WARNING: "
       "`--log warning`). Every press shoots one card, so each has a motor command and a BAM "
-      "cue; µs, from the pin edge.\n")
+      "cue; µs, from the pin edge. The driver sleeps between presses, so edge→motor "
+      "includes waking it (the nSLEEP write comes first) and ends when IN1's duty is "
+      "written; the DRV8833 then needs up to 1 ms more before its outputs follow (tWAKE, "
+      "SLVSAR1E §7.3.4), which is the press-to-roller time to add on a real unit.\n")
     w("| run | presses | edge→motor p50 / p99 / max | edge→audio p50 / p99 / max | "
       "lid→stop p50 / p99 / max | state writes | gc pauses gen0 / gen1 / gen2 (count, max µs) |")
     w("|---|---|---|---|---|---|---|")
