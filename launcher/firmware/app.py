@@ -55,6 +55,16 @@ class _Debounced:
     recheck: Timer | None = None
 
 
+def led_pattern(state: m.State, memory: m.Memory) -> Any:
+    """The LED of a state: lit when ready to shoot, blinking while busy (a turn waiting for
+    the lid included), a fault's blink code, off asleep."""
+    if state is m.FAULT:
+        return m.FAULT_BLINKS[memory.fault or "internal"]
+    if state is m.READY and not memory.turn_pending:
+        return "ready"
+    return "off" if state is m.ASLEEP else "busy"
+
+
 class LedDriver:
     """Status LED patterns on reactor time: solid, fast blink, off, or a blink code."""
 
@@ -66,6 +76,8 @@ class LedDriver:
         self._timer = reactor.register_timer(self._tick, NEVER, "led")
 
     def set(self, pattern: Any) -> None:
+        if pattern == self.pattern and pattern not in ("ready", "off"):
+            return  # a blink goes on as it was: the same pattern again restarts nothing
         self.pattern = pattern
         self._step = 0
         if pattern == "ready":
@@ -145,6 +157,7 @@ class Launcher:
             self._note("state_reset", {"reason": self.store.problem})
             self._save_timer_soon()
         self._run(self.machine.start(inputs, self.reactor.monotonic()))
+        self._enter()
         self._check_lid_pair()
 
     def stop(self) -> None:
@@ -309,9 +322,23 @@ class Launcher:
         """Feed one event to the machine and carry out what it says (reactor thread only)."""
         before = self.machine.state
         commands = self.machine.handle(event, self.reactor.monotonic())
-        if self.machine.state != before:
+        changed = self.machine.state != before
+        if changed:
             self._note("state", {"from": before, "to": self.machine.state, "on": event.name})
+            if self.machine.state is not m.ASLEEP:
+                self.cues.wake()  # before the commands: the new state's first cue sounds
         self._run(commands)
+        if changed:
+            self._enter()
+
+    def _enter(self) -> None:
+        """What every state needs of the outputs, whichever way it was reached (leaving a
+        fault included): sound awake but asleep, and the LED's pattern for the state. The
+        driver needs nothing: it wakes for each run or turn and sleeps after it."""
+        state = self.machine.state
+        if state is not m.ASLEEP:
+            self.cues.wake()
+        self.led.set(led_pattern(state, self.machine.memory))
 
     def _run(self, commands: list[m.Command]) -> None:
         # The motor first: a shot's roller must not wait for its BAM to start playing.

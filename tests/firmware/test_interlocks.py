@@ -294,3 +294,40 @@ def test_the_dead_man_square_wave_runs_only_while_the_driver_is_awake():
     idle_states = len(pin.states)
     rig.advance(5.0)
     assert len(pin.states) == idle_states  # no wake-ups while asleep
+
+
+@pytest.mark.parametrize("state", ["ready", "asleep", "lid_open", "shooting"])
+@pytest.mark.parametrize("way_out", ["clear", "lid_cycle"])
+def test_after_an_internal_fault_the_unit_shoots_again_with_its_sound_and_led(
+        state: str, way_out: str):
+    """Once, leaving an internal fault left the driver off (the next press shot nothing and
+    set the count to 0) and, from sleep, the sound muted."""
+    rig = dealing_rig()
+    if state == "asleep":
+        rig.app.sleep()
+        assert rig.cues.asleep
+    elif state == "lid_open":
+        rig.sim.open_lid(full=False)
+        rig.advance(0.1)
+    elif state == "shooting":
+        press_until_shooting(rig)
+    assert rig.state == state
+    rig.app.internal_fault(RuntimeError("injected"), "a test")
+    assert rig.state == m.FAULT and driver(rig) == (0, 0, 0)
+    if way_out == "clear":
+        rig.sim.close_lid()
+        rig.advance(0.1)
+        rig.app.clear_fault()
+    else:
+        rig.sim.open_lid(full=False)
+        rig.advance(0.1)
+        rig.sim.close_lid()
+        rig.advance(0.1)
+    assert rig.state == m.READY and not rig.cues.asleep
+    assert rig.app.led.pattern == "ready" and rig.sim.level("led") == 1
+    rig.advance(0.5)
+    left = rig.app.machine.memory.inventory
+    press_until_shooting(rig)
+    rig.settle()
+    assert rig.app.machine.memory.inventory == left - 3  # the cards really left
+    assert rig.cues.played[-1] != "reload"

@@ -25,6 +25,7 @@ from hypothesis.stateful import (
 from hal.sim import HALL_LAG
 from launcher.core import config
 from launcher.core import machine as m
+from launcher.firmware.app import led_pattern
 from launcher.firmware.console import Console
 from launcher.sim.rig import SimRig
 from launcher.sim.unit import console_extras
@@ -241,6 +242,14 @@ class LauncherUnderUse(RuleBasedStateMachine):
             assert act.roller == "idle"
             if act.turn == "idle":
                 assert sim.level("motor_sleep") == 0
+
+    @invariant()
+    def the_led_and_the_sound_are_what_the_state_needs(self) -> None:
+        if not hasattr(self, "rig"):
+            return
+        app = self.rig.app
+        assert app.led.pattern == led_pattern(app.machine.state, app.machine.memory)
+        assert self.rig.cues.asleep == (app.machine.state == m.ASLEEP)
 
     @invariant()
     def ready_means_the_side_the_sensor_reads(self) -> None:
