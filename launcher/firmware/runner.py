@@ -89,18 +89,19 @@ def tune_gc() -> None:
     gc.freeze()
 
 
-SWITCH_INTERVAL = 0.0005  # s; Python's default is 0.005
+SWITCH_INTERVAL = 0.0002  # s; Python's default is 0.005
 
 
 def tune_switch_interval() -> None:
     """Let the pin library's thread take the interpreter within half a millisecond.
 
     The lid interlock runs on that thread (``Actuators.lid_left``), but it needs the GIL. A
-    reactor thread stuck in a busy loop hands the GIL over only every switch interval: at
-    Python's 5 ms default the roller would run on for up to 5 ms with the lid open. At
-    0.5 ms the lid-to-roller-off time stays under 1 ms (tests/firmware/
-    test_interlock_threads.py measures it). The cost is nil while the firmware idles: the
-    interval only matters when two threads want to run at once.
+    reactor thread stuck in a busy loop hands the GIL over only every switch interval, and
+    takes it back one interval later, mid-callback: at Python's 5 ms default the roller
+    would run on for 5-10 ms with the lid open. At 0.2 ms the lid-to-roller-off time stays
+    under 1 ms (``python -m bench.interlock`` measures it; 0.5 ms gave 1.5 ms at p95). The
+    cost is nil while the firmware idles: the interval only matters when two threads want
+    to run at once.
     """
     sys.setswitchinterval(SWITCH_INTERVAL)
 

@@ -1,0 +1,161 @@
+"""The firmware on a real reactor thread over plain mock pins: the interlocks in wall time.
+
+The lid's edge is delivered on the thread that moves the pin, as lgpio's callback thread
+delivers it; a callback posted to the reactor blocks it, sleeping (the GIL free) or
+spinning (the GIL held, handed over only each switch interval). ``bench/interlock.py``
+and ``tests/firmware/test_interlock_threads.py`` measure with it.
+"""
+
+from __future__ import annotations
+
+import random
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import replace
+from typing import Any
+
+from gpiozero.pins.mock import MockFactory, MockPWMPin
+
+from hal.gpio import build_board
+from launcher.core import config
+from launcher.core import machine as m
+from launcher.core.profiles import parse_profile
+from launcher.core.reactor import RealReactor
+from launcher.firmware.app import Launcher
+from launcher.sim.rig import CueLog
+
+
+class Unit:
+    """The firmware on a real reactor thread over plain mock pins (no physics)."""
+
+    def __init__(self, lease: float | None = None) -> None:
+        s = config.load()
+        motor = s.motor if lease is None else replace(s.motor, lease=lease)
+        self.settings = replace(s, motor=motor,
+                                timing=replace(s.timing, mash_guard=0.0, debounce=0.005))
+        self.factory = MockFactory(pin_class=MockPWMPin)
+        self.pins = self.settings.pins
+        self.board = build_board(self.pins, self.factory, name="mock")
+        for name in ("button", "lid_open", "exit_beam"):
+            self.pin(name).drive_high()  # released, not open, no card (active low)
+        for name in ("lid_closed", "home", "yellow_back"):
+            self.pin(name).drive_low()
+        self.reactor = RealReactor()
+        self.app = Launcher(self.board, self.reactor, self.settings, random.Random(1),
+                            CueLog())
+        self.app.load(100_000)
+        self.app.use_profile(parse_profile("deal 30"))  # every press a long shot
+        self.app.start()
+        self.app.actuators.start_guard()
+        self.thread = threading.Thread(target=self.reactor.run, name="reactor", daemon=True)
+        self.thread.start()
+
+    def pin(self, name: str) -> Any:
+        return self.factory.pin(getattr(self.pins, name))
+
+    def on_reactor(self, fn: Callable[[], object]) -> object:
+        """Run ``fn`` on the reactor thread and wait for its answer."""
+        done = threading.Event()
+        box: list[object] = []
+
+        def call() -> None:
+            box.append(fn())
+            done.set()
+
+        self.reactor.post(call)
+        if not done.wait(5.0):
+            raise RuntimeError("the reactor did not answer")
+        return box[0]
+
+    def until(self, cond: Callable[[], bool], timeout: float = 2.0) -> None:
+        end = time.monotonic() + timeout
+        waiter = threading.Event()
+        while not cond():
+            if time.monotonic() > end:
+                raise RuntimeError("timed out")
+            waiter.wait(0.0002)
+
+    def running(self) -> bool:
+        """Driven forward (braking, IN1 = IN2 = 1, is stopped)."""
+        return (self.pin("motor_in1").state > 0 and self.pin("motor_in2").state == 0
+                and self.pin("motor_sleep").state == 1)
+
+    def shoot(self) -> None:
+        """Ready, lid closed: press, and wait until the roller runs."""
+        self.pin("button").drive_low()
+        self.until(self.running)
+        self.pin("button").drive_high()
+        # Let the debounce see the release: a press and release within its window are
+        # contact bounce, and the next try's press would be swallowed with it.
+        end = time.monotonic() + self.settings.timing.debounce * 2
+        self.until(lambda: time.monotonic() > end)
+
+    def block(self, how: str) -> threading.Event:
+        """Block the reactor thread (``sleep`` or ``spin``) until the event is set."""
+        release, entered = threading.Event(), threading.Event()
+
+        def stuck() -> None:
+            entered.set()
+            if how == "sleep":
+                release.wait(10.0)
+            else:
+                while not release.is_set():
+                    pass
+
+        self.reactor.post(stuck)
+        if not entered.wait(5.0):
+            raise RuntimeError("the reactor did not take the blocking callback")
+        return release
+
+    def ready_again(self) -> None:
+        """Lid closed, fault cleared, ready to shoot."""
+        self.pin("lid_closed").drive_low()
+        self.on_reactor(lambda: None)  # the lid's edge has been handled
+
+        def ready() -> bool:
+            if self.app.machine.state is m.FAULT:
+                self.app.clear_fault()
+            return self.app.machine.state is m.READY
+
+        self.until(lambda: bool(self.on_reactor(ready)))
+
+    def close(self) -> None:
+        self.on_reactor(self.app.stop)
+        self.reactor.stop()
+        self.thread.join(5.0)
+        self.board.close()
+        self.factory.close()
+
+
+def lid_stops(unit: Unit, how: str | None, tries: int) -> list[float]:
+    """Seconds from the lid's edge to the roller's pins low, each try mid-shot; ``how``:
+    the reactor ``sleep``ing or ``spin``ning meanwhile, or None (free)."""
+    times = []
+    for _ in range(tries):
+        unit.ready_again()
+        unit.shoot()
+        release = unit.block(how) if how else None
+        t0 = time.perf_counter()
+        unit.pin("lid_closed").drive_high()  # the lid leaves closed: the edge, this thread
+        times.append(time.perf_counter() - t0)  # the callback ran inside drive_high
+        if unit.pin("motor_in1").state or unit.pin("motor_sleep").state:
+            raise AssertionError("the roller still driven after the lid's edge")
+        if release is not None:
+            release.set()
+    return times
+
+
+def lapses(unit: Unit, how: str, tries: int) -> list[float]:
+    """Seconds from the reactor blocking mid-shot to the roller stopped by its lease."""
+    times = []
+    for _ in range(tries):
+        unit.ready_again()
+        unit.shoot()
+        release = unit.block(how)
+        t0 = time.perf_counter()
+        unit.until(lambda: not unit.running())
+        times.append(time.perf_counter() - t0)
+        release.set()
+        unit.until(lambda: unit.app.machine.state is m.FAULT)  # the lapse, reported
+    return times
