@@ -17,5 +17,5 @@ UNO_SPLASH = Game(
     name="uno-splash", title="UNO Splash", sides=(CLASSIC,), points=(SPLASH_POINTS,),
     build_deck=classic_deck,
     defaults={"uno_penalty": 2, "first_reverse": "right_of_dealer", "blank_cards": "remove"},
-    not_options=frozenset({"blank_cards"}),
+    not_options=frozenset({"blank_cards", "last_flip", "wild_points"}),
 )
