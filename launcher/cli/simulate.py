@@ -361,9 +361,14 @@ def parse_uno_options(game: Any, pairs: Sequence[str], target: int | None = None
     if target is not None:
         values["target_score"] = target
     try:
-        return game.options(**values)
+        options = game.options(**values)
     except (TypeError, ValueError) as exc:
         raise ConfigError("--rule", ", ".join(pairs), str(exc)) from exc
+    for name, value in values.items():
+        why = options.idle(name)
+        if why:
+            raise ConfigError(f"--rule {name}", value, f"does nothing in {game.name}: {why}")
+    return options
 
 
 def table_games(game: Any, bots: Sequence[str], options: Any, seed: int, check: bool,

@@ -126,6 +126,12 @@ class UnoOptions:
     def names(cls) -> tuple[str, ...]:
         return tuple(f.name for f in fields(cls))
 
+    def idle(self, name: str) -> str | None:
+        """Why the option ``name`` cannot change a game under these options, if so."""
+        if name in ("target_score", "scoring") and self.single_round:
+            return "a single round has no running score (single_round = true)"
+        return None
+
 
 # --- games ----------------------------------------------------------------------------------
 

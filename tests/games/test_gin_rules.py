@@ -367,14 +367,26 @@ def test_tedesco_consecutive_win_bonus() -> None:
     board = Scoreboard(variant_rules("tedesco"))
     assert board.record(_win(0, 10)) == 10
     assert board.record(_win(0, 10)) == 35        # second in a row: + 25
-    assert board.record(HandResult(DRAWN, None, 0)) == 0  # a draw does not break it
-    assert board.record(_win(0, 10)) == 35
     assert board.record(_win(1, 10)) == 10        # the streak passes to the other player
-    assert board.games[0].points == [80, 10]
-    broken = Scoreboard(variant_rules("tedesco", {"draw_breaks_streak": True}))
-    broken.record(_win(0, 10))
-    broken.record(HandResult(DRAWN, None, 0))
-    assert broken.record(_win(0, 10)) == 10
+    assert board.record(_win(1, 10)) == 35
+    assert board.games[0].points == [45, 45]
+
+
+def test_tedesco_a_drawn_round_breaks_the_streak() -> None:
+    # "winning multiple consecutive rounds": a drawn hand is a round, so win, draw, win is
+    # not two in a row.
+    board = Scoreboard(variant_rules("tedesco"))
+    assert board.rules.draw_breaks_streak
+    assert board.record(_win(0, 10)) == 10
+    assert board.record(HandResult(DRAWN, None, 0)) == 0
+    assert board.record(_win(0, 10)) == 10        # not 35
+    assert board.record(_win(0, 10)) == 35        # now two in a row
+    assert board.games[0].points == [55, 0] and board.streak_bonuses == [25, 0]
+    # The house rule that lets a streak run over a drawn hand is still an option.
+    kept = Scoreboard(variant_rules("tedesco", {"draw_breaks_streak": False}))
+    kept.record(_win(0, 10))
+    kept.record(HandResult(DRAWN, None, 0))
+    assert kept.record(_win(0, 10)) == 35
 
 
 def test_mahjong_deals_thirteen_and_runs_aces_high() -> None:

@@ -323,8 +323,11 @@ def test_simulate_plays_each_table_game(capsys, game, title):
 
 def test_simulate_table_game_options_and_errors(capsys):
     rc, out, _ = run_cli(capsys, "simulate", "--game", "uno", "--games", "1", "--players", "2",
-                         "--rule", 'scoring="penalty"', "--rule", "single_round=true",
-                         "--bots", "random-play", "--no-progress")
+                         "--rule", 'scoring="penalty"', "--rule", "uno_penalty=2",
+                         "--target", "30", "--bots", "random-play", "--no-progress")
+    assert rc == 0 and "1 games" in out
+    rc, out, _ = run_cli(capsys, "simulate", "--game", "uno", "--games", "1", "--players", "2",
+                         "--rule", "single_round=true", "--bots", "random-play", "--no-progress")
     assert rc == 0 and "1 games, 1 hands" in out
     rc, _, err = run_cli(capsys, "simulate", "--game", "uno-splash", "--rule",
                          'blank_cards="wild"')

@@ -99,9 +99,10 @@ class GinRules:
     game_bonus: int = 100
     line_bonus: int = 25               # per hand won, added when a game ends
     shutout_multiplier: int = 2        # the game bonus when the loser won no hand
-    # Tedesco: points added to a hand won by the player who also won the last decided hand.
+    # Tedesco: points added to a hand won by the player who also won the previous hand.
     streak_bonus: int = 0
-    draw_breaks_streak: bool = False
+    # A drawn hand is a round, so it ends a streak ("winning multiple consecutive rounds").
+    draw_breaks_streak: bool = True
     games: int = 1                     # Hollywood: 3 games scored at once
     next_dealer: Literal["alternate", "winner", "loser"] = "alternate"
     max_hands: int = 1000              # not a rule: a game still going after this stops
@@ -137,6 +138,30 @@ class GinRules:
     @classmethod
     def names(cls) -> tuple[str, ...]:
         return tuple(f.name for f in fields(cls))
+
+    def idle(self, name: str) -> str | None:
+        """Why the field ``name`` cannot change any hand or score under these rules, if so.
+
+        A house rule that does nothing is a mistake worth saying (``--rule knock_limit=7``
+        under Oklahoma): the shell refuses the ones named here.
+        """
+        knockless = "there is no knocking, only gin" if self.gin_only else None
+        if name == "knock_limit":
+            if knockless:
+                return knockless
+            if self.upcard_limit:
+                return "the upcard sets the knock limit (upcard_limit)"
+        if name in ("undercut_bonus", "knocker_layout") and knockless:
+            return knockless
+        if name == "ace_upcard" and (knockless or not self.upcard_limit):
+            return knockless or "only the upcard limit (upcard_limit) reads an ace upcard"
+        if name == "big_gin_bonus" and not self.big_gin:
+            return "big gin is off (big_gin = false)"
+        if name == "draw_breaks_streak" and not self.streak_bonus:
+            return "there is no streak bonus (streak_bonus = 0)"
+        if name == "shutout_multiplier" and not self.game_bonus:
+            return "there is no game bonus to multiply (game_bonus = 0)"
+        return None
 
     @property
     def solver(self) -> Solver:
