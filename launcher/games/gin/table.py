@@ -23,6 +23,7 @@ from launcher.games.gin.rules import (
     DRAW_STOCK,
     DRAWN,
     GIN,
+    KNOCK,
     KNOCK_WIN,
     UNDERCUT,
     GinHand,
@@ -81,8 +82,11 @@ class GinTable:
         bots, dealer, observers = self.bots, self.dealer, self.observers
         while hand.result is None:
             p = hand.player
-            action = bots[p].choose(hand.view(p))
-            if action == DRAW_STOCK:
+            view = hand.view(p)
+            action = bots[p].choose(view)
+            if KNOCK <= action < KNOCK + DECK_SIZE and hand.is_legal(action):
+                hand.apply(action, melds=bots[p].arrange(view, action - KNOCK))
+            elif action == DRAW_STOCK:
                 hand.apply(action, dealer.dispense())
                 if dealer.cards_left != hand.stock_left:
                     raise RuleViolation(f"the dealer holds {dealer.cards_left} cards, the rules "
