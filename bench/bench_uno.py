@@ -39,8 +39,8 @@ def ours(bot: str, seed: int):
     """A runner: play games for ``budget`` seconds; (games, decisions, seconds)."""
     sys.path.insert(0, str(ROOT))
     from launcher.games.launchers import DirectDealer
-    from launcher.games.uno import CLASSIC_UNO, UnoTable
-    from launcher.games.uno_bots import make_uno_bot
+    from launcher.games.uno.bots import make_uno_bot
+    from launcher.games.uno.rules import CLASSIC_UNO, UnoTable
 
     rules = CLASSIC_UNO.rules(CLASSIC_UNO.options(single_round=True))
     table = UnoTable(rules, DirectDealer(), [make_uno_bot(bot, random.Random(seed + i))
@@ -115,9 +115,9 @@ def uno_bench(args: argparse.Namespace) -> None:
 def flip_attack_once(games: int, check: bool) -> tuple[int, float]:
     """Turns and seconds of ``games`` 4-player Flip Attack games with random bots."""
     from launcher.core import config
-    from launcher.games.bots import make_bot
     from launcher.games.cards import load_deck
-    from launcher.games.flip_attack import GameOptions, Table
+    from launcher.games.flip_attack.bots import make_bot
+    from launcher.games.flip_attack.rules import GameOptions, Table
     from launcher.games.launchers import DirectLauncher
 
     settings = config.load()
@@ -158,7 +158,7 @@ def flip_attack_bench(args: argparse.Namespace) -> None:
 def main() -> None:
     if len(sys.argv) == 4 and sys.argv[1] == "--flip-attack-child":
         sys.path.insert(0, os.environ["PYTHONPATH"])
-        from launcher.games.flip_attack import Table
+        from launcher.games.flip_attack.rules import Table
 
         has = "check" in inspect.signature(Table).parameters
         turns, seconds = flip_attack_once(int(sys.argv[2]), sys.argv[3] == "check")

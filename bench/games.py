@@ -40,9 +40,9 @@ def flip_attack(through_firmware: bool, players: int = 4, seed: int = 1) -> Call
     """One 4-player UNO Flip Attack game to 500 a call (heuristic and random bots), as
     ``launcher simulate`` plays it; steps are turns."""
     from launcher.core import config
-    from launcher.games.bots import make_bot
     from launcher.games.cards import load_deck
-    from launcher.games.flip_attack import GameOptions, Table
+    from launcher.games.flip_attack.bots import make_bot
+    from launcher.games.flip_attack.rules import GameOptions, Table
     from launcher.games.launchers import DirectLauncher, FirmwareLauncher
 
     settings = config.load()
@@ -68,8 +68,8 @@ def table_game(module: str, name: str, seed: int = 1) -> Callable[[], int]:
     import importlib
 
     from launcher.games.launchers import DirectDealer
-    from launcher.games.uno import UnoTable
-    from launcher.games.uno_bots import make_uno_bot
+    from launcher.games.uno.bots import make_uno_bot
+    from launcher.games.uno.rules import UnoTable
 
     game = getattr(importlib.import_module(module), name)
     rules = game.rules(game.options())
@@ -107,9 +107,9 @@ def our_engines(seed: int = 1) -> dict[str, Runner]:
     return {
         "UNO Flip Attack, direct luck model": _timed(flip_attack(False, seed=seed)),
         "UNO Flip Attack, through the firmware": _timed(flip_attack(True, seed=seed)),
-        "classic UNO": _timed(table_game("launcher.games.uno", "CLASSIC_UNO", seed)),
-        "UNO Splash": _timed(table_game("launcher.games.uno_splash", "UNO_SPLASH", seed)),
-        "UNO Flip": _timed(table_game("launcher.games.uno_flip", "UNO_FLIP_GAME", seed)),
+        "classic UNO": _timed(table_game("launcher.games.uno.rules", "CLASSIC_UNO", seed)),
+        "UNO Splash": _timed(table_game("launcher.games.uno.splash", "UNO_SPLASH", seed)),
+        "UNO Flip": _timed(table_game("launcher.games.uno.flip", "UNO_FLIP_GAME", seed)),
         "Gin Rummy": _timed(gin_game(seed)),
     }
 
@@ -173,7 +173,7 @@ def jobs_speedup(games: int, jobs: list[int], seed: int = 1) -> dict[int, dict[s
 
     from launcher.cli.simulate import simulate
     from launcher.core import config
-    from launcher.games.flip_attack import GameOptions
+    from launcher.games.flip_attack.rules import GameOptions
 
     logging.getLogger("launcher").setLevel(logging.WARNING)
     settings = config.load()

@@ -25,9 +25,9 @@ from launcher.core import config, luck
 from launcher.core.config import Settings
 from launcher.core.errors import ConfigError
 from launcher.firmware.disk import atomic_write
-from launcher.games.bots import BOTS, make_bot
 from launcher.games.cards import SIDES, load_deck
-from launcher.games.flip_attack import GameOptions, Table
+from launcher.games.flip_attack.bots import BOTS, make_bot
+from launcher.games.flip_attack.rules import GameOptions, Table
 from launcher.games.launchers import DirectLauncher, FirmwareLauncher
 from launcher.games.stats import Recorder, Summary, chi_square, format_summary
 
@@ -347,7 +347,7 @@ def _simulate_flip_attack(args: argparse.Namespace) -> int:
 
 def parse_uno_options(game: Any, pairs: Sequence[str], target: int | None = None) -> Any:
     """``NAME=VALUE`` rules (``--rule``) over ``game``'s defaults; errors name the option."""
-    from launcher.games.uno import UnoOptions
+    from launcher.games.uno.rules import UnoOptions
 
     values: dict[str, Any] = {}
     for pair in pairs:
@@ -379,8 +379,8 @@ def table_games(game: Any, bots: Sequence[str], options: Any, seed: int, check: 
     switched to the game's profile (``dealer``, ``uno-flip``, and ``deal N`` for the deal).
     """
     from launcher.games.launchers import DirectDealer, FirmwareLauncher
-    from launcher.games.uno import UnoTable
-    from launcher.games.uno_bots import make_uno_bot
+    from launcher.games.uno.bots import make_uno_bot
+    from launcher.games.uno.rules import UnoTable
     from launcher.games.uno_stats import UnoSummary
 
     rules = game.rules(options)
@@ -416,7 +416,7 @@ def simulate_table_game(game: Any, games: int, players: int, seed: int, bots: Se
 
 
 def _simulate_table_game(game: Any, args: argparse.Namespace) -> int:
-    from launcher.games.uno_bots import UNO_BOTS
+    from launcher.games.uno.bots import UNO_BOTS
     from launcher.games.uno_stats import format_uno_summary
 
     bots = parse_bots(args.bots, args.players, UNO_BOTS)
@@ -462,10 +462,10 @@ GAMES: dict[str, GameEntry] = {
     "flip-attack": GameEntry("UNO Flip Attack against the launcher's luck (default)",
                              _simulate_flip_attack),
     "uno": GameEntry("classic UNO, the launcher dealing one card a press",
-                     _table_game("launcher.games.uno", "CLASSIC_UNO")),
-    "uno-splash": GameEntry("UNO Splash", _table_game("launcher.games.uno_splash", "UNO_SPLASH")),
+                     _table_game("launcher.games.uno.rules", "CLASSIC_UNO")),
+    "uno-splash": GameEntry("UNO Splash", _table_game("launcher.games.uno.splash", "UNO_SPLASH")),
     "uno-flip": GameEntry("UNO Flip, one card a press and a lid cycle per Flip",
-                          _table_game("launcher.games.uno_flip", "UNO_FLIP_GAME")),
+                          _table_game("launcher.games.uno.flip", "UNO_FLIP_GAME")),
     "gin": GameEntry("Gin Rummy for two, the launcher dispensing the stock (--variant)",
                      lambda args: cmd_simulate_gin(args)),
 }

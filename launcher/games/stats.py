@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from launcher.games.cards import SIDES
-from launcher.games.flip_attack import (
+from launcher.games.flip_attack.rules import (
     Caught,
     Effect,
     FinishedHand,

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from launcher.games.stats import spread, win_rate_lines
-from launcher.games.uno import UnoGameResult
+from launcher.games.uno.rules import UnoGameResult
 
 
 @dataclass

@@ -9,7 +9,6 @@ import re
 import pytest
 
 from launcher.cli.main import main
-from launcher.games import uno
 from launcher.games.cards import DARK, LIGHT, load_deck
 from launcher.games.engine import CardTable, shuffle
 from launcher.games.launchers import (
@@ -23,10 +22,11 @@ from launcher.games.launchers import (
     deal_profile,
     parse_profile,
 )
-from launcher.games.uno import CLASSIC_UNO, PRESS_STEPS, TURN, RuleViolation, UnoTable
-from launcher.games.uno_bots import UnoHeuristicBot, UnoRandomBot, make_uno_bot
-from launcher.games.uno_flip import UNO_FLIP_GAME
-from launcher.games.uno_splash import UNO_SPLASH
+from launcher.games.uno import rules as uno
+from launcher.games.uno.bots import UnoHeuristicBot, UnoRandomBot, make_uno_bot
+from launcher.games.uno.flip import UNO_FLIP_GAME
+from launcher.games.uno.rules import CLASSIC_UNO, PRESS_STEPS, TURN, RuleViolation, UnoTable
+from launcher.games.uno.splash import UNO_SPLASH
 
 GAMES = {"uno": CLASSIC_UNO, "uno-splash": UNO_SPLASH, "uno-flip": UNO_FLIP_GAME}
 

@@ -8,9 +8,10 @@ from collections import Counter
 import pytest
 from uno_position import Pick, Run, position
 
-from launcher.games import uno
 from launcher.games.cards import DARK, LIGHT
-from launcher.games.uno import (
+from launcher.games.uno import rules as uno
+from launcher.games.uno.flip import UNO_FLIP_GAME
+from launcher.games.uno.rules import (
     ACCEPT,
     CHALLENGE,
     CHALLENGE_IT,
@@ -21,7 +22,6 @@ from launcher.games.uno import (
     choose_dealer,
     start,
 )
-from launcher.games.uno_flip import UNO_FLIP_GAME
 
 PINK, ORANGE, TEAL, PURPLE = range(4)
 RED, YELLOW, GREEN, BLUE = range(4)

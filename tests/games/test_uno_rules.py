@@ -9,9 +9,9 @@ from collections import Counter
 import pytest
 from uno_position import Pick, Run, position
 
-from launcher.games import uno
 from launcher.games.cards import CLASSIC
-from launcher.games.uno import (
+from launcher.games.uno import rules as uno
+from launcher.games.uno.rules import (
     ACCEPT,
     CATCH,
     CATCH_THEM,
@@ -33,7 +33,7 @@ from launcher.games.uno import (
     choose_dealer,
     start,
 )
-from launcher.games.uno_splash import UNO_SPLASH
+from launcher.games.uno.splash import UNO_SPLASH
 
 RED, YELLOW, GREEN, BLUE = range(4)
 

@@ -22,7 +22,7 @@ from launcher.games.cards import (
     Card,
     other_side,
 )
-from launcher.games.flip_attack import (
+from launcher.games.flip_attack.rules import (
     CATCH,
     HIT,
     LUCK,

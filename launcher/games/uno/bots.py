@@ -11,7 +11,7 @@ import random
 from collections.abc import Sequence
 from typing import Any
 
-from launcher.games.uno import (
+from launcher.games.uno.rules import (
     ACCEPT,
     B_DRAW,
     B_FLIP,
