@@ -27,9 +27,10 @@ from launcher.core.errors import ConfigError
 from launcher.firmware.disk import atomic_write
 from launcher.games.cards import SIDES, load_deck
 from launcher.games.flip_attack.bots import BOTS, make_bot
+from launcher.games.flip_attack.record import Recorder
 from launcher.games.flip_attack.rules import GameOptions, Table
 from launcher.games.launchers import DirectLauncher, FirmwareLauncher
-from launcher.games.stats import Recorder, Summary, chi_square, format_summary
+from launcher.games.stats import Summary, chi_square, format_summary
 
 
 class Progress:
@@ -379,13 +380,13 @@ def table_games(game: Any, bots: Sequence[str], options: Any, seed: int, check: 
     switched to the game's profile (``dealer``, ``uno-flip``, and ``deal N`` for the deal).
     """
     from launcher.games.launchers import DirectDealer, FirmwareLauncher
+    from launcher.games.stats import UnoSummary
     from launcher.games.uno.bots import make_uno_bot
     from launcher.games.uno.rules import UnoTable
-    from launcher.games.uno_stats import UnoSummary
 
     rules = game.rules(options)
     sides = game.sides if len(game.sides) == 2 else game.sides * 2
-    summary = UnoSummary(game.name, list(bots))
+    summary = UnoSummary(list(bots), game=game.name)
     for g in range(start, stop):
         rng = random.Random(game_seed(seed, g))
         launcher: Any = (FirmwareLauncher(seed=rng.getrandbits(32), sides=sides)
@@ -416,8 +417,8 @@ def simulate_table_game(game: Any, games: int, players: int, seed: int, bots: Se
 
 
 def _simulate_table_game(game: Any, args: argparse.Namespace) -> int:
+    from launcher.games.stats import format_uno_summary
     from launcher.games.uno.bots import UNO_BOTS
-    from launcher.games.uno_stats import format_uno_summary
 
     bots = parse_bots(args.bots, args.players, UNO_BOTS)
     options = parse_uno_options(game, args.rule, args.target)
@@ -786,7 +787,8 @@ def gin_games(bots: Sequence[str], rules: Any, seed: int, through_firmware: bool
     """Games ``start`` to ``stop - 1`` of a gin run, each from its own seed."""
     from launcher.games import dealers
     from launcher.games.gin.bots import make_bot as make_gin_bot
-    from launcher.games.gin.table import GinSummary, GinTable
+    from launcher.games.gin.table import GinTable
+    from launcher.games.stats import GinSummary
 
     summary = GinSummary(bots=list(bots))
     for g in range(start, stop):

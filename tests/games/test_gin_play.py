@@ -24,8 +24,9 @@ from launcher.games.gin.rules import (
     GinRules,
     RuleViolation,
 )
-from launcher.games.gin.table import GinSummary, GinTable
+from launcher.games.gin.table import GinTable
 from launcher.games.gin.variants import VARIANTS, variant_rules
+from launcher.games.stats import GinSummary
 
 # --- layoffs against a brute force ------------------------------------------------------------
 

@@ -15,8 +15,9 @@ from launcher.core.profiles import DEALER, GIN, deal_profile, parse_profile
 from launcher.firmware.console import Console
 from launcher.games.dealers import FirmwareDealer
 from launcher.games.gin.bots import make_bot as make_gin_bot
-from launcher.games.gin.table import GinSummary, GinTable
+from launcher.games.gin.table import GinTable
 from launcher.games.gin.variants import variant_rules
+from launcher.games.stats import GinSummary
 from launcher.sim.rig import CueLog, SimRig
 
 
