@@ -41,6 +41,7 @@ from launcher.games.flip_attack.rules import (
     StopLuck,
     TakeHit,
 )
+from launcher.games.roster import Roster
 
 
 def _with_uno(action: Action, state: HandState, player: int, rng: random.Random,
@@ -251,15 +252,13 @@ class HeuristicBot:
         return gain
 
 
-BOTS = {"random": RandomBot, "heuristic": HeuristicBot}
+BOTS: Roster[RandomBot | HeuristicBot] = Roster({
+    "random": lambda rng, luck_settings=None: RandomBot(rng),
+    "heuristic": HeuristicBot,
+})
 
 
 def make_bot(name: str, rng: random.Random,
              luck_settings: Luck | None = None) -> RandomBot | HeuristicBot:
     """A bot by name (``random`` or ``heuristic``)."""
-    if name == "random":
-        return RandomBot(rng)
-    if name == "heuristic":
-        return HeuristicBot(rng, luck_settings)
-    raise ValueError(f"unknown bot {name!r}: choose from {', '.join(BOTS)}")
-
+    return BOTS.make(name, rng, luck_settings)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import random
-from collections.abc import Callable
 from typing import Protocol
 
 from launcher.games.gin.cards import FULL_DECK, SUIT_BITS, VALUE, cards_of, mask_of
@@ -17,6 +16,7 @@ from launcher.games.gin.rules import (
     PlayerView,
     knock_layouts,
 )
+from launcher.games.roster import Roster, pick
 
 _SPREAD = 1 | 1 << 13 | 1 << 26 | 1 << 39
 
@@ -47,8 +47,7 @@ class RandomBot:
         self.rng = rng
 
     def choose(self, view: PlayerView) -> int:
-        legal = view.legal
-        return legal[int(self.rng.random() * len(legal))]
+        return pick(self.rng, view.legal)
 
     def arrange(self, view: PlayerView, discard: int) -> tuple[int, ...] | None:
         return None
@@ -226,11 +225,11 @@ class HeuristicBot:
         return self.known_weight * shown + 0.5 * live - 1.0 * refused
 
 
-BOTS: dict[str, Callable[[random.Random], GinBot]] = {
+BOTS: Roster[GinBot] = Roster({
     "random": RandomBot,
     "heuristic": HeuristicBot,
-}
+})
 
 
 def make_bot(name: str, rng: random.Random) -> GinBot:
-    return BOTS[name](rng)
+    return BOTS.make(name, rng)
