@@ -116,9 +116,15 @@ def flip_attack_once(games: int, check: bool) -> tuple[int, float]:
     """Turns and seconds of ``games`` 4-player Flip Attack games with random bots."""
     from launcher.core import config
     from launcher.games.cards import load_deck
-    from launcher.games.flip_attack.bots import make_bot
-    from launcher.games.flip_attack.rules import GameOptions, Table
     from launcher.games.launchers import DirectLauncher
+
+    try:
+        from launcher.games.flip_attack.bots import make_bot
+        from launcher.games.flip_attack.rules import GameOptions, Table
+    except ImportError:  # a checkout from before games/ had a package per game
+        from launcher.games.bots import make_bot  # type: ignore[no-redef]
+
+        from launcher.games.flip_attack import GameOptions, Table  # type: ignore[no-redef]
 
     settings = config.load()
     kw = {"check": check} if "check" in inspect.signature(Table).parameters else {}
@@ -158,7 +164,7 @@ def flip_attack_bench(args: argparse.Namespace) -> None:
 def main() -> None:
     if len(sys.argv) == 4 and sys.argv[1] == "--flip-attack-child":
         sys.path.insert(0, os.environ["PYTHONPATH"])
-        from launcher.games.flip_attack.rules import Table
+        from launcher.games.flip_attack import Table
 
         has = "check" in inspect.signature(Table).parameters
         turns, seconds = flip_attack_once(int(sys.argv[2]), sys.argv[3] == "check")

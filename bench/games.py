@@ -105,9 +105,9 @@ def gin_game(seed: int = 1) -> Callable[[], int]:
 
 def our_engines(seed: int = 1) -> dict[str, Runner]:
     return {
-        "UNO Flip Attack, direct luck model": _timed(flip_attack(False, seed=seed)),
+        FLIP_ATTACK: _timed(flip_attack(False, seed=seed)),
         "UNO Flip Attack, through the firmware": _timed(flip_attack(True, seed=seed)),
-        "classic UNO": _timed(table_game("launcher.games.uno.rules", "CLASSIC_UNO", seed)),
+        CLASSIC: _timed(table_game("launcher.games.uno.rules", "CLASSIC_UNO", seed)),
         "UNO Splash": _timed(table_game("launcher.games.uno.splash", "UNO_SPLASH", seed)),
         "UNO Flip": _timed(table_game("launcher.games.uno.flip", "UNO_FLIP_GAME", seed)),
         "Gin Rummy": _timed(gin_game(seed)),
@@ -142,6 +142,16 @@ def alternate(runners: dict[str, Runner], seconds: float, slices: int) -> dict[s
             totals[name][2] += e
     return {k: {"games": g, "steps": s, "seconds": e, "games_per_s": g / e,
                 "steps_per_s": s / e} for k, (g, s, e) in totals.items()}
+
+
+FLIP_ATTACK = "UNO Flip Attack, direct luck model"
+CLASSIC = "classic UNO"
+
+
+def flip_attack_vs_uno(results: dict[str, dict]) -> float:
+    """How many classic UNO turns (4 players) take the time of one Flip Attack turn, from
+    one ``alternate`` run: both engines played the same slices of the same process."""
+    return results[CLASSIC]["steps_per_s"] / results[FLIP_ATTACK]["steps_per_s"]
 
 
 def scale(players: list[int], direct_games: int, firmware_games: int,
@@ -219,8 +229,11 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--seconds", type=float, default=3.0, help="per engine")
     p.add_argument("--slices", type=int, default=3)
     a = p.parse_args(argv)
-    for name, r in alternate(our_engines(), a.seconds, a.slices).items():
+    ours = alternate(our_engines(), a.seconds, a.slices)
+    for name, r in ours.items():
         print(f"{name:<40} {r['games_per_s']:>9.1f} games/s {r['steps_per_s']:>10,.0f} steps/s")
+    print(f"per turn, UNO Flip Attack takes {flip_attack_vs_uno(ours):.2f}x a 4-player classic "
+          "UNO turn (same run)")
     for title, unit, runners in peer_pairs():
         print(title)
         ready = {k: v for k, v in runners.items() if not isinstance(v, str)}

@@ -303,6 +303,9 @@ def bench_games(r: Results, root: Path | None) -> None:
     for name in ours[0]:
         r.add(Figure(f"{name}: games/s", "games/s", [x[name]["games_per_s"] for x in ours]),
               Figure(f"{name}: steps/s", "steps/s", [x[name]["steps_per_s"] for x in ours]))
+    r.add(Figure("UNO Flip Attack turn / 4-player classic UNO turn, same run", "x",
+                 [games.flip_attack_vs_uno(x) for x in ours], target=1.5,
+                 target_text="at most 1.5x (games issue 22)"))
 
 
 def bench_jobs(r: Results, root: Path | None) -> None:
