@@ -860,6 +860,7 @@ class Table:
             raise ValueError("card ids in the deck are not unique")
         self.observers = list(observers)
         self._hand: _Draft | None = None
+        self._bound: tuple[_Draft | None, list[Callable[[Effect], None]]] = (None, [])
         self.checks = 0
         # The conservation check after every step costs about as much as the step: on for
         # tests and ``simulate --check``, off for long simulations and benchmarks.
@@ -942,10 +943,18 @@ class Table:
             self.check(state)
 
     def _tell(self, e: Effect) -> None:
-        for bot in self.bots:
-            bot.observe(e)
-        for observer in self.observers:
-            observer(e)
+        for listen in self._listeners:
+            listen(e)
+
+    @property
+    def _listeners(self) -> list[Callable[[Effect], None]]:
+        # The bots' ``observe`` and the observers, bound once per hand.
+        hand = self._hand
+        if hand is not None and self._bound[0] is hand:
+            return self._bound[1]
+        listeners = [b.observe for b in self.bots] + list(self.observers)
+        self._bound = (hand, listeners)
+        return listeners
 
     def check(self, state: HandState | _Draft) -> None:
         """Card conservation, and the launcher's count against the rules' count."""
