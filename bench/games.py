@@ -114,6 +114,26 @@ def our_engines(seed: int = 1) -> dict[str, Runner]:
     }
 
 
+# What each peer leaves out or does differently, shown beside its figure (docs/games.md has
+# the longer account, read from the peers' code).
+PEER_NOTES = {
+    "ours (random-play bots)": "our full rules: challenges, UNO calls and catches, reneging "
+                               "allowed (the bot does not), first-card rules, scoring",
+    "RLCard 1.2 UnoGame": "no Wild Draw Four challenge (legal only when nothing else plays); "
+                          "a drawn playable card is played automatically and drawing is "
+                          "legal only with nothing to play; no UNO call or penalty; no "
+                          "scoring; a first Wild Draw Four is not returned; player 0 starts",
+    "ours (random bots)": "our full hand: upcard phase, exact knock checks each turn, "
+                          "layoffs, undercuts, a player view per decision, a card check",
+    "OpenSpiel gin_rummy (C++)": "one hand, no game to 100 or its bonuses; knocking and laying "
+                                 "each meld are separate actions; upcard draws limited to 50; "
+                                 "C++ driven from Python, chance nodes sampled in Python",
+    "RLCard GinRummyGame": "one hand; the non-dealer starts with 11 cards (no upcard phase); "
+                           "gin forced when available; payoff not a score (no undercut or gin "
+                           "bonus, layoffs do not count); stops at 200 moves",
+}
+
+
 def peer_pairs(seed: int = 1) -> list[tuple[str, str, dict[str, Runner | str]]]:
     """The comparisons of the games issues: (title, unit, {engine: runner or why skipped})."""
     from bench import bench_gin, bench_uno
@@ -242,7 +262,7 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"  {k:<38} skipped: {v}")
         for name, r in alternate(ready, a.seconds, a.slices).items():
             print(f"  {name:<38} {r['games_per_s']:>9.1f} {unit}/s "
-                  f"{r['steps_per_s']:>10,.0f} steps/s")
+                  f"{r['steps_per_s']:>10,.0f} steps/s  ({PEER_NOTES.get(name, '')})")
     return 0
 
 
