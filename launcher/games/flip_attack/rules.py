@@ -131,6 +131,21 @@ class Step:
     why: str = ""  # for presses: turn, hit, uno, attack, luck
 
 
+_STEPS: dict[tuple[str, int, int, str], Step] = {}
+
+
+def _step(kind: str, player: int, arg: int = -1, why: str = "") -> Step:
+    """The Step with these fields: made once and shared (a Step is immutable), so the hot
+    path does not build one per turn."""
+    key = (kind, player, arg, why)
+    step = _STEPS.get(key)
+    if step is None:
+        if len(_STEPS) > 10_000:  # only tables of many players make many: start again
+            _STEPS.clear()
+        step = _STEPS[key] = Step(kind, player, arg, why)
+    return step
+
+
 # --- actions ------------------------------------------------------------------------
 
 
@@ -563,8 +578,12 @@ def act(state: HandState, action: Action, rng: random.Random) -> tuple[HandState
     return w.freeze(), w.out
 
 
-def _act(w: _Draft, action: Action, rng: random.Random) -> None:
-    """``act`` in place: ``w`` becomes the next state, its effects in ``w.out``."""
+def _act(w: _Draft, action: Action, rng: random.Random, offered: bool = False) -> None:
+    """``act`` in place: ``w`` becomes the next state, its effects in ``w.out``.
+
+    ``offered``: the action is one of ``legal_actions(w)`` itself (the very object), so
+    the play need not be checked again.
+    """
     state = w  # read before the step changes it: every check comes before any change
     step = state.step
     if step is None or state.over:
@@ -575,9 +594,10 @@ def _act(w: _Draft, action: Action, rng: random.Random) -> None:
     if kind == TURN:
         if isinstance(action, Press):
             w.turns += 1
-            w.agenda[0:1] = [Step(PRESS, p, p, "turn"), Step(TURN, w.nxt(p))]
+            w.agenda[0:1] = [_step(PRESS, p, p, "turn"), _step(TURN, w.nxt(p))]
         elif isinstance(action, Play):
-            _check_play(state, p, action)
+            if not offered:
+                _check_play(state, p, action)
             w.turns += 1
             _play(w, p, action, 0)
         else:
@@ -586,7 +606,7 @@ def _act(w: _Draft, action: Action, rng: random.Random) -> None:
         if isinstance(action, PressLuck):
             if not any(_luck_can_discard(state, c.face(state.side)) for c in state.hands[p]):
                 raise RuleViolation("no card to discard for another press: stop")
-            w.agenda[0] = Step(LUCK_PRESS, p, p, "luck")
+            w.agenda[0] = _step(LUCK_PRESS, p, p, "luck")
         elif isinstance(action, StopLuck):
             _end_luck(w, busted=False, uno=action.uno)
         else:
@@ -603,13 +623,13 @@ def _act(w: _Draft, action: Action, rng: random.Random) -> None:
         assert w.luck is not None
         w.luck = LuckRun(w.luck.player, w.luck.card, w.luck.colour,
                          (*w.luck.discards, action.card))
-        w.agenda[0] = Step(LUCK, p)
+        w.agenda[0] = _step(LUCK, p)
     elif kind == CATCH:
         exposed = step.arg
         if isinstance(action, Catch):
             while w.agenda and w.agenda[0].kind == CATCH and w.agenda[0].arg == exposed:
                 w.agenda.pop(0)
-            w.agenda[0:0] = [Step(PRESS, exposed, exposed, "uno")] * w.options.uno_penalty_presses
+            w.agenda[0:0] = [_step(PRESS, exposed, exposed, "uno")] * w.options.uno_penalty_presses
             w.out.append(Caught(exposed, p))
         elif isinstance(action, Pass):
             w.agenda.pop(0)
@@ -619,7 +639,7 @@ def _act(w: _Draft, action: Action, rng: random.Random) -> None:
         owed = step.arg
         if isinstance(action, TakeHit):
             w.turns += 1
-            w.agenda[0:1] = [*[Step(PRESS, p, p, "hit")] * owed, Step(TURN, w.nxt(p))]
+            w.agenda[0:1] = [*[_step(PRESS, p, p, "hit")] * owed, _step(TURN, w.nxt(p))]
         elif isinstance(action, Play):
             assert state.top is not None
             if action.card.face(state.side).kind != state.top.kind:
@@ -645,7 +665,7 @@ def _play(w: _Draft, p: int, a: Play, carried: int) -> None:
         assert a.colour is not None
         w.luck = LuckRun(p, card, a.colour)
         w.out.append(Played(p, card, side))
-        w.agenda = [Step(LUCK, p)]
+        w.agenda = [_step(LUCK, p)]
         return
     gone: list[Card] = []
     if k in (DISCARD_ALL, WILD_DISCARD_ALL):
@@ -673,26 +693,26 @@ def _after_play(w: _Draft, p: int, kind: str, carried: int) -> list[Step]:
     """What a card does to the order of play."""
     if kind == REVERSE:
         if w.players == 2 and w.options.two_player_reverse == "skip":
-            return [Step(TURN, p)]
+            return [_step(TURN, p)]
         w.direction = -w.direction
-        return [Step(TURN, w.nxt(p))]
+        return [_step(TURN, w.nxt(p))]
     if kind == SKIP:
-        return [Step(TURN, w.nxt(p, 2))]
+        return [_step(TURN, w.nxt(p, 2))]
     if kind == SKIP_EVERYONE:
-        return [Step(TURN, p)]
+        return [_step(TURN, p)]
     if kind in HIT_PRESSES:
         victim = w.nxt(p)
         owed = carried + HIT_PRESSES[kind]
         if w.options.stack_hits:
-            return [Step(HIT, victim, owed)]
-        return [*[Step(PRESS, victim, victim, "hit")] * owed, Step(TURN, w.nxt(victim))]
+            return [_step(HIT, victim, owed)]
+        return [*[_step(PRESS, victim, victim, "hit")] * owed, _step(TURN, w.nxt(victim))]
     if kind == WILD_ALL_OUT_ATTACK:
         target = w.nxt(p)
         order = [w.nxt(target, i) for i in range(w.players)]
         if not w.options.attack_includes_attacker:
             order.remove(p)
-        return [*(Step(PRESS, q, target, "attack") for q in order), Step(TURN, target)]
-    return [Step(TURN, w.nxt(p))]
+        return [*(_step(PRESS, q, target, "attack") for q in order), _step(TURN, target)]
+    return [_step(TURN, w.nxt(p))]
 
 
 def _flip(w: _Draft, colour: str | None) -> None:
@@ -715,13 +735,13 @@ def _goes_out(w: _Draft, p: int, then: list[Step]) -> None:
             if s.kind == PRESS:
                 penalties.append(s)
             elif s.kind == HIT:
-                penalties += [Step(PRESS, s.player, s.player, "hit")] * s.arg
+                penalties += [_step(PRESS, s.player, s.player, "hit")] * s.arg
     w.agenda = penalties
 
 
 def _expose(w: _Draft, p: int) -> None:
     """``p`` has one card and did not call UNO: the others may catch them, next player first."""
-    w.agenda[0:0] = [Step(CATCH, w.nxt(p, i), p) for i in range(1, w.players)]
+    w.agenda[0:0] = [_step(CATCH, w.nxt(p, i), p) for i in range(1, w.players)]
 
 
 def _end_luck(w: _Draft, busted: bool, uno: bool) -> None:
@@ -742,7 +762,7 @@ def _end_luck(w: _Draft, busted: bool, uno: bool) -> None:
         w.discard.append(run.card)
         w.top, w.colour = face, run.colour
     w.out.append(LuckEnded(p, len(run.discards), busted))
-    then = [Step(TURN, w.nxt(p))]
+    then = [_step(TURN, w.nxt(p))]
     hand = w.hands[p]
     if not hand:
         _goes_out(w, p, then)
@@ -784,7 +804,7 @@ def _shot(w: _Draft, cards: Sequence[Card], rng: random.Random) -> None:
         w.hands[step.player] = (*w.hands[step.player], *got)
         _end_luck(w, busted=True, uno=False)
     else:
-        w.agenda[0] = Step(LUCK_DISCARD, step.player)
+        w.agenda[0] = _step(LUCK_DISCARD, step.player)
     _settle(w, rng)
 
 
@@ -917,7 +937,7 @@ class Table:
             else:
                 legal = legal_actions(w)  # type: ignore[arg-type]
                 action = bots[step.player].choose(w, step.player, legal)  # type: ignore[arg-type]
-                _act(w, action, rng)
+                _act(w, action, rng, any(action is a for a in legal))
             self._apply(w, w.out)
         final = w.freeze()
         return FinishedHand(final, hand_points(final))
