@@ -153,15 +153,22 @@ def check_rule(pair: str, options: type = GameOptions) -> tuple[str, Any]:
     return name, value
 
 
-def parse_options(pairs: Sequence[str], target: int | None = None) -> GameOptions:
-    """``NAME=VALUE`` house rules (``--rule``) laid over the defaults, each one checked."""
+def parse_options(pairs: Sequence[str], target: int | None = None,
+                  players: int | None = None) -> GameOptions:
+    """``NAME=VALUE`` house rules (``--rule``) laid over the defaults, each one checked;
+    with ``players``, a rule that would do nothing at that table is refused too."""
     values: dict[str, Any] = dict(check_rule(pair) for pair in pairs)
     if target is not None:
         values["target_score"] = target
     try:
-        return GameOptions(**values)
+        options = GameOptions(**values)
     except (TypeError, ValueError) as exc:  # a rule the type check above does not cover
         raise ConfigError("--rule", ", ".join(pairs), str(exc)) from exc
+    for name, value in values.items():
+        why = options.idle(name, players) if players is not None else None
+        if why:
+            raise ConfigError(f"--rule {name}", value, f"does nothing in flip-attack: {why}")
+    return options
 
 
 # --- games on every core: one seed per game, chunks of games merged in order -------------
@@ -317,7 +324,7 @@ def cmd_simulate(args: argparse.Namespace) -> int:
 def _simulate_flip_attack(args: argparse.Namespace) -> int:
     settings = config.load(args.config)
     bots = parse_bots(args.bots, args.players)
-    options = parse_options(args.rule, args.target)
+    options = parse_options(args.rule, args.target, args.players)
     bar = _bar(args, args.games, "simulate")
     log = logging.getLogger("launcher")
     level = log.level
@@ -640,7 +647,7 @@ def cmd_tune(args: argparse.Namespace) -> int:
     base_settings = config.load(None)
     new_settings = config.load(args.config)
     bots = parse_bots(args.bots, args.players)
-    options = parse_options(args.rule)
+    options = parse_options(args.rule, players=args.players)
     out = output_dir(args.out, "--out")  # before the games: fail in a second, not a minute
     bar = _bar(args, 2 * args.games, "tune")
     try:

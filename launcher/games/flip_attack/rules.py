@@ -108,6 +108,12 @@ class GameOptions:
     def names(cls) -> tuple[str, ...]:
         return tuple(f.name for f in fields(cls))
 
+    def idle(self, name: str, players: int) -> str | None:
+        """Why the option ``name`` cannot change a game of ``players`` under these options."""
+        if name == "two_player_reverse" and players != 2:
+            return f"it only acts with 2 players, not {players}"
+        return None
+
 
 # --- the agenda: what happens next ---------------------------------------------------
 
