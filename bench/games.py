@@ -7,6 +7,7 @@ alike. A step is a turn (a play or a draw) in our engines, and one ``game.step``
 that cannot be built says why, and is skipped.
 
     python -m bench.games [--seconds 3] [--slices 3]
+    python -m bench.games --peers 5 [--seconds 4]    # the peers only, medians of 5 rounds
 """
 
 from __future__ import annotations
@@ -244,11 +245,40 @@ def default_jobs() -> list[int]:
     return sorted({1, 2, cores()})
 
 
+def peer_medians(rounds: int, seconds: float, slices: int = 2, seed: int = 1) -> None:
+    """Each comparison ``rounds`` times (each round: every engine ``seconds`` in ``slices``
+    alternating slices); prints the median games (hands) per second of each engine, the
+    range, and ours against it, with what each peer simplifies."""
+    import statistics
+
+    pairs = peer_pairs(seed)
+    for title, unit, runners in pairs:
+        print(f"{title}: median of {rounds} rounds (min-max), {unit}/s")
+        ready = {k: v for k, v in runners.items() if not isinstance(v, str)}
+        for k, v in runners.items():
+            if isinstance(v, str):
+                print(f"  {k:<30} skipped: {v}")
+        runs = [alternate(ready, seconds, slices) for _ in range(rounds)]
+        mine = next(iter(ready), None)
+        for name in ready:
+            rates = [r[name]["games_per_s"] for r in runs]
+            ratio = statistics.median(r[mine]["games_per_s"] / r[name]["games_per_s"]
+                                      for r in runs)
+            vs = "" if name == mine else f", ours {ratio:.2f}x this"
+            print(f"  {name:<30} {statistics.median(rates):>9,.0f} ({min(rates):,.0f}-"
+                  f"{max(rates):,.0f}){vs}\n      plays: {PEER_NOTES.get(name, '')}")
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--seconds", type=float, default=3.0, help="per engine")
     p.add_argument("--slices", type=int, default=3)
+    p.add_argument("--peers", type=int, metavar="ROUNDS", default=0,
+                   help="only the peer comparisons, medians over ROUNDS rounds (5 or more)")
     a = p.parse_args(argv)
+    if a.peers:
+        peer_medians(a.peers, a.seconds, a.slices)
+        return 0
     ours = alternate(our_engines(), a.seconds, a.slices)
     for name, r in ours.items():
         print(f"{name:<40} {r['games_per_s']:>9.1f} games/s {r['steps_per_s']:>10,.0f} steps/s")
