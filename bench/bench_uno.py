@@ -39,8 +39,8 @@ def ours(bot: str, seed: int):
     """A runner: play games for ``budget`` seconds; (games, decisions, seconds)."""
     sys.path.insert(0, str(ROOT))
     from launcher.games.launchers import DirectDealer
-    from launcher.games.uno import CLASSIC_UNO, UnoTable
-    from launcher.games.uno_bots import make_uno_bot
+    from launcher.games.uno.bots import make_uno_bot
+    from launcher.games.uno.rules import CLASSIC_UNO, UnoTable
 
     rules = CLASSIC_UNO.rules(CLASSIC_UNO.options(single_round=True))
     table = UnoTable(rules, DirectDealer(), [make_uno_bot(bot, random.Random(seed + i))
@@ -115,10 +115,16 @@ def uno_bench(args: argparse.Namespace) -> None:
 def flip_attack_once(games: int, check: bool) -> tuple[int, float]:
     """Turns and seconds of ``games`` 4-player Flip Attack games with random bots."""
     from launcher.core import config
-    from launcher.games.bots import make_bot
     from launcher.games.cards import load_deck
-    from launcher.games.flip_attack import GameOptions, Table
     from launcher.games.launchers import DirectLauncher
+
+    try:
+        from launcher.games.flip_attack.bots import make_bot
+        from launcher.games.flip_attack.rules import GameOptions, Table
+    except ImportError:  # a checkout from before games/ had a package per game
+        from launcher.games.bots import make_bot  # type: ignore[no-redef]
+
+        from launcher.games.flip_attack import GameOptions, Table  # type: ignore[no-redef]
 
     settings = config.load()
     kw = {"check": check} if "check" in inspect.signature(Table).parameters else {}

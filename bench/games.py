@@ -7,6 +7,7 @@ alike. A step is a turn (a play or a draw) in our engines, and one ``game.step``
 that cannot be built says why, and is skipped.
 
     python -m bench.games [--seconds 3] [--slices 3]
+    python -m bench.games --peers 5 [--seconds 4]    # the peers only, medians of 5 rounds
 """
 
 from __future__ import annotations
@@ -40,9 +41,9 @@ def flip_attack(through_firmware: bool, players: int = 4, seed: int = 1) -> Call
     """One 4-player UNO Flip Attack game to 500 a call (heuristic and random bots), as
     ``launcher simulate`` plays it; steps are turns."""
     from launcher.core import config
-    from launcher.games.bots import make_bot
     from launcher.games.cards import load_deck
-    from launcher.games.flip_attack import GameOptions, Table
+    from launcher.games.flip_attack.bots import make_bot
+    from launcher.games.flip_attack.rules import GameOptions, Table
     from launcher.games.launchers import DirectLauncher, FirmwareLauncher
 
     settings = config.load()
@@ -68,8 +69,8 @@ def table_game(module: str, name: str, seed: int = 1) -> Callable[[], int]:
     import importlib
 
     from launcher.games.launchers import DirectDealer
-    from launcher.games.uno import UnoTable
-    from launcher.games.uno_bots import make_uno_bot
+    from launcher.games.uno.bots import make_uno_bot
+    from launcher.games.uno.rules import UnoTable
 
     game = getattr(importlib.import_module(module), name)
     rules = game.rules(game.options())
@@ -105,13 +106,33 @@ def gin_game(seed: int = 1) -> Callable[[], int]:
 
 def our_engines(seed: int = 1) -> dict[str, Runner]:
     return {
-        "UNO Flip Attack, direct luck model": _timed(flip_attack(False, seed=seed)),
+        FLIP_ATTACK: _timed(flip_attack(False, seed=seed)),
         "UNO Flip Attack, through the firmware": _timed(flip_attack(True, seed=seed)),
-        "classic UNO": _timed(table_game("launcher.games.uno", "CLASSIC_UNO", seed)),
-        "UNO Splash": _timed(table_game("launcher.games.uno_splash", "UNO_SPLASH", seed)),
-        "UNO Flip": _timed(table_game("launcher.games.uno_flip", "UNO_FLIP_GAME", seed)),
+        CLASSIC: _timed(table_game("launcher.games.uno.rules", "CLASSIC_UNO", seed)),
+        "UNO Splash": _timed(table_game("launcher.games.uno.splash", "UNO_SPLASH", seed)),
+        "UNO Flip": _timed(table_game("launcher.games.uno.flip", "UNO_FLIP_GAME", seed)),
         "Gin Rummy": _timed(gin_game(seed)),
     }
+
+
+# What each peer leaves out or does differently, shown beside its figure (docs/games.md has
+# the longer account, read from the peers' code).
+PEER_NOTES = {
+    "ours (random-play bots)": "our full rules: challenges, UNO calls and catches, reneging "
+                               "allowed (the bot does not), first-card rules, scoring",
+    "RLCard 1.2 UnoGame": "no Wild Draw Four challenge (legal only when nothing else plays); "
+                          "a drawn playable card is played automatically and drawing is "
+                          "legal only with nothing to play; no UNO call or penalty; no "
+                          "scoring; a first Wild Draw Four is not returned; player 0 starts",
+    "ours (random bots)": "our full hand: upcard phase, exact knock checks each turn, "
+                          "layoffs, undercuts, a player view per decision, a card check",
+    "OpenSpiel gin_rummy (C++)": "one hand, no game to 100 or its bonuses; knocking and laying "
+                                 "each meld are separate actions; upcard draws limited to 50; "
+                                 "C++ driven from Python, chance nodes sampled in Python",
+    "RLCard GinRummyGame": "one hand; the non-dealer starts with 11 cards (no upcard phase); "
+                           "gin forced when available; payoff not a score (no undercut or gin "
+                           "bonus, layoffs do not count); stops at 200 moves",
+}
 
 
 def peer_pairs(seed: int = 1) -> list[tuple[str, str, dict[str, Runner | str]]]:
@@ -144,6 +165,16 @@ def alternate(runners: dict[str, Runner], seconds: float, slices: int) -> dict[s
                 "steps_per_s": s / e} for k, (g, s, e) in totals.items()}
 
 
+FLIP_ATTACK = "UNO Flip Attack, direct luck model"
+CLASSIC = "classic UNO"
+
+
+def flip_attack_vs_uno(results: dict[str, dict]) -> float:
+    """How many classic UNO turns (4 players) take the time of one Flip Attack turn, from
+    one ``alternate`` run: both engines played the same slices of the same process."""
+    return results[CLASSIC]["steps_per_s"] / results[FLIP_ATTACK]["steps_per_s"]
+
+
 def scale(players: list[int], direct_games: int, firmware_games: int,
           seed: int = 1) -> dict[int, dict[str, float]]:
     """Cost of a game, a turn and a press against the number of players (Flip Attack)."""
@@ -173,7 +204,7 @@ def jobs_speedup(games: int, jobs: list[int], seed: int = 1) -> dict[int, dict[s
 
     from launcher.cli.simulate import simulate
     from launcher.core import config
-    from launcher.games.flip_attack import GameOptions
+    from launcher.games.flip_attack.rules import GameOptions
 
     logging.getLogger("launcher").setLevel(logging.WARNING)
     settings = config.load()
@@ -214,13 +245,45 @@ def default_jobs() -> list[int]:
     return sorted({1, 2, cores()})
 
 
+def peer_medians(rounds: int, seconds: float, slices: int = 2, seed: int = 1) -> None:
+    """Each comparison ``rounds`` times (each round: every engine ``seconds`` in ``slices``
+    alternating slices); prints the median games (hands) per second of each engine, the
+    range, and ours against it, with what each peer simplifies."""
+    import statistics
+
+    pairs = peer_pairs(seed)
+    for title, unit, runners in pairs:
+        print(f"{title}: median of {rounds} rounds (min-max), {unit}/s")
+        ready = {k: v for k, v in runners.items() if not isinstance(v, str)}
+        for k, v in runners.items():
+            if isinstance(v, str):
+                print(f"  {k:<30} skipped: {v}")
+        runs = [alternate(ready, seconds, slices) for _ in range(rounds)]
+        mine = next(iter(ready), None)
+        for name in ready:
+            rates = [r[name]["games_per_s"] for r in runs]
+            ratio = statistics.median(r[mine]["games_per_s"] / r[name]["games_per_s"]
+                                      for r in runs)
+            vs = "" if name == mine else f", ours {ratio:.2f}x this"
+            print(f"  {name:<30} {statistics.median(rates):>9,.0f} ({min(rates):,.0f}-"
+                  f"{max(rates):,.0f}){vs}\n      plays: {PEER_NOTES.get(name, '')}")
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--seconds", type=float, default=3.0, help="per engine")
     p.add_argument("--slices", type=int, default=3)
+    p.add_argument("--peers", type=int, metavar="ROUNDS", default=0,
+                   help="only the peer comparisons, medians over ROUNDS rounds (5 or more)")
     a = p.parse_args(argv)
-    for name, r in alternate(our_engines(), a.seconds, a.slices).items():
+    if a.peers:
+        peer_medians(a.peers, a.seconds, a.slices)
+        return 0
+    ours = alternate(our_engines(), a.seconds, a.slices)
+    for name, r in ours.items():
         print(f"{name:<40} {r['games_per_s']:>9.1f} games/s {r['steps_per_s']:>10,.0f} steps/s")
+    print(f"per turn, UNO Flip Attack takes {flip_attack_vs_uno(ours):.2f}x a 4-player classic "
+          "UNO turn (same run)")
     for title, unit, runners in peer_pairs():
         print(title)
         ready = {k: v for k, v in runners.items() if not isinstance(v, str)}
@@ -229,7 +292,7 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"  {k:<38} skipped: {v}")
         for name, r in alternate(ready, a.seconds, a.slices).items():
             print(f"  {name:<38} {r['games_per_s']:>9.1f} {unit}/s "
-                  f"{r['steps_per_s']:>10,.0f} steps/s")
+                  f"{r['steps_per_s']:>10,.0f} steps/s  ({PEER_NOTES.get(name, '')})")
     return 0
 
 

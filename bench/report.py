@@ -266,6 +266,8 @@ def _console(r: Any, w: Any) -> None:
 
 
 def _games(r: Any, w: Any) -> None:
+    from bench.games import PEER_NOTES
+
     d = r.details.get("games")
     if not d:
         return
@@ -284,8 +286,8 @@ def _games(r: Any, w: Any) -> None:
     w("### Against the peers (same process, alternating slices)\n")
     for i, (title, unit) in enumerate((x["title"], x["unit"]) for x in d["peers"][0]):
         w(f"{title}. A step is a turn in ours, one `step`/`apply_action` call in the peers.\n")
-        w(f"| engine | {unit}/s | steps/s | ours ÷ this |")
-        w("|---|---|---|---|")
+        w(f"| engine | {unit}/s | steps/s | ours ÷ this | rules it plays |")
+        w("|---|---|---|---|---|")
         runs = [run[i] for run in d["peers"]]
         names = list(runs[0]["results"])
         mine = names[0]
@@ -295,9 +297,10 @@ def _games(r: Any, w: Any) -> None:
             ratio = [x["results"][mine]["games_per_s"] / x["results"][name]["games_per_s"]
                      for x in runs]
             w(f"| {name} | {_spread(g, '{:,.0f}')} | {_spread(s, '{:,.0f}')} | "
-              f"{_spread(ratio, '{:.2f}') if name != mine else ''} |")
+              f"{_spread(ratio, '{:.2f}') if name != mine else ''} | "
+              f"{PEER_NOTES.get(name, '')} |")
         for name, why in runs[0]["skipped"].items():
-            w(f"| {name} | skipped: {why} | | |")
+            w(f"| {name} | skipped: {why} | | | {PEER_NOTES.get(name, '')} |")
         w("")
 
 

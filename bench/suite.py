@@ -48,6 +48,7 @@ class Plan:
     console_runs: int = 3
     console_lines: int = 20_000
     games_runs: int = 3
+    peer_runs: int = 5  # rounds of the peer comparisons (medians over at least 5)
     engine_seconds: float = 2.0
     jobs_runs: int = 3
     jobs_games: int = 600
@@ -61,7 +62,8 @@ class Plan:
 
 QUICK = Plan(quick=True, press_runs=2, presses=400, lids=40, slow_runs=2, slow_presses=200,
              gc_runs=0, service_runs=2, idle=2.0, service_presses=600, start_samples=3,
-             console_runs=2, console_lines=1500, games_runs=2, engine_seconds=0.25,
+             console_runs=2, console_lines=1500, games_runs=2, peer_runs=2,
+             engine_seconds=0.25,
              jobs_runs=2, jobs_games=24, scale_runs=2, scale_players=(2, 6, 10),
              scale_direct=3, scale_firmware=1, profile_scale=0.2, compare_idle=3.0)
 
@@ -291,7 +293,7 @@ def bench_games(r: Results, root: Path | None) -> None:
     ours = [games.alternate(games.our_engines(seed=1 + i), p.engine_seconds, 2)
             for i in range(p.games_runs)]
     peers = []
-    for _ in range(p.games_runs):
+    for _ in range(p.peer_runs):
         run = []
         for title, unit, runners in games.peer_pairs():
             ready = {k: v for k, v in runners.items() if not isinstance(v, str)}
@@ -303,6 +305,9 @@ def bench_games(r: Results, root: Path | None) -> None:
     for name in ours[0]:
         r.add(Figure(f"{name}: games/s", "games/s", [x[name]["games_per_s"] for x in ours]),
               Figure(f"{name}: steps/s", "steps/s", [x[name]["steps_per_s"] for x in ours]))
+    r.add(Figure("UNO Flip Attack turn / 4-player classic UNO turn, same run", "x",
+                 [games.flip_attack_vs_uno(x) for x in ours], target=1.5,
+                 target_text="at most 1.5x (games issue 22)"))
 
 
 def bench_jobs(r: Results, root: Path | None) -> None:
@@ -391,8 +396,8 @@ def main(argv: list[str] | None = None) -> int:
         from dataclasses import replace
 
         plan = replace(plan, **{k: a.runs for k in ("press_runs", "slow_runs", "service_runs",
-                                                     "console_runs", "games_runs", "jobs_runs",
-                                                     "scale_runs")})
+                                                     "console_runs", "games_runs", "peer_runs",
+                                                     "jobs_runs", "scale_runs")})
     only = SECTIONS if not a.only else tuple(s.strip() for s in a.only.split(","))
     unknown = [s for s in only if s not in SECTIONS]
     if unknown:

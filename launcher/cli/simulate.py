@@ -25,11 +25,12 @@ from launcher.core import config, luck
 from launcher.core.config import Settings
 from launcher.core.errors import ConfigError
 from launcher.firmware.disk import atomic_write
-from launcher.games.bots import BOTS, make_bot
 from launcher.games.cards import SIDES, load_deck
-from launcher.games.flip_attack import GameOptions, Table
+from launcher.games.flip_attack.bots import BOTS, make_bot
+from launcher.games.flip_attack.record import Recorder
+from launcher.games.flip_attack.rules import GameOptions, Table
 from launcher.games.launchers import DirectLauncher, FirmwareLauncher
-from launcher.games.stats import Recorder, Summary, chi_square, format_summary
+from launcher.games.stats import Summary, chi_square, format_summary
 
 
 class Progress:
@@ -152,15 +153,22 @@ def check_rule(pair: str, options: type = GameOptions) -> tuple[str, Any]:
     return name, value
 
 
-def parse_options(pairs: Sequence[str], target: int | None = None) -> GameOptions:
-    """``NAME=VALUE`` house rules (``--rule``) laid over the defaults, each one checked."""
+def parse_options(pairs: Sequence[str], target: int | None = None,
+                  players: int | None = None) -> GameOptions:
+    """``NAME=VALUE`` house rules (``--rule``) laid over the defaults, each one checked;
+    with ``players``, a rule that would do nothing at that table is refused too."""
     values: dict[str, Any] = dict(check_rule(pair) for pair in pairs)
     if target is not None:
         values["target_score"] = target
     try:
-        return GameOptions(**values)
+        options = GameOptions(**values)
     except (TypeError, ValueError) as exc:  # a rule the type check above does not cover
         raise ConfigError("--rule", ", ".join(pairs), str(exc)) from exc
+    for name, value in values.items():
+        why = options.idle(name, players) if players is not None else None
+        if why:
+            raise ConfigError(f"--rule {name}", value, f"does nothing in flip-attack: {why}")
+    return options
 
 
 # --- games on every core: one seed per game, chunks of games merged in order -------------
@@ -316,7 +324,7 @@ def cmd_simulate(args: argparse.Namespace) -> int:
 def _simulate_flip_attack(args: argparse.Namespace) -> int:
     settings = config.load(args.config)
     bots = parse_bots(args.bots, args.players)
-    options = parse_options(args.rule, args.target)
+    options = parse_options(args.rule, args.target, args.players)
     bar = _bar(args, args.games, "simulate")
     log = logging.getLogger("launcher")
     level = log.level
@@ -347,7 +355,7 @@ def _simulate_flip_attack(args: argparse.Namespace) -> int:
 
 def parse_uno_options(game: Any, pairs: Sequence[str], target: int | None = None) -> Any:
     """``NAME=VALUE`` rules (``--rule``) over ``game``'s defaults; errors name the option."""
-    from launcher.games.uno import UnoOptions
+    from launcher.games.uno.rules import UnoOptions
 
     values: dict[str, Any] = {}
     for pair in pairs:
@@ -361,9 +369,14 @@ def parse_uno_options(game: Any, pairs: Sequence[str], target: int | None = None
     if target is not None:
         values["target_score"] = target
     try:
-        return game.options(**values)
+        options = game.options(**values)
     except (TypeError, ValueError) as exc:
         raise ConfigError("--rule", ", ".join(pairs), str(exc)) from exc
+    for name, value in values.items():
+        why = options.idle(name)
+        if why:
+            raise ConfigError(f"--rule {name}", value, f"does nothing in {game.name}: {why}")
+    return options
 
 
 def table_games(game: Any, bots: Sequence[str], options: Any, seed: int, check: bool,
@@ -374,13 +387,13 @@ def table_games(game: Any, bots: Sequence[str], options: Any, seed: int, check: 
     switched to the game's profile (``dealer``, ``uno-flip``, and ``deal N`` for the deal).
     """
     from launcher.games.launchers import DirectDealer, FirmwareLauncher
-    from launcher.games.uno import UnoTable
-    from launcher.games.uno_bots import make_uno_bot
-    from launcher.games.uno_stats import UnoSummary
+    from launcher.games.stats import UnoSummary
+    from launcher.games.uno.bots import make_uno_bot
+    from launcher.games.uno.rules import UnoTable
 
     rules = game.rules(options)
     sides = game.sides if len(game.sides) == 2 else game.sides * 2
-    summary = UnoSummary(game.name, list(bots))
+    summary = UnoSummary(list(bots), game=game.name)
     for g in range(start, stop):
         rng = random.Random(game_seed(seed, g))
         launcher: Any = (FirmwareLauncher(seed=rng.getrandbits(32), sides=sides)
@@ -411,8 +424,8 @@ def simulate_table_game(game: Any, games: int, players: int, seed: int, bots: Se
 
 
 def _simulate_table_game(game: Any, args: argparse.Namespace) -> int:
-    from launcher.games.uno_bots import UNO_BOTS
-    from launcher.games.uno_stats import format_uno_summary
+    from launcher.games.stats import format_uno_summary
+    from launcher.games.uno.bots import UNO_BOTS
 
     bots = parse_bots(args.bots, args.players, UNO_BOTS)
     options = parse_uno_options(game, args.rule, args.target)
@@ -457,10 +470,10 @@ GAMES: dict[str, GameEntry] = {
     "flip-attack": GameEntry("UNO Flip Attack against the launcher's luck (default)",
                              _simulate_flip_attack),
     "uno": GameEntry("classic UNO, the launcher dealing one card a press",
-                     _table_game("launcher.games.uno", "CLASSIC_UNO")),
-    "uno-splash": GameEntry("UNO Splash", _table_game("launcher.games.uno_splash", "UNO_SPLASH")),
+                     _table_game("launcher.games.uno.rules", "CLASSIC_UNO")),
+    "uno-splash": GameEntry("UNO Splash", _table_game("launcher.games.uno.splash", "UNO_SPLASH")),
     "uno-flip": GameEntry("UNO Flip, one card a press and a lid cycle per Flip",
-                          _table_game("launcher.games.uno_flip", "UNO_FLIP_GAME")),
+                          _table_game("launcher.games.uno.flip", "UNO_FLIP_GAME")),
     "gin": GameEntry("Gin Rummy for two, the launcher dispensing the stock (--variant)",
                      lambda args: cmd_simulate_gin(args)),
 }
@@ -634,7 +647,7 @@ def cmd_tune(args: argparse.Namespace) -> int:
     base_settings = config.load(None)
     new_settings = config.load(args.config)
     bots = parse_bots(args.bots, args.players)
-    options = parse_options(args.rule)
+    options = parse_options(args.rule, players=args.players)
     out = output_dir(args.out, "--out")  # before the games: fail in a second, not a minute
     bar = _bar(args, 2 * args.games, "tune")
     try:
@@ -781,7 +794,8 @@ def gin_games(bots: Sequence[str], rules: Any, seed: int, through_firmware: bool
     """Games ``start`` to ``stop - 1`` of a gin run, each from its own seed."""
     from launcher.games import dealers
     from launcher.games.gin.bots import make_bot as make_gin_bot
-    from launcher.games.gin.table import GinSummary, GinTable
+    from launcher.games.gin.table import GinTable
+    from launcher.games.stats import GinSummary
 
     summary = GinSummary(bots=list(bots))
     for g in range(start, stop):

@@ -6,8 +6,9 @@ lid-cycle flips (``uno-flip``), and a deal wants N cards a press (``deal N``). T
 shell calls ``launcher.use(profile)`` before the first press; a launcher that cannot give
 that behaviour raises ``ProfileUnsupported`` naming the profile. ``DirectLauncher`` models
 press-your-luck, ``DirectDealer`` the fixed-count profiles, and ``FirmwareLauncher`` is the
-real firmware on the simulated launcher (press your luck only, until the firmware learns
-the other profiles: see docs/games.md, "Launcher profiles").
+real firmware on the simulated launcher under any profile the firmware has (press your
+luck, ``dealer``, ``uno-flip``, ``deal N``, ``gin``: ``use`` switches it as the console's
+``profile NAME`` does; see docs/games.md, "Launcher profiles").
 
 Cards are opaque tokens to a launcher: Flip Attack loads ``Card`` objects, the table
 engine of the other games loads small integers (indexes into its deck).

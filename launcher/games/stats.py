@@ -1,4 +1,9 @@
-"""Summaries of simulated Flip Attack games: win rates, presses, shots, dry streaks."""
+"""Summaries of simulated games, every game's: a shared tally of wins and hands, each game's
+own figures on top of it, the text ``launcher simulate`` prints, and the significance tests.
+
+Nothing here imports a game: each game feeds its summary (Flip Attack through
+``flip_attack.record.Recorder``, the UNO family and Gin by ``add(result)`` of their results).
+"""
 
 from __future__ import annotations
 
@@ -10,28 +15,49 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from launcher.games.cards import SIDES
-from launcher.games.flip_attack import (
-    Caught,
-    Effect,
-    FinishedHand,
-    FlipLid,
-    GameResult,
-    LuckEnded,
-    Pressed,
-)
 
 
 @dataclass
-class Summary:
-    """Everything ``launcher simulate`` reports, gathered over many games."""
+class Tally:
+    """What every game's summary counts: games, hands, wins by seat, turns per hand."""
 
     bots: list[str]
     games: int = 0
     hands: int = 0
-    unfinished: int = 0  # hands stopped at max_turns
+    unfinished: int = 0  # hands stopped at a turn limit
     game_wins: list[int] = field(default_factory=list)
     hand_wins: list[int] = field(default_factory=list)
     turns: list[int] = field(default_factory=list)  # per hand
+
+    def __post_init__(self) -> None:
+        n = len(self.bots)
+        self.game_wins = self.game_wins or [0] * n
+        self.hand_wins = self.hand_wins or [0] * n
+
+    @property
+    def players(self) -> int:
+        return len(self.bots)
+
+    def win_rates_by_bot(self) -> dict[str, tuple[float, float]]:
+        """Per bot kind: (share of games won, share of hands won), per seat it held."""
+        out: dict[str, tuple[float, float]] = {}
+        for name in dict.fromkeys(self.bots):
+            seats = [i for i, b in enumerate(self.bots) if b == name]
+            g = sum(self.game_wins[i] for i in seats) / max(self.games, 1) / len(seats)
+            h = sum(self.hand_wins[i] for i in seats) / max(self.hands, 1) / len(seats)
+            out[name] = (g, h)
+        return out
+
+    def heading(self, extra: Sequence[str] = ()) -> str:
+        """``N games, H hands, P players`` and any notes."""
+        return (f"{self.games} games, {self.hands} hands, {self.players} players"
+                + "".join(f", {e}" for e in extra))
+
+
+@dataclass
+class Summary(Tally):
+    """UNO Flip Attack: presses, shots per side, dry streaks, Wild Press Your Luck runs."""
+
     presses: list[int] = field(default_factory=list)
     flips: list[int] = field(default_factory=list)
     reloads: list[int] = field(default_factory=list)
@@ -45,15 +71,6 @@ class Summary:
     luck_busts: int = 0
     luck_discards: int = 0
     faults: Counter[str] = field(default_factory=Counter)
-
-    def __post_init__(self) -> None:
-        n = len(self.bots)
-        self.game_wins = self.game_wins or [0] * n
-        self.hand_wins = self.hand_wins or [0] * n
-
-    @property
-    def players(self) -> int:
-        return len(self.bots)
 
     # -- derived figures --
 
@@ -73,69 +90,81 @@ class Summary:
         shots = sum(v for k, v in c.items() if k)
         return sum(k * v for k, v in c.items()) / shots if shots else math.nan
 
-    def win_rates_by_bot(self) -> dict[str, tuple[float, float]]:
-        """Per bot kind: (share of games won, share of hands won), per seat it held."""
-        out: dict[str, tuple[float, float]] = {}
-        for name in dict.fromkeys(self.bots):
-            seats = [i for i, b in enumerate(self.bots) if b == name]
-            g = sum(self.game_wins[i] for i in seats) / max(self.games, 1) / len(seats)
-            h = sum(self.hand_wins[i] for i in seats) / max(self.hands, 1) / len(seats)
-            out[name] = (g, h)
-        return out
 
+@dataclass
+class UnoSummary(Tally):
+    """Classic UNO, UNO Splash and UNO Flip: draws, flips, points, challenges."""
 
-class Recorder:
-    """Feeds a Summary from a table's effects (an observer) and finished hands and games."""
+    game: str = ""
+    undecided: int = 0  # games stopped at max_hands
+    draws: list[int] = field(default_factory=list)
+    flips: list[int] = field(default_factory=list)
+    points: list[int] = field(default_factory=list)  # what each won hand scored
+    reloads: int = 0
+    caught: int = 0
+    challenges: int = 0
+    guilty: int = 0
+    dark_endings: int = 0
 
-    def __init__(self, summary: Summary) -> None:
-        self.summary = summary
-        self._streak = 0
-
-    def observe(self, effect: Effect) -> None:
-        s = self.summary
-        if isinstance(effect, Pressed):
-            if effect.empty:
-                s.empty_presses += 1
-                return
-            n = len(effect.cards)
-            s.press_cards[effect.side][n] += 1
-            if n:
-                s.dry_runs[effect.side][self._streak] += 1
-                self._streak = 0
-            else:
-                self._streak += 1
-        elif isinstance(effect, FlipLid):
-            self._streak = 0  # the firmware starts a new streak on the new side
-        elif isinstance(effect, Caught):
-            s.caught += 1
-        elif isinstance(effect, LuckEnded):
-            s.luck_runs += 1
-            s.luck_busts += effect.busted
-            s.luck_discards += effect.discarded
-
-    def hand(self, hand: FinishedHand) -> None:
-        s, st = self.summary, hand.state
-        s.hands += 1
-        if st.winner is None:
-            s.unfinished += 1
+    def add(self, result: Any) -> None:
+        """One game: an ``UnoGameResult`` (winner, hands of ``HandResult``)."""
+        self.games += 1
+        if result.winner is None:
+            self.undecided += 1
         else:
-            s.hand_wins[st.winner] += 1
-        s.turns.append(st.turns)
-        s.presses.append(st.presses)
-        s.flips.append(st.flips)
-        s.reloads.append(st.reloads)
+            self.game_wins[result.winner] += 1
+        for h in result.hands:
+            self.hands += 1
+            if h.winner is None:
+                self.unfinished += 1
+            else:
+                self.hand_wins[h.winner] += 1
+                self.points.append(h.points)
+            self.turns.append(h.turns)
+            self.draws.append(h.draws)
+            self.flips.append(h.flips)
+            self.reloads += h.reloads
+            self.caught += h.caught
+            self.challenges += h.challenges
+            self.guilty += h.guilty
+            self.dark_endings += h.side
 
-    def game(self, result: GameResult) -> None:
-        s = self.summary
-        s.games += 1
-        if result.winner is not None:
-            s.game_wins[result.winner] += 1
-        for hand in result.hands:
-            self.hand(hand)
 
-    def faults(self, faults: Sequence[dict]) -> None:
-        for f in faults:
-            self.summary.faults[str(f.get("code", "?"))] += 1
+# How a gin hand ended (``gin.rules.HandResult.kind``), as the summary labels it.
+GIN_ENDINGS = (("knocks won", "knock"), ("undercuts", "undercut"), ("gins", "gin"),
+               ("big gins", "big_gin"), ("drawn hands", "draw"))
+
+
+@dataclass
+class GinSummary(Tally):
+    """Gin Rummy: how hands ended, points, layoffs, shutouts (games count every game of a
+    Hollywood session)."""
+
+    endings: Counter[str] = field(default_factory=Counter)
+    points: list[int] = field(default_factory=list)
+    shutouts: int = 0
+    laid_off: int = 0
+
+    def add(self, record: Any) -> None:
+        """One game: a ``GameRecord`` (its hands and its scoreboard's games)."""
+        self.games += 1
+        for r in record.hands:
+            self.hands += 1
+            self.endings[r.kind] += 1
+            self.turns.append(r.turns)
+            if r.winner is not None:
+                self.hand_wins[r.winner] += 1
+                self.points.append(r.points)
+            self.laid_off += r.laid_off.bit_count()
+        for g in record.board.games:
+            if g.winner is None:
+                self.unfinished += 1
+                continue
+            self.game_wins[g.winner] += 1
+            self.shutouts += g.shutout
+
+    def format(self, title: str) -> str:
+        return format_gin_summary(self, title)
 
 
 # --- text ------------------------------------------------------------------------------
@@ -183,12 +212,12 @@ def win_rate_lines(s: Any) -> list[str]:
 
 
 def format_summary(s: Summary, title: str = "") -> str:
-    """The report ``launcher simulate`` prints."""
+    """The report ``launcher simulate`` prints for UNO Flip Attack."""
     lines = []
     if title:
         lines.append(title)
-    lines.append(f"{s.games} games, {s.hands} hands, {s.players} players"
-                 + (f", {s.unfinished} hands stopped at the turn limit" if s.unfinished else ""))
+    lines.append(s.heading([f"{s.unfinished} hands stopped at the turn limit"]
+                           if s.unfinished else []))
     lines.append("")
     lines += win_rate_lines(s)
     lines.append("")
@@ -218,6 +247,62 @@ def format_summary(s: Summary, title: str = "") -> str:
     bust = s.luck_busts / s.luck_runs if s.luck_runs else math.nan
     lines.append(f"UNO catches: {s.caught}; Wild Press Your Luck runs: {s.luck_runs} "
                  f"({bust:.0%} shot, {s.luck_discards} cards discarded)")
+    return "\n".join(lines)
+
+
+def format_uno_summary(s: UnoSummary, title: str = "", flips: bool = False) -> str:
+    """The report ``launcher simulate`` prints for the table games."""
+    lines = [title] if title else []
+    extra = []
+    if s.unfinished:
+        extra.append(f"{s.unfinished} hands stopped at the turn limit")
+    if s.undecided:
+        extra.append(f"{s.undecided} games without a winner")
+    lines.append(s.heading(extra))
+    lines.append("")
+    lines += win_rate_lines(s)
+    lines.append("")
+    lines.append(f"turns per hand:    {spread(s.turns)}")
+    lines.append(f"draws per hand:    {spread(s.draws)}")
+    if flips:
+        lines.append(f"flips per hand:    {spread(s.flips)}")
+        lines.append(f"hands ended on the dark side: {s.dark_endings} of {s.hands}")
+    lines.append(f"points per won hand: {spread(s.points)}")
+    lines.append(f"reshuffles:        {s.reloads} in all, {s.reloads / max(s.hands, 1):.2f} "
+                 "per hand")
+    lines.append("")
+    won = f" ({s.guilty} found guilty)" if s.challenges else ""
+    lines.append(f"UNO catches: {s.caught}; challenges: {s.challenges}{won}")
+    return "\n".join(lines)
+
+
+def format_gin_summary(s: GinSummary, title: str) -> str:
+    """The report ``launcher simulate --game gin`` prints."""
+    n = max(s.hands, 1)
+    games_scored = sum(s.game_wins) or 1
+    lines = [title, f"{s.games} games, {s.hands} hands "
+                    f"({s.hands / max(s.games, 1):.1f} per game)", ""]
+    lines.append("hand endings")
+    for label, key in GIN_ENDINGS:
+        lines.append(f"  {label:<12} {s.endings[key]:>7}  {s.endings[key] / n:6.1%}")
+    knocks = s.endings["knock"] + s.endings["undercut"]
+    lines.append(f"  knocks (all)  {knocks:>6}  {knocks / n:6.1%}  "
+                 f"(undercut {s.endings['undercut'] / max(knocks, 1):.1%} of them)")
+    lines.append("")
+    if s.turns:
+        t = sorted(s.turns)
+        lines.append(f"turns per hand: mean {statistics.fmean(t):.1f}, median "
+                     f"{statistics.median(t):g}, max {t[-1]}")
+    if s.points:
+        lines.append(f"points per hand won: mean {statistics.fmean(s.points):.1f}")
+    lines.append(f"cards laid off: {s.laid_off}; shutouts: {s.shutouts}")
+    lines.append("")
+    lines.append("win rates            hands    games")
+    for seat, bot in enumerate(s.bots):
+        lines.append(f"  seat {seat} {bot:<11} {s.hand_wins[seat] / n:6.1%}   "
+                     f"{s.game_wins[seat] / games_scored:6.1%}")
+    if s.unfinished:
+        lines.append(f"games stopped at max_hands: {s.unfinished}")
     return "\n".join(lines)
 
 

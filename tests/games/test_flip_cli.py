@@ -121,3 +121,11 @@ def test_tune_names_a_bad_config_key(capsys, tmp_path):
     rc, _, err = run(capsys, "tune", "--config", str(cfg), "--games", "1", "--out",
                      str(tmp_path))
     assert rc == 2 and "luck.mild.hazard[1]" in err
+
+
+def test_simulate_refuses_a_house_rule_that_does_nothing_at_the_table(capsys):
+    rc, _, err = run(capsys, "simulate", "--games", "1", "--players", "4", "--rule",
+                     "two_player_reverse=\"reverse\"", "--no-progress")
+    assert rc == 2 and len(err.strip().splitlines()) == 1
+    assert "--rule two_player_reverse = 'reverse': does nothing in flip-attack" in err
+    assert "only acts with 2 players, not 4" in err

@@ -7,9 +7,9 @@ import random
 import pytest
 
 from launcher.core import config
-from launcher.games.bots import HeuristicBot, RandomBot
 from launcher.games.cards import load_deck
 from launcher.games.flip_attack import FlipLid, GameOptions, Load, Pressed, Table
+from launcher.games.flip_attack.bots import HeuristicBot, RandomBot
 from launcher.games.launchers import FirmwareLauncher
 
 GAMES = 20

@@ -12,7 +12,6 @@ from flip_position import Cards, position
 from launcher.core import config
 from launcher.core.errors import ConfigError
 from launcher.games import flip_attack as fa
-from launcher.games.bots import HeuristicBot, RandomBot, make_bot
 from launcher.games.cards import (
     MILD,
     SIDE_KINDS,
@@ -21,6 +20,7 @@ from launcher.games.cards import (
     load_deck,
 )
 from launcher.games.flip_attack import Discard, Pressed, PressLuck, StopLuck
+from launcher.games.flip_attack.bots import HeuristicBot, RandomBot, make_bot
 from launcher.games.launchers import DirectLauncher, FirmwareLauncher
 
 # --- the deck ---------------------------------------------------------------------------

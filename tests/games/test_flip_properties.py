@@ -9,9 +9,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from launcher.games import flip_attack as fa
-from launcher.games.bots import HeuristicBot, RandomBot
 from launcher.games.cards import COLOURS, load_deck, other_side
 from launcher.games.flip_attack import GameOptions, Play, RuleViolation, Table
+from launcher.games.flip_attack.bots import HeuristicBot, RandomBot
 from launcher.games.launchers import DirectLauncher
 
 DECK = load_deck()

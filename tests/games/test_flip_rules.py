@@ -548,7 +548,7 @@ def test_card_values_are_the_rule_texts():
 
 
 def test_a_game_is_played_to_500_points():
-    from launcher.games.bots import HeuristicBot
+    from launcher.games.flip_attack.bots import HeuristicBot
     from launcher.games.launchers import DirectLauncher
 
     rng = random.Random(3)
@@ -610,7 +610,7 @@ def test_an_action_out_of_turn_is_refused(c):
 
 
 def test_a_game_of_hands_that_never_finish_ends_without_a_winner():
-    from launcher.games.bots import RandomBot
+    from launcher.games.flip_attack.bots import RandomBot
     from launcher.games.launchers import DirectLauncher
 
     table = fa.Table(DirectLauncher(rng=random.Random(1)),

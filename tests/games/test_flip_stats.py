@@ -10,9 +10,9 @@ import pytest
 
 from launcher.core import config, luck
 from launcher.core.config import SideLuck
-from launcher.games.bots import HeuristicBot, RandomBot
 from launcher.games.cards import MILD, WILD, load_deck
 from launcher.games.flip_attack import Table
+from launcher.games.flip_attack.bots import HeuristicBot, RandomBot
 from launcher.games.launchers import DirectLauncher, FirmwareLauncher
 from launcher.games.stats import chi_square, chi_square_sf
 

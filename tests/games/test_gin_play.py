@@ -24,8 +24,9 @@ from launcher.games.gin.rules import (
     GinRules,
     RuleViolation,
 )
-from launcher.games.gin.table import GinSummary, GinTable
+from launcher.games.gin.table import GinTable
 from launcher.games.gin.variants import VARIANTS, variant_rules
+from launcher.games.stats import GinSummary
 
 # --- layoffs against a brute force ------------------------------------------------------------
 
@@ -304,12 +305,27 @@ def test_cli_same_seed_same_summary(capsys: pytest.CaptureFixture[str]) -> None:
     (["--rule", "nope=1"], "--rule nope"),
     (["--bots", "smart"], "--bots = 'smart'"),
     (["--rule", "games=4"], "games = 4"),
+    # A house rule that does nothing is refused, naming it.
+    (["--variant", "oklahoma", "--rule", "knock_limit=7"],
+     "--rule knock_limit = 7: does nothing in oklahoma: the upcard sets the knock limit"),
+    (["--variant", "straight", "--rule", "knock_limit=7"],
+     "--rule knock_limit = 7: does nothing in straight: there is no knocking"),
+    (["--variant", "tedesco", "--rule", "knock_limit=7"], "--rule knock_limit = 7"),
+    (["--rule", "draw_breaks_streak=false"], "--rule draw_breaks_streak = False: does nothing"),
+    (["--rule", 'ace_upcard="gin"'], "--rule ace_upcard = 'gin': does nothing in standard"),
+    (["--variant", "straight", "--rule", "undercut_bonus=10"], "--rule undercut_bonus"),
 ])
 def test_cli_refuses_bad_options_in_one_line(args: list[str], says: str,
                                              capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["simulate", "--game", "gin", "--no-progress", *args]) == 2
     err = capsys.readouterr().err
     assert says in err and len(err.strip().splitlines()) == 1
+
+
+def test_a_house_rule_that_acts_is_taken() -> None:
+    assert variant_rules("standard", {"knock_limit": 7}).knock_limit == 7
+    assert variant_rules("tedesco", {"draw_breaks_streak": False}).streak_bonus == 25
+    assert variant_rules("oklahoma", {"ace_upcard": "gin"}).hand_limit(0) == 0
 
 
 def test_cli_through_the_firmware_plays_on_the_gin_profile(

@@ -367,14 +367,26 @@ def test_tedesco_consecutive_win_bonus() -> None:
     board = Scoreboard(variant_rules("tedesco"))
     assert board.record(_win(0, 10)) == 10
     assert board.record(_win(0, 10)) == 35        # second in a row: + 25
-    assert board.record(HandResult(DRAWN, None, 0)) == 0  # a draw does not break it
-    assert board.record(_win(0, 10)) == 35
     assert board.record(_win(1, 10)) == 10        # the streak passes to the other player
-    assert board.games[0].points == [80, 10]
-    broken = Scoreboard(variant_rules("tedesco", {"draw_breaks_streak": True}))
-    broken.record(_win(0, 10))
-    broken.record(HandResult(DRAWN, None, 0))
-    assert broken.record(_win(0, 10)) == 10
+    assert board.record(_win(1, 10)) == 35
+    assert board.games[0].points == [45, 45]
+
+
+def test_tedesco_a_drawn_round_breaks_the_streak() -> None:
+    # "winning multiple consecutive rounds": a drawn hand is a round, so win, draw, win is
+    # not two in a row.
+    board = Scoreboard(variant_rules("tedesco"))
+    assert board.rules.draw_breaks_streak
+    assert board.record(_win(0, 10)) == 10
+    assert board.record(HandResult(DRAWN, None, 0)) == 0
+    assert board.record(_win(0, 10)) == 10        # not 35
+    assert board.record(_win(0, 10)) == 35        # now two in a row
+    assert board.games[0].points == [55, 0] and board.streak_bonuses == [25, 0]
+    # The house rule that lets a streak run over a drawn hand is still an option.
+    kept = Scoreboard(variant_rules("tedesco", {"draw_breaks_streak": False}))
+    kept.record(_win(0, 10))
+    kept.record(HandResult(DRAWN, None, 0))
+    assert kept.record(_win(0, 10)) == 35
 
 
 def test_mahjong_deals_thirteen_and_runs_aces_high() -> None:
@@ -478,3 +490,89 @@ def test_a_dealer_that_loses_a_card_is_caught() -> None:
                      random.Random(3), dealer=Leaky())
     with pytest.raises((RuleViolation, DealerFault)):
         table.play_hand()
+
+
+# --- the knocker's layout -------------------------------------------------------------------
+
+# The knocker keeps 3C 3D 3H 3S 5C 5D 5H 5S AD 4D after drawing 4D and throwing KS. The
+# defender: KC KD KH and 9S 10S JS melded; 2D 6D QC QH = 2 + 6 + 10 + 10 = 28 deadwood.
+FOURS_KNOCKER = "3C 3D 3H 3S 5C 5D 5H 5S AD KS"
+FOURS_DEFENDER = "2D 6D KC KD KH 9S 10S JS QC QH"
+FOUR_SETS = (parse_hand("3C 3D 3H 3S"), parse_hand("5C 5D 5H 5S"))
+
+
+def _fours_knock() -> GinHand:
+    hand, dealer = position(FOURS_KNOCKER, FOURS_DEFENDER, "8C", "4D")
+    pass_both(hand)
+    draw(hand, dealer)
+    return hand
+
+
+def test_the_least_deadwood_layout_lets_the_defender_lay_off() -> None:
+    # 3D 4D 5D with the other threes and fives leaves AD (1); the defender lays 2D and 6D
+    # on the run: 28 - 8 = 20, less 1: 19.
+    result = _fours_knock().apply(knock("KS"))
+    assert result is not None and result.kind == KNOCK_WIN
+    assert result.knocker_deadwood == 1 and result.laid_off == parse_hand("2D 6D")
+    assert result.points == 19
+
+
+def test_the_knocker_may_lay_out_the_two_fours_and_block_every_layoff() -> None:
+    hand = _fours_knock()
+    layouts = hand.layouts(C("KS"))
+    assert (1, FOUR_SETS) not in layouts and (5, FOUR_SETS) in layouts
+    assert layouts[0][0] == 1 and all(dw <= 10 for dw, _ in layouts)
+    result = hand.apply(knock("KS"), melds=FOUR_SETS)
+    assert result is not None and result.kind == KNOCK_WIN
+    assert (result.knocker_deadwood, result.defender_deadwood, result.laid_off) == (5, 28, 0)
+    assert result.points == 23 and result.knocker_melds == FOUR_SETS
+
+
+def test_a_layout_must_be_melds_of_the_knockers_cards_within_the_limit() -> None:
+    for melds in ((parse_hand("3C 3D 3H"), parse_hand("3H 3S 4D")),  # not a meld, shared
+                  (parse_hand("KC KD KH"),),                          # the defender's cards
+                  (parse_hand("3C 3D 3H 3S"),)):                      # 5 + 20 deadwood left
+        with pytest.raises(RuleViolation):
+            _fours_knock().apply(knock("KS"), melds=melds)
+    with pytest.raises(RuleViolation, match="lays nothing out"):
+        _fours_knock().apply(C("KS"), melds=FOUR_SETS)
+
+
+def test_the_heuristic_bot_lays_out_against_the_layoffs_it_allows() -> None:
+    from dataclasses import replace
+
+    from launcher.games.gin.bots import HeuristicBot, RandomBot
+
+    hand = _fours_knock()
+    view = hand.view(hand.player)
+    bot = HeuristicBot(random.Random(1))
+    # Nothing known of the defender: 2D, 6D (and 7D after 6D) are each held with chance
+    # 10/40, so the run costs 1 + (2 + 6) / 4 + 7 / 16 = 3.44 in expectation, the fours 5.
+    melds = bot.arrange(view, C("KS"))
+    assert melds is not None and parse_hand("3D 4D 5D") in melds
+    # The defender took 2D and 6D from the pile: the run now costs 1 + 8 + more, the
+    # fours still 5. Against this hand that scores 23 instead of 19.
+    known = replace(view, opponent_known=parse_hand("2D 6D"))
+    assert bot.arrange(known, C("KS")) == FOUR_SETS
+    result = hand.apply(knock("KS"), melds=bot.arrange(known, C("KS")))
+    assert result is not None and result.points == 23
+    # The random bot leaves the layout to the engine.
+    assert RandomBot(random.Random(1)).arrange(view, C("KS")) is None
+
+
+def test_the_table_asks_the_knocker_how_to_lay_out() -> None:
+    class Knocker:
+        name = "script"
+
+        def choose(self, view):
+            return knock("KS") if knock("KS") in view.legal else view.legal[0]
+
+        def arrange(self, view, discard):
+            assert discard == C("KS")
+            return FOUR_SETS
+
+    hand, dealer = position(FOURS_KNOCKER, FOURS_DEFENDER, "8C", "4D")
+    table = GinTable(GinRules(), [Knocker(), Knocker()], random.Random(1), dealer=dealer)
+    pass_both(hand)  # then the non-dealer draws 4D and knocks
+    result = table.play_hand(0, hand)
+    assert result.points == 23 and result.knocker == 1

@@ -15,8 +15,9 @@ from launcher.core.profiles import DEALER, GIN, deal_profile, parse_profile
 from launcher.firmware.console import Console
 from launcher.games.dealers import FirmwareDealer
 from launcher.games.gin.bots import make_bot as make_gin_bot
-from launcher.games.gin.table import GinSummary, GinTable
+from launcher.games.gin.table import GinTable
 from launcher.games.gin.variants import variant_rules
+from launcher.games.stats import GinSummary
 from launcher.sim.rig import CueLog, SimRig
 
 
@@ -105,9 +106,9 @@ def test_the_config_key_sets_the_start_profile_and_names_bad_values():
 
 
 @pytest.mark.parametrize(("module", "name", "players"), [
-    ("launcher.games.uno", "CLASSIC_UNO", 3),
-    ("launcher.games.uno_splash", "UNO_SPLASH", 2),
-    ("launcher.games.uno_flip", "UNO_FLIP_GAME", 3),
+    ("launcher.games.uno.rules", "CLASSIC_UNO", 3),
+    ("launcher.games.uno.splash", "UNO_SPLASH", 2),
+    ("launcher.games.uno.flip", "UNO_FLIP_GAME", 3),
 ])
 def test_whole_table_games_through_the_firmware_in_their_profile(module, name, players):
     import importlib

@@ -9,7 +9,6 @@ import re
 import pytest
 
 from launcher.cli.main import main
-from launcher.games import uno
 from launcher.games.cards import DARK, LIGHT, load_deck
 from launcher.games.engine import CardTable, shuffle
 from launcher.games.launchers import (
@@ -23,10 +22,11 @@ from launcher.games.launchers import (
     deal_profile,
     parse_profile,
 )
-from launcher.games.uno import CLASSIC_UNO, PRESS_STEPS, TURN, RuleViolation, UnoTable
-from launcher.games.uno_bots import UnoHeuristicBot, UnoRandomBot, make_uno_bot
-from launcher.games.uno_flip import UNO_FLIP_GAME
-from launcher.games.uno_splash import UNO_SPLASH
+from launcher.games.uno import rules as uno
+from launcher.games.uno.bots import UnoHeuristicBot, UnoRandomBot, make_uno_bot
+from launcher.games.uno.flip import UNO_FLIP_GAME
+from launcher.games.uno.rules import CLASSIC_UNO, PRESS_STEPS, TURN, RuleViolation, UnoTable
+from launcher.games.uno.splash import UNO_SPLASH
 
 GAMES = {"uno": CLASSIC_UNO, "uno-splash": UNO_SPLASH, "uno-flip": UNO_FLIP_GAME}
 
@@ -323,8 +323,11 @@ def test_simulate_plays_each_table_game(capsys, game, title):
 
 def test_simulate_table_game_options_and_errors(capsys):
     rc, out, _ = run_cli(capsys, "simulate", "--game", "uno", "--games", "1", "--players", "2",
-                         "--rule", 'scoring="penalty"', "--rule", "single_round=true",
-                         "--bots", "random-play", "--no-progress")
+                         "--rule", 'scoring="penalty"', "--rule", "uno_penalty=2",
+                         "--target", "30", "--bots", "random-play", "--no-progress")
+    assert rc == 0 and "1 games" in out
+    rc, out, _ = run_cli(capsys, "simulate", "--game", "uno", "--games", "1", "--players", "2",
+                         "--rule", "single_round=true", "--bots", "random-play", "--no-progress")
     assert rc == 0 and "1 games, 1 hands" in out
     rc, _, err = run_cli(capsys, "simulate", "--game", "uno-splash", "--rule",
                          'blank_cards="wild"')

@@ -8,9 +8,10 @@ from collections import Counter
 import pytest
 from uno_position import Pick, Run, position
 
-from launcher.games import uno
 from launcher.games.cards import DARK, LIGHT
-from launcher.games.uno import (
+from launcher.games.uno import rules as uno
+from launcher.games.uno.flip import UNO_FLIP_GAME
+from launcher.games.uno.rules import (
     ACCEPT,
     CHALLENGE,
     CHALLENGE_IT,
@@ -21,7 +22,6 @@ from launcher.games.uno import (
     choose_dealer,
     start,
 )
-from launcher.games.uno_flip import UNO_FLIP_GAME
 
 PINK, ORANGE, TEAL, PURPLE = range(4)
 RED, YELLOW, GREEN, BLUE = range(4)
@@ -290,3 +290,61 @@ def test_a_last_wild_draw_colour_is_named_and_drawn(pick):
     run = Run(*position(pick, [[card], [pick("orange 9", side=1)]], [pick("pink 7", side=1)],
                         draws=draws, side=1), [(0, card), (0, CHOOSE + TEAL)])
     assert run.result is not None and run.result.points == 9 + 3 + 2
+
+
+# --- a Flip as the last card; the dealer draw and the Wild's value (options) -------------------
+
+
+def _last_flip(**options):
+    r = rules(**options)
+    pick = Pick(r)
+    flip = pick("yellow flip")  # dark face: orange 6
+    others = pick.many("red 8", "red 9", "green 4")  # dark: pink 4, orange 3, teal 1
+    run = Run(*position(pick, [[flip], others], [pick("yellow 3")]), [(0, flip)])
+    return r, run
+
+
+def test_a_flip_laid_last_flips_everything_and_the_dark_side_scores():
+    r, run = _last_flip()
+    assert r.options.last_flip == "flip"
+    assert run.result is not None and run.result.winner == 0
+    assert run.result.side == 1 and run.result.flips == 1
+    assert run.result.points == 4 + 3 + 1  # the light side would score 8 + 9 + 4
+    assert run.launcher.side == DARK  # the lid was cycled for it
+    assert run.state.discard[0] == r.card("yellow flip")  # the Flip went to the bottom
+
+
+def test_a_flip_laid_last_with_no_flip_scores_the_light_side():
+    _, run = _last_flip(last_flip="no_flip")
+    assert run.result is not None and run.result.side == 0 and run.result.flips == 0
+    assert run.result.points == 8 + 9 + 4
+
+
+def test_the_dealer_by_points_option_counts_symbols_at_their_value():
+    r = rules(dealer_by="points")
+    points = r.table.sides[0].points
+    for seed in range(100):
+        dealer, rounds = choose_dealer(r, 3, random.Random(seed))
+        values = [points[c] for c in rounds[-1]]
+        assert values.count(max(values)) == 1
+        if len(rounds) == 1:
+            assert values[dealer] == max(values)
+    # An exact draw where the two readings disagree: a Skip (20 points, number 0) against a 9.
+    r_num = rules()
+    assert r_num.options.dealer_by == "number"
+    skip, nine = r.card("red skip"), r.card("red 9")
+    assert points[skip] > points[nine]
+    assert max(r_num.table.sides[0].number[skip], 0) < r_num.table.sides[0].number[nine]
+
+
+def test_the_wild_is_worth_40_or_50_on_either_side():
+    r40, r50 = rules(), rules(wild_points=50)
+    wild_l, wild_d = r40.card("wild"), r40.card("wild", side=1)
+    assert (r40.table.sides[0].points[wild_l], r40.table.sides[1].points[wild_d]) == (40, 40)
+    assert (r50.table.sides[0].points[wild_l], r50.table.sides[1].points[wild_d]) == (50, 50)
+    # The other wilds keep their own values.
+    wd2 = r50.card("wild_draw_two")
+    assert r50.table.sides[0].points[wd2] == 50
+    assert r50.table.sides[1].points[r50.card("wild_draw_colour", side=1)] == 60
+    with pytest.raises(ValueError, match="wild_points"):
+        rules(wild_points=45)

@@ -9,9 +9,9 @@ from collections import Counter
 import pytest
 from uno_position import Pick, Run, position
 
-from launcher.games import uno
 from launcher.games.cards import CLASSIC
-from launcher.games.uno import (
+from launcher.games.uno import rules as uno
+from launcher.games.uno.rules import (
     ACCEPT,
     CATCH,
     CATCH_THEM,
@@ -33,7 +33,7 @@ from launcher.games.uno import (
     choose_dealer,
     start,
 )
-from launcher.games.uno_splash import UNO_SPLASH
+from launcher.games.uno.splash import UNO_SPLASH
 
 RED, YELLOW, GREEN, BLUE = range(4)
 
@@ -508,3 +508,17 @@ def test_a_bad_option_is_refused_by_name():
     with pytest.raises(ValueError, match="unknown option"):
         uno.with_options(CLASSIC_UNO, {"stack": True})
     assert CLASSIC_UNO.sides == (CLASSIC,)
+
+
+@pytest.mark.parametrize(("game", "args", "says"), [
+    ("uno", ["--rule", "last_flip=\"no_flip\""], "--rule last_flip"),
+    ("uno-splash", ["--rule", "wild_points=50"], "--rule wild_points"),
+    ("uno-splash", ["--rule", "single_round=true", "--rule", "target_score=200"],
+     "--rule target_score = 200: does nothing in uno-splash: a single round"),
+])
+def test_the_cli_refuses_an_option_that_does_nothing_in_one_line(game, args, says, capsys):
+    from launcher.cli.main import main
+
+    assert main(["simulate", "--game", game, "--games", "1", "--no-progress", *args]) == 2
+    err = capsys.readouterr().err
+    assert says in err and len(err.strip().splitlines()) == 1

@@ -6,9 +6,9 @@ import contextlib
 import random
 from collections.abc import Sequence
 
-from launcher.games import uno
 from launcher.games.launchers import DirectDealer
-from launcher.games.uno import TURN, UnoState, UnoTable
+from launcher.games.uno import rules as uno
+from launcher.games.uno.rules import TURN, UnoState, UnoTable
 
 
 class Pick:

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import random
-from collections.abc import Callable
 from typing import Protocol
 
-from launcher.games.gin.cards import FULL_DECK, SUIT_BITS, VALUE, mask_of
+from launcher.games.gin.cards import FULL_DECK, SUIT_BITS, VALUE, cards_of, mask_of
+from launcher.games.gin.melds import Solver
 from launcher.games.gin.rules import (
     BIG_GIN,
     DRAW_STOCK,
@@ -14,7 +14,9 @@ from launcher.games.gin.rules import (
     KNOCK,
     PASS,
     PlayerView,
+    knock_layouts,
 )
+from launcher.games.roster import Roster, pick
 
 _SPREAD = 1 | 1 << 13 | 1 << 26 | 1 << 39
 
@@ -26,9 +28,18 @@ class GinBot(Protocol):
 
     def choose(self, view: PlayerView) -> int: ...
 
+    def arrange(self, view: PlayerView, discard: int) -> tuple[int, ...] | None:
+        """Knocking with ``discard``: the melds to lay out (one of ``knock_layouts``), or
+        None for the engine's least-deadwood layout (``knocker_layout``)."""
+        ...
+
 
 class RandomBot:
-    """Uniform over the legal actions (each discard, each knock, big gin alike)."""
+    """Uniform over the legal actions (each discard, each knock, big gin alike).
+
+    It lays out as the engine does (no draw from its generator), so its games are the same
+    as before the knocker could choose.
+    """
 
     name = "random"
 
@@ -36,8 +47,10 @@ class RandomBot:
         self.rng = rng
 
     def choose(self, view: PlayerView) -> int:
-        legal = view.legal
-        return legal[int(self.rng.random() * len(legal))]
+        return pick(self.rng, view.legal)
+
+    def arrange(self, view: PlayerView, discard: int) -> tuple[int, ...] | None:
+        return None
 
 
 def _rank_neighbours(c: int, reach: int) -> int:
@@ -153,6 +166,53 @@ class HeuristicBot:
                 best_score, best_c = score, c
         return best_c
 
+    # --- laying out ------------------------------------------------------------------------
+
+    def arrange(self, view: PlayerView, discard: int) -> tuple[int, ...] | None:
+        """The layout that scores best against the layoffs it allows, in expectation.
+
+        For each legal layout: its deadwood plus the value the defender is expected to lay
+        off onto it. A card the defender took from the pile counts whole; an unseen card
+        by the chance that the defender holds it; a card that only fits after another one
+        is laid, by both chances. The least wins (ties: least deadwood, then the solver's
+        order). The defender's own deadwood is the same whatever is laid out, so it drops.
+        """
+        solver = view.rules.solver
+        kept = view.hand & ~(1 << discard)
+        options = knock_layouts(solver, kept, view.limit)
+        if len(options) < 2 or options[0][0] == 0:
+            return None
+        known = view.opponent_known
+        unseen = FULL_DECK & ~(view.hand | mask_of(view.pile) | known)
+        unknown_held = max(view.rules.hand_size - known.bit_count(), 0)
+        chance = unknown_held / unseen.bit_count() if unseen else 0.0
+        pool = known | unseen
+        best_cost, best = float("inf"), options[0][1]
+        for dw, melds in options:
+            cost = dw + sum(self._layoff_value(solver, meld, pool, known, chance)
+                            for meld in melds)
+            if cost < best_cost - 1e-9:
+                best_cost, best = cost, melds
+        return best
+
+    @staticmethod
+    def _layoff_value(solver: Solver, meld: int, pool: int, known: int,
+                      chance: float) -> float:
+        """Expected value laid off onto ``meld`` from the cards in ``pool`` (greedy chains)."""
+        reach: dict[int, float] = {}
+        todo = [(meld, 1.0)]
+        while todo:
+            m, p = todo.pop()
+            for c in cards_of(pool & ~m):
+                grown = m | 1 << c
+                if not solver.is_meld(grown):
+                    continue
+                q = p * (1.0 if known >> c & 1 else chance)
+                if q > reach.get(c, 0.0) + 1e-12:
+                    reach[c] = q
+                    todo.append((grown, q))
+        return sum(VALUE[c] * q for c, q in reach.items())
+
     def _danger(self, view: PlayerView, c: int, unseen: int | None = None) -> float:
         """How much the opponent could want ``c``: what it showed, and what is still out."""
         if unseen is None:
@@ -165,11 +225,11 @@ class HeuristicBot:
         return self.known_weight * shown + 0.5 * live - 1.0 * refused
 
 
-BOTS: dict[str, Callable[[random.Random], GinBot]] = {
+BOTS: Roster[GinBot] = Roster({
     "random": RandomBot,
     "heuristic": HeuristicBot,
-}
+})
 
 
 def make_bot(name: str, rng: random.Random) -> GinBot:
-    return BOTS[name](rng)
+    return BOTS.make(name, rng)

@@ -21,7 +21,15 @@ from dataclasses import dataclass, fields, replace
 from typing import Any, Literal
 
 from launcher.core.errors import LauncherError
-from launcher.games.gin.cards import DECK_SIZE, RANK_VALUE, SPADES, cards_of, name, show
+from launcher.games.gin.cards import (
+    DECK_SIZE,
+    RANK_VALUE,
+    SPADES,
+    cards_of,
+    name,
+    show,
+    value,
+)
 from launcher.games.gin.melds import Solver, solver_for
 
 
@@ -99,9 +107,10 @@ class GinRules:
     game_bonus: int = 100
     line_bonus: int = 25               # per hand won, added when a game ends
     shutout_multiplier: int = 2        # the game bonus when the loser won no hand
-    # Tedesco: points added to a hand won by the player who also won the last decided hand.
+    # Tedesco: points added to a hand won by the player who also won the previous hand.
     streak_bonus: int = 0
-    draw_breaks_streak: bool = False
+    # A drawn hand is a round, so it ends a streak ("winning multiple consecutive rounds").
+    draw_breaks_streak: bool = True
     games: int = 1                     # Hollywood: 3 games scored at once
     next_dealer: Literal["alternate", "winner", "loser"] = "alternate"
     max_hands: int = 1000              # not a rule: a game still going after this stops
@@ -137,6 +146,30 @@ class GinRules:
     @classmethod
     def names(cls) -> tuple[str, ...]:
         return tuple(f.name for f in fields(cls))
+
+    def idle(self, name: str) -> str | None:
+        """Why the field ``name`` cannot change any hand or score under these rules, if so.
+
+        A house rule that does nothing is a mistake worth saying (``--rule knock_limit=7``
+        under Oklahoma): the shell refuses the ones named here.
+        """
+        knockless = "there is no knocking, only gin" if self.gin_only else None
+        if name == "knock_limit":
+            if knockless:
+                return knockless
+            if self.upcard_limit:
+                return "the upcard sets the knock limit (upcard_limit)"
+        if name in ("undercut_bonus", "knocker_layout") and knockless:
+            return knockless
+        if name == "ace_upcard" and (knockless or not self.upcard_limit):
+            return knockless or "only the upcard limit (upcard_limit) reads an ace upcard"
+        if name == "big_gin_bonus" and not self.big_gin:
+            return "big gin is off (big_gin = false)"
+        if name == "draw_breaks_streak" and not self.streak_bonus:
+            return "there is no streak bonus (streak_bonus = 0)"
+        if name == "shutout_multiplier" and not self.game_bonus:
+            return "there is no game bonus to multiply (game_bonus = 0)"
+        return None
 
     @property
     def solver(self) -> Solver:
@@ -307,14 +340,27 @@ class GinHand:
 
     # --- doing it ---------------------------------------------------------------------------
 
-    def apply(self, action: int, stock_card: int | None = None) -> HandResult | None:
+    def layouts(self, discard: int) -> list[tuple[int, tuple[int, ...]]]:
+        """What the player to move may lay out knocking with ``discard``: (deadwood, melds)
+        for every arrangement of the ten cards kept whose deadwood is within the limit,
+        least deadwood first. "Lay your hand face up on the table, arranging your cards into
+        melds": which arrangement is the knocker's choice (``apply(..., melds=)``)."""
+        kept = self.hands[self.player] & ~(1 << discard)
+        return knock_layouts(self.solver, kept, self.limit)
+
+    def apply(self, action: int, stock_card: int | None = None,
+              melds: Sequence[int] | None = None) -> HandResult | None:
         """Play ``action`` for the player to move; ``DRAW_STOCK`` needs the card drawn.
 
+        A knock may say how the knocker lays out (``melds``, one of ``layouts``); without
+        it the engine lays out a least-deadwood arrangement (``knocker_layout``).
         Returns the hand's result when this action ended it.
         """
         if not self.is_legal(action):
             raise RuleViolation(f"player {self.player} may not {describe(action)} "
                                 f"in the {self.phase} phase")
+        if melds is not None and not KNOCK <= action < KNOCK + DECK_SIZE:
+            raise RuleViolation(f"{describe(action)} lays nothing out")
         p = self.player
         if action == DRAW_STOCK:
             if stock_card is None or not 0 <= stock_card < DECK_SIZE:
@@ -354,7 +400,7 @@ class GinHand:
         self.pile.append(c)
         self.turns += 1
         if action >= KNOCK:
-            return self._end_knock(p, self.hands[p], big=False)
+            return self._end_knock(p, self.hands[p], big=False, melds=melds)
         if self.stock_left <= self.rules.stock_floor:
             return self._finish(HandResult(DRAWN, None, 0, multiplier=self.multiplier,
                                            turns=self.turns))
@@ -367,7 +413,8 @@ class GinHand:
         self.phase = OVER
         return result
 
-    def _end_knock(self, knocker: int, hand: int, big: bool) -> HandResult:
+    def _end_knock(self, knocker: int, hand: int, big: bool,
+                   melds: Sequence[int] | None = None) -> HandResult:
         rules, solver = self.rules, self.solver
         defender = 1 - knocker
         other = self.hands[defender]
@@ -380,13 +427,31 @@ class GinHand:
             return self._finish(HandResult(
                 kind, knocker, (bonus + own) * m, knocker, 0, own, own, 0,
                 tuple(solver.melds_of(hand)), m, self.turns))
-        melds, ddw, laid = self.layout(hand, other)
+        if melds is None:
+            melds, ddw, laid = self.layout(hand, other)
+        else:
+            melds = tuple(melds)
+            kdw = self._check_layout(hand, melds)
+            ddw, laid, _ = solver.layoff(other, melds)
         if ddw <= kdw:
             return self._finish(HandResult(
                 UNDERCUT, defender, (rules.undercut_bonus + kdw - ddw) * m, knocker, kdw, ddw,
                 own, laid, melds, m, self.turns))
         return self._finish(HandResult(KNOCK_WIN, knocker, (ddw - kdw) * m, knocker, kdw, ddw,
                                        own, laid, melds, m, self.turns))
+
+    def _check_layout(self, hand: int, melds: tuple[int, ...]) -> int:
+        """The deadwood ``melds`` leave in ``hand``; RuleViolation unless a legal layout."""
+        used = 0
+        for meld in melds:
+            if not self.solver.is_meld(meld) or meld & ~hand or meld & used:
+                raise RuleViolation(f"{show(meld)} is not a meld of the knocker's own cards, "
+                                    "apart from the other melds")
+            used |= meld
+        dw = value(hand & ~used)
+        if dw > self.limit:
+            raise RuleViolation(f"that layout leaves {dw} deadwood; the limit is {self.limit}")
+        return dw
 
     def layout(self, knocker_hand: int, defender_hand: int) -> tuple[tuple[int, ...], int, int]:
         """The knocker's melds, the defender's deadwood after laying off, and the cards laid.
@@ -447,6 +512,15 @@ class PlayerView:
     @property
     def top(self) -> int:
         return self.pile[-1] if self.pile else -1
+
+
+def knock_layouts(solver: Solver, kept: int, limit: int) -> list[tuple[int, tuple[int, ...]]]:
+    """Every arrangement of ``kept`` (the hand after the knock's discard) with deadwood of
+    ``limit`` or less, as (deadwood, melds), least deadwood first, then as the solver meets
+    them."""
+    out = [(dw, melds) for dw, melds in solver.arrangements(kept) if dw <= limit]
+    out.sort(key=lambda item: item[0])
+    return out
 
 
 def rules_from(values: dict[str, Any], base: GinRules | None = None) -> GinRules:

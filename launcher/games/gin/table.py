@@ -10,21 +10,15 @@ end of every hand, that hands, pile and stock are the 52 cards, each once.
 from __future__ import annotations
 
 import random
-import statistics
-from collections import Counter
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from launcher.games.dealers import DirectDealer, StockDealer
 from launcher.games.gin.bots import GinBot
 from launcher.games.gin.cards import DECK_SIZE, FULL_DECK, mask_of
 from launcher.games.gin.rules import (
-    BIG_GIN_WIN,
     DRAW_STOCK,
-    DRAWN,
-    GIN,
-    KNOCK_WIN,
-    UNDERCUT,
+    KNOCK,
     GinHand,
     GinRules,
     HandResult,
@@ -81,8 +75,11 @@ class GinTable:
         bots, dealer, observers = self.bots, self.dealer, self.observers
         while hand.result is None:
             p = hand.player
-            action = bots[p].choose(hand.view(p))
-            if action == DRAW_STOCK:
+            view = hand.view(p)
+            action = bots[p].choose(view)
+            if KNOCK <= action < KNOCK + DECK_SIZE and hand.is_legal(action):
+                hand.apply(action, melds=bots[p].arrange(view, action - KNOCK))
+            elif action == DRAW_STOCK:
                 hand.apply(action, dealer.dispense())
                 if dealer.cards_left != hand.stock_left:
                     raise RuleViolation(f"the dealer holds {dealer.cards_left} cards, the rules "
@@ -123,69 +120,3 @@ class GinTable:
         if how == "alternate" or result.winner is None:
             return 1 - dealer if how == "alternate" else dealer
         return result.winner if how == "winner" else 1 - result.winner
-
-
-# --- statistics for `launcher simulate --game gin` -----------------------------------------
-
-
-@dataclass
-class GinSummary:
-    """Counts over many games: how hands ended, how long they took, who won."""
-
-    bots: list[str]
-    games: int = 0
-    hands: int = 0
-    endings: Counter[str] = field(default_factory=Counter)
-    turns: list[int] = field(default_factory=list)
-    points: list[int] = field(default_factory=list)
-    hand_wins: list[int] = field(default_factory=lambda: [0, 0])
-    game_wins: list[int] = field(default_factory=lambda: [0, 0])
-    shutouts: int = 0
-    laid_off: int = 0
-    unfinished: int = 0
-
-    def add(self, record: GameRecord) -> None:
-        self.games += 1
-        for r in record.hands:
-            self.hands += 1
-            self.endings[r.kind] += 1
-            self.turns.append(r.turns)
-            if r.winner is not None:
-                self.hand_wins[r.winner] += 1
-                self.points.append(r.points)
-            self.laid_off += r.laid_off.bit_count()
-        for g in record.board.games:
-            if g.winner is None:
-                self.unfinished += 1
-                continue
-            self.game_wins[g.winner] += 1
-            self.shutouts += g.shutout
-
-    def format(self, title: str) -> str:
-        n = max(self.hands, 1)
-        games_scored = sum(self.game_wins) or 1
-        lines = [title, f"{self.games} games, {self.hands} hands "
-                        f"({self.hands / max(self.games, 1):.1f} per game)", ""]
-        lines.append("hand endings")
-        for label, key in (("knocks won", KNOCK_WIN), ("undercuts", UNDERCUT), ("gins", GIN),
-                           ("big gins", BIG_GIN_WIN), ("drawn hands", DRAWN)):
-            lines.append(f"  {label:<12} {self.endings[key]:>7}  {self.endings[key] / n:6.1%}")
-        knocks = self.endings[KNOCK_WIN] + self.endings[UNDERCUT]
-        lines.append(f"  knocks (all)  {knocks:>6}  {knocks / n:6.1%}  "
-                     f"(undercut {self.endings[UNDERCUT] / max(knocks, 1):.1%} of them)")
-        lines.append("")
-        if self.turns:
-            t = sorted(self.turns)
-            lines.append(f"turns per hand: mean {statistics.fmean(t):.1f}, median "
-                         f"{statistics.median(t):g}, max {t[-1]}")
-        if self.points:
-            lines.append(f"points per hand won: mean {statistics.fmean(self.points):.1f}")
-        lines.append(f"cards laid off: {self.laid_off}; shutouts: {self.shutouts}")
-        lines.append("")
-        lines.append("win rates            hands    games")
-        for seat, bot in enumerate(self.bots):
-            lines.append(f"  seat {seat} {bot:<11} {self.hand_wins[seat] / n:6.1%}   "
-                         f"{self.game_wins[seat] / games_scored:6.1%}")
-        if self.unfinished:
-            lines.append(f"games stopped at max_hands: {self.unfinished}")
-        return "\n".join(lines)

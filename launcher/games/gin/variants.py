@@ -34,10 +34,15 @@ def variant_rules(variant: str = "standard", overrides: Mapping[str, Any] | None
     values = dict(VARIANTS[variant])
     values.update(overrides or {})
     try:
-        return rules_from(values)
+        rules = rules_from(values)
     except ValueError as exc:
         raise ConfigError("--rule", ", ".join(f"{k}={v}" for k, v in (overrides or {}).items()),
                           str(exc)) from exc
+    for key, value in (overrides or {}).items():
+        why = rules.idle(key)
+        if why:
+            raise ConfigError(f"--rule {key}", value, f"does nothing in {variant}: {why}")
+    return rules
 
 
 def parse_rule_pairs(pairs: Sequence[str]) -> dict[str, Any]:

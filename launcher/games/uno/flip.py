@@ -25,7 +25,7 @@ from launcher.games.cards import (
     load_deck,
 )
 from launcher.games.launchers import UNO_FLIP
-from launcher.games.uno import Game, UnoOptions
+from launcher.games.uno.rules import Game, UnoOptions
 
 DECK_FILE = "uno_flip_deck.toml"
 
@@ -42,6 +42,6 @@ def flip_deck(options: UnoOptions) -> tuple[Card, ...]:
 UNO_FLIP_GAME = Game(
     name="uno-flip", title="UNO Flip", sides=(LIGHT, DARK), points=(LIGHT_POINTS, DARK_POINTS),
     build_deck=flip_deck,
-    defaults={"uno_penalty": 2, "first_reverse": "dealer"},
-    dealer_by="number", not_options=frozenset({"blank_cards"}), profile=UNO_FLIP,
+    defaults={"uno_penalty": 2, "first_reverse": "dealer", "dealer_by": "number"},
+    not_options=frozenset({"blank_cards"}), profile=UNO_FLIP,
 )

@@ -11,7 +11,8 @@ import random
 from collections.abc import Sequence
 from typing import Any
 
-from launcher.games.uno import (
+from launcher.games.roster import Roster
+from launcher.games.uno.rules import (
     ACCEPT,
     B_DRAW,
     B_FLIP,
@@ -175,15 +176,13 @@ class UnoHeuristicBot:
         return s
 
 
-UNO_BOTS = ("random", "random-play", "heuristic")
+UNO_BOTS: Roster[UnoRandomBot | UnoHeuristicBot] = Roster({
+    "random": UnoRandomBot,
+    "random-play": lambda rng: UnoRandomBot(rng, renege=False),
+    "heuristic": UnoHeuristicBot,
+})
 
 
 def make_uno_bot(name: str, rng: random.Random) -> UnoRandomBot | UnoHeuristicBot:
     """A bot by name: ``random``, ``random-play`` or ``heuristic``."""
-    if name == "random":
-        return UnoRandomBot(rng)
-    if name == "random-play":
-        return UnoRandomBot(rng, renege=False)
-    if name == "heuristic":
-        return UnoHeuristicBot(rng)
-    raise ValueError(f"unknown bot {name!r}: choose from {', '.join(UNO_BOTS)}")
+    return UNO_BOTS.make(name, rng)

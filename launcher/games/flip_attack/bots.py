@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import random
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import replace
 
@@ -10,6 +11,7 @@ from launcher.core import config
 from launcher.core import luck as luck_model
 from launcher.core.config import Luck
 from launcher.games.cards import (
+    BACK_SIDES,
     DISCARD_ALL,
     FLIP,
     HIT_2,
@@ -22,7 +24,7 @@ from launcher.games.cards import (
     Card,
     other_side,
 )
-from launcher.games.flip_attack import (
+from launcher.games.flip_attack.rules import (
     CATCH,
     HIT,
     LUCK,
@@ -41,15 +43,18 @@ from launcher.games.flip_attack import (
     StopLuck,
     TakeHit,
 )
+from launcher.games.roster import Roster
 
 
 def _with_uno(action: Action, state: HandState, player: int, rng: random.Random,
               forget: float) -> Action:
     """Call UNO on a play that leaves one card, unless this player forgets."""
-    if not isinstance(action, Play | StopLuck) or rng.random() < forget:
+    cls = action.__class__
+    if (cls is not Play and cls is not StopLuck) or rng.random() < forget:
         return action
-    left = len(state.hands[player]) - (1 if isinstance(action, Play) else 0)
-    if isinstance(action, Play):
+    left = len(state.hands[player]) - (1 if cls is Play else 0)
+    if cls is Play:
+        assert isinstance(action, Play)
         face = action.card.face(state.side)
         if face.kind in (DISCARD_ALL, WILD_DISCARD_ALL):
             colour = face.colour if face.kind == DISCARD_ALL else action.discard_colour
@@ -207,8 +212,11 @@ class HeuristicBot:
         threat = min(len(h) for q, h in enumerate(state.hands) if q != player)
         presses = {HIT_2: 2, HIT_5: 5, WILD_ALL_OUT_ATTACK: state.players}
 
+        back = side in BACK_SIDES
+        colours: dict[str, Counter[str | None]] = {}  # per side: colours held, for _colour_count
+
         def score(a: Play) -> float:
-            face = a.card.face(side)
+            face = a.card.wild if back else a.card.mild
             k = face.kind
             s = float(face.points)
             if face.is_wild:
@@ -226,17 +234,27 @@ class HeuristicBot:
             if k == FLIP:
                 s += self._flip_gain(state, player, threat)
             if a.colour is not None:
-                s += 2.0 * self._colour_count(hand, a, side)
+                s += 2.0 * self._colour_count(hand, a, side, colours)
             return s
 
         return max(plays, key=score)
 
-    def _colour_count(self, hand: Sequence[Card], a: Play, side: str) -> int:
-        """How many kept cards would follow the colour named (on the new side after a Flip)."""
+    def _colour_count(self, hand: Sequence[Card], a: Play, side: str,
+                      colours: dict[str, Counter[str | None]] | None = None) -> int:
+        """How many kept cards would follow the colour named (on the new side after a Flip).
+
+        ``colours`` caches, per side, how many cards of each colour the hand holds (one
+        count per decision instead of one pass over the hand per play considered)."""
         if a.card.face(side).kind == FLIP:
             side = other_side(side)
-        return sum(1 for c in hand if c is not a.card and c.face(side).colour == a.colour
-                   and c.face(side).colour != a.discard_colour)
+        if a.colour == a.discard_colour:
+            return 0  # the cards of that colour are discarded with it
+        if colours is None:
+            colours = {}
+        held = colours.get(side)
+        if held is None:
+            held = colours[side] = Counter(c.face(side).colour for c in hand)
+        return held[a.colour] - (a.card.face(side).colour == a.colour)
 
     def _flip_gain(self, state: HandState, player: int, threat: int) -> float:
         """Flip when this hand is worth less on the other side, or to shake a near winner."""
@@ -251,15 +269,13 @@ class HeuristicBot:
         return gain
 
 
-BOTS = {"random": RandomBot, "heuristic": HeuristicBot}
+BOTS: Roster[RandomBot | HeuristicBot] = Roster({
+    "random": lambda rng, luck_settings=None: RandomBot(rng),
+    "heuristic": HeuristicBot,
+})
 
 
 def make_bot(name: str, rng: random.Random,
              luck_settings: Luck | None = None) -> RandomBot | HeuristicBot:
     """A bot by name (``random`` or ``heuristic``)."""
-    if name == "random":
-        return RandomBot(rng)
-    if name == "heuristic":
-        return HeuristicBot(rng, luck_settings)
-    raise ValueError(f"unknown bot {name!r}: choose from {', '.join(BOTS)}")
-
+    return BOTS.make(name, rng, luck_settings)

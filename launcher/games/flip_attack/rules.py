@@ -108,6 +108,12 @@ class GameOptions:
     def names(cls) -> tuple[str, ...]:
         return tuple(f.name for f in fields(cls))
 
+    def idle(self, name: str, players: int) -> str | None:
+        """Why the option ``name`` cannot change a game of ``players`` under these options."""
+        if name == "two_player_reverse" and players != 2:
+            return f"it only acts with 2 players, not {players}"
+        return None
+
 
 # --- the agenda: what happens next ---------------------------------------------------
 
@@ -129,6 +135,21 @@ class Step:
     player: int
     arg: int = -1
     why: str = ""  # for presses: turn, hit, uno, attack, luck
+
+
+_STEPS: dict[tuple[str, int, int, str], Step] = {}
+
+
+def _step(kind: str, player: int, arg: int = -1, why: str = "") -> Step:
+    """The Step with these fields: made once and shared (a Step is immutable), so the hot
+    path does not build one per turn."""
+    key = (kind, player, arg, why)
+    step = _STEPS.get(key)
+    if step is None:
+        if len(_STEPS) > 10_000:  # only tables of many players make many: start again
+            _STEPS.clear()
+        step = _STEPS[key] = Step(kind, player, arg, why)
+    return step
 
 
 # --- actions ------------------------------------------------------------------------
@@ -496,12 +517,23 @@ def _check_play(state: HandState, p: int, a: Play) -> Face:
 
 
 class _Draft:
-    """A working copy of a HandState; ``freeze`` makes the next state."""
+    """A HandState being changed in place: the same fields, mutable (lists for the hands,
+    the pile and the agenda), and the effects of the current step in ``out``.
+
+    ``act`` and ``shot`` make one from a HandState and ``freeze`` it into the next state,
+    as the pure interface promises; a ``Table`` keeps one for the whole hand and steps it
+    in place (``_act``, ``_shot``), so playing a hand copies no state per step. Bots read
+    it as they read a HandState.
+    """
+
+    __slots__ = ("agenda", "colour", "dealer", "direction", "discard", "flips", "hands",
+                 "launcher_count", "luck", "options", "out", "over", "players", "presses",
+                 "reloads", "side", "top", "turns", "winner")
 
     def __init__(self, s: HandState) -> None:
-        self.s = s
-        self.o = s.options
-        self.n = s.players
+        self.options = s.options
+        self.players = s.players
+        self.dealer = s.dealer
         self.side = s.side
         self.hands = list(s.hands)
         self.discard = list(s.discard)
@@ -519,12 +551,21 @@ class _Draft:
         self.reloads = s.reloads
         self.out: list[Effect] = []
 
-    def nxt(self, p: int, steps: int = 1) -> int:
-        return (p + steps * self.direction) % self.n
+    # HandState's reading interface, for the bots.
+    step = HandState.step
+    awaiting_press = HandState.awaiting_press
+    held = HandState.held
+    visible = HandState.visible
+    points = HandState.points
+
+    def next_player(self, player: int, steps: int = 1) -> int:
+        return (player + steps * self.direction) % self.players
+
+    nxt = next_player
 
     def freeze(self) -> HandState:
         return HandState(
-            options=self.o, players=self.n, dealer=self.s.dealer, side=self.side,
+            options=self.options, players=self.players, dealer=self.dealer, side=self.side,
             hands=tuple(self.hands), discard=tuple(self.discard), top=self.top,
             colour=self.colour, direction=self.direction, agenda=tuple(self.agenda),
             launcher_count=self.launcher_count, luck=self.luck, winner=self.winner,
@@ -538,18 +579,31 @@ class _Draft:
 
 def act(state: HandState, action: Action, rng: random.Random) -> tuple[HandState, list[Effect]]:
     """Apply the decision of the player to move; raises RuleViolation if it is not legal."""
+    w = _Draft(state)
+    _act(w, action, rng)
+    return w.freeze(), w.out
+
+
+def _act(w: _Draft, action: Action, rng: random.Random, offered: bool = False) -> None:
+    """``act`` in place: ``w`` becomes the next state, its effects in ``w.out``.
+
+    ``offered``: the action is one of ``legal_actions(w)`` itself (the very object), so
+    the play need not be checked again.
+    """
+    state = w  # read before the step changes it: every check comes before any change
     step = state.step
     if step is None or state.over:
         raise RuleViolation("the hand is over")
-    w = _Draft(state)
+    w.out = []
     p = step.player
     kind = step.kind
     if kind == TURN:
         if isinstance(action, Press):
             w.turns += 1
-            w.agenda[0:1] = [Step(PRESS, p, p, "turn"), Step(TURN, w.nxt(p))]
+            w.agenda[0:1] = [_step(PRESS, p, p, "turn"), _step(TURN, w.nxt(p))]
         elif isinstance(action, Play):
-            _check_play(state, p, action)
+            if not offered:
+                _check_play(state, p, action)
             w.turns += 1
             _play(w, p, action, 0)
         else:
@@ -558,7 +612,7 @@ def act(state: HandState, action: Action, rng: random.Random) -> tuple[HandState
         if isinstance(action, PressLuck):
             if not any(_luck_can_discard(state, c.face(state.side)) for c in state.hands[p]):
                 raise RuleViolation("no card to discard for another press: stop")
-            w.agenda[0] = Step(LUCK_PRESS, p, p, "luck")
+            w.agenda[0] = _step(LUCK_PRESS, p, p, "luck")
         elif isinstance(action, StopLuck):
             _end_luck(w, busted=False, uno=action.uno)
         else:
@@ -575,13 +629,13 @@ def act(state: HandState, action: Action, rng: random.Random) -> tuple[HandState
         assert w.luck is not None
         w.luck = LuckRun(w.luck.player, w.luck.card, w.luck.colour,
                          (*w.luck.discards, action.card))
-        w.agenda[0] = Step(LUCK, p)
+        w.agenda[0] = _step(LUCK, p)
     elif kind == CATCH:
         exposed = step.arg
         if isinstance(action, Catch):
             while w.agenda and w.agenda[0].kind == CATCH and w.agenda[0].arg == exposed:
                 w.agenda.pop(0)
-            w.agenda[0:0] = [Step(PRESS, exposed, exposed, "uno")] * w.o.uno_penalty_presses
+            w.agenda[0:0] = [_step(PRESS, exposed, exposed, "uno")] * w.options.uno_penalty_presses
             w.out.append(Caught(exposed, p))
         elif isinstance(action, Pass):
             w.agenda.pop(0)
@@ -591,7 +645,7 @@ def act(state: HandState, action: Action, rng: random.Random) -> tuple[HandState
         owed = step.arg
         if isinstance(action, TakeHit):
             w.turns += 1
-            w.agenda[0:1] = [*[Step(PRESS, p, p, "hit")] * owed, Step(TURN, w.nxt(p))]
+            w.agenda[0:1] = [*[_step(PRESS, p, p, "hit")] * owed, _step(TURN, w.nxt(p))]
         elif isinstance(action, Play):
             assert state.top is not None
             if action.card.face(state.side).kind != state.top.kind:
@@ -604,7 +658,6 @@ def act(state: HandState, action: Action, rng: random.Random) -> tuple[HandState
     else:
         raise RuleViolation(f"waiting for player {p} to press the launcher, not {action}")
     _settle(w, rng)
-    return w.freeze(), w.out
 
 
 def _play(w: _Draft, p: int, a: Play, carried: int) -> None:
@@ -618,7 +671,7 @@ def _play(w: _Draft, p: int, a: Play, carried: int) -> None:
         assert a.colour is not None
         w.luck = LuckRun(p, card, a.colour)
         w.out.append(Played(p, card, side))
-        w.agenda = [Step(LUCK, p)]
+        w.agenda = [_step(LUCK, p)]
         return
     gone: list[Card] = []
     if k in (DISCARD_ALL, WILD_DISCARD_ALL):
@@ -645,27 +698,27 @@ def _play(w: _Draft, p: int, a: Play, carried: int) -> None:
 def _after_play(w: _Draft, p: int, kind: str, carried: int) -> list[Step]:
     """What a card does to the order of play."""
     if kind == REVERSE:
-        if w.n == 2 and w.o.two_player_reverse == "skip":
-            return [Step(TURN, p)]
+        if w.players == 2 and w.options.two_player_reverse == "skip":
+            return [_step(TURN, p)]
         w.direction = -w.direction
-        return [Step(TURN, w.nxt(p))]
+        return [_step(TURN, w.nxt(p))]
     if kind == SKIP:
-        return [Step(TURN, w.nxt(p, 2))]
+        return [_step(TURN, w.nxt(p, 2))]
     if kind == SKIP_EVERYONE:
-        return [Step(TURN, p)]
+        return [_step(TURN, p)]
     if kind in HIT_PRESSES:
         victim = w.nxt(p)
         owed = carried + HIT_PRESSES[kind]
-        if w.o.stack_hits:
-            return [Step(HIT, victim, owed)]
-        return [*[Step(PRESS, victim, victim, "hit")] * owed, Step(TURN, w.nxt(victim))]
+        if w.options.stack_hits:
+            return [_step(HIT, victim, owed)]
+        return [*[_step(PRESS, victim, victim, "hit")] * owed, _step(TURN, w.nxt(victim))]
     if kind == WILD_ALL_OUT_ATTACK:
         target = w.nxt(p)
-        order = [w.nxt(target, i) for i in range(w.n)]
-        if not w.o.attack_includes_attacker:
+        order = [w.nxt(target, i) for i in range(w.players)]
+        if not w.options.attack_includes_attacker:
             order.remove(p)
-        return [*(Step(PRESS, q, target, "attack") for q in order), Step(TURN, target)]
-    return [Step(TURN, w.nxt(p))]
+        return [*(_step(PRESS, q, target, "attack") for q in order), _step(TURN, target)]
+    return [_step(TURN, w.nxt(p))]
 
 
 def _flip(w: _Draft, colour: str | None) -> None:
@@ -673,7 +726,7 @@ def _flip(w: _Draft, colour: str | None) -> None:
     w.discard.reverse()
     w.top = w.discard[-1].face(w.side)
     if w.top.is_wild:
-        w.colour = colour if w.o.flip_wild_top == "flipper_chooses" else None
+        w.colour = colour if w.options.flip_wild_top == "flipper_chooses" else None
     else:
         w.colour = w.top.colour
     w.flips += 1
@@ -683,18 +736,18 @@ def _flip(w: _Draft, colour: str | None) -> None:
 def _goes_out(w: _Draft, p: int, then: list[Step]) -> None:
     w.winner = p
     penalties: list[Step] = []
-    if w.o.last_card_penalties:
+    if w.options.last_card_penalties:
         for s in then:
             if s.kind == PRESS:
                 penalties.append(s)
             elif s.kind == HIT:
-                penalties += [Step(PRESS, s.player, s.player, "hit")] * s.arg
+                penalties += [_step(PRESS, s.player, s.player, "hit")] * s.arg
     w.agenda = penalties
 
 
 def _expose(w: _Draft, p: int) -> None:
     """``p`` has one card and did not call UNO: the others may catch them, next player first."""
-    w.agenda[0:0] = [Step(CATCH, w.nxt(p, i), p) for i in range(1, w.n)]
+    w.agenda[0:0] = [_step(CATCH, w.nxt(p, i), p) for i in range(1, w.players)]
 
 
 def _end_luck(w: _Draft, busted: bool, uno: bool) -> None:
@@ -705,7 +758,7 @@ def _end_luck(w: _Draft, busted: bool, uno: bool) -> None:
     face = run.card.face(w.side)
     if busted:
         w.hands[p] = (*w.hands[p], *run.discards)
-        if w.o.pyl_card_returns:
+        if w.options.pyl_card_returns:
             w.hands[p] = (*w.hands[p], run.card)
         else:
             w.discard.append(run.card)
@@ -715,7 +768,7 @@ def _end_luck(w: _Draft, busted: bool, uno: bool) -> None:
         w.discard.append(run.card)
         w.top, w.colour = face, run.colour
     w.out.append(LuckEnded(p, len(run.discards), busted))
-    then = [Step(TURN, w.nxt(p))]
+    then = [_step(TURN, w.nxt(p))]
     hand = w.hands[p]
     if not hand:
         _goes_out(w, p, then)
@@ -731,18 +784,25 @@ def _end_luck(w: _Draft, busted: bool, uno: bool) -> None:
 def shot(state: HandState, cards: Sequence[Card],
          rng: random.Random) -> tuple[HandState, list[Effect]]:
     """The cards one press shot (maybe none), for the press the agenda was waiting on."""
-    step = state.step
+    w = _Draft(state)
+    _shot(w, cards, rng)
+    return w.freeze(), w.out
+
+
+def _shot(w: _Draft, cards: Sequence[Card], rng: random.Random) -> None:
+    """``shot`` in place."""
+    step = w.step
     if step is None or step.kind not in PRESS_STEPS:
         raise RuleViolation("no press was due")
-    if len(cards) > state.launcher_count:
+    if len(cards) > w.launcher_count:
         raise LauncherFault(f"{len(cards)} cards shot from a launcher holding "
-                            f"{state.launcher_count}")
-    w = _Draft(state)
+                            f"{w.launcher_count}")
+    w.out = []
     got = tuple(cards)
+    was_empty = w.launcher_count == 0
     w.launcher_count -= len(got)
     w.presses += 1
-    w.out.append(Pressed(step.player, step.arg, got, w.side, step.why,
-                         state.launcher_count == 0))
+    w.out.append(Pressed(step.player, step.arg, got, w.side, step.why, was_empty))
     if step.kind == PRESS:
         w.hands[step.arg] = (*w.hands[step.arg], *got)
         w.agenda.pop(0)
@@ -750,18 +810,16 @@ def shot(state: HandState, cards: Sequence[Card],
         w.hands[step.player] = (*w.hands[step.player], *got)
         _end_luck(w, busted=True, uno=False)
     else:
-        w.agenda[0] = Step(LUCK_DISCARD, step.player)
+        w.agenda[0] = _step(LUCK_DISCARD, step.player)
     _settle(w, rng)
-    return w.freeze(), w.out
 
 
 def _settle(w: _Draft, rng: random.Random) -> None:
     """After every step: end the hand when it is over, reload an empty launcher."""
     if w.winner is not None and not w.agenda:
         w.over = True
-        frozen = w.freeze()
-        w.out.append(HandOver(w.winner, w.side, hand_points(frozen)))
-    elif w.winner is None and w.turns >= w.o.max_turns:
+        w.out.append(HandOver(w.winner, w.side, hand_points(w)))
+    elif w.winner is None and w.turns >= w.options.max_turns:
         w.over = True
         w.agenda = []
         w.out.append(HandOver(None, w.side, 0))
@@ -771,7 +829,7 @@ def _settle(w: _Draft, rng: random.Random) -> None:
 
 def _reload(w: _Draft, rng: random.Random) -> None:
     """The discard pile, shuffled, goes into the launcher with the side in play at the back."""
-    if w.o.reload_keep_top:
+    if w.options.reload_keep_top:
         pool, w.discard = w.discard[:-1], w.discard[-1:]
     else:
         pool, w.discard = w.discard, []
@@ -827,7 +885,8 @@ class Table:
         if len(self.ids) != len(self.deck):
             raise ValueError("card ids in the deck are not unique")
         self.observers = list(observers)
-        self.state: HandState | None = None
+        self._hand: _Draft | None = None
+        self._bound: tuple[_Draft | None, list[Callable[[Effect], None]]] = (None, [])
         self.checks = 0
         # The conservation check after every step costs about as much as the step: on for
         # tests and ``simulate --check``, off for long simulations and benchmarks.
@@ -863,24 +922,33 @@ class Table:
         state, effects = deal(self.deck, self.players, dealer, self.options, self.rng)
         return self.play(state, effects)
 
-    def play(self, state: HandState, effects: Sequence[Effect] = ()) -> FinishedHand:
-        """Play on from ``state`` (after carrying out ``effects``) until the hand is over."""
-        effects = list(effects)
-        self._apply(state, effects)
-        bots, launcher, rng = self.bots, self.launcher, self.rng
-        while not state.over:
-            step = state.agenda[0]
-            if step.kind in PRESS_STEPS:
-                state, effects = shot(state, launcher.press(), rng)
-            else:
-                legal = legal_actions(state)
-                action = bots[step.player].choose(state, step.player, legal)
-                state, effects = act(state, action, rng)
-            self._apply(state, effects)
-        return FinishedHand(state, hand_points(state))
+    @property
+    def state(self) -> HandState | None:
+        """The hand as it stands (a snapshot; the table steps its own copy in place)."""
+        return self._hand.freeze() if self._hand is not None else None
 
-    def _apply(self, state: HandState, effects: list[Effect]) -> None:
-        self.state = state
+    def play(self, state: HandState, effects: Sequence[Effect] = ()) -> FinishedHand:
+        """Play on from ``state`` (after carrying out ``effects``) until the hand is over.
+
+        The hand is stepped in place (one mutable copy of ``state``); bots see that copy,
+        which reads as a HandState. ``state`` itself is not changed.
+        """
+        w = self._hand = _Draft(state)
+        self._apply(w, list(effects))
+        bots, launcher, rng = self.bots, self.launcher, self.rng
+        while not w.over:
+            step = w.agenda[0]
+            if step.kind in PRESS_STEPS:
+                _shot(w, launcher.press(), rng)
+            else:
+                legal = legal_actions(w)  # type: ignore[arg-type]
+                action = bots[step.player].choose(w, step.player, legal)  # type: ignore[arg-type]
+                _act(w, action, rng, any(action is a for a in legal))
+            self._apply(w, w.out)
+        final = w.freeze()
+        return FinishedHand(final, hand_points(final))
+
+    def _apply(self, state: HandState | _Draft, effects: list[Effect]) -> None:
         launcher = self.launcher
         for e in effects:
             if isinstance(e, Load):
@@ -901,12 +969,20 @@ class Table:
             self.check(state)
 
     def _tell(self, e: Effect) -> None:
-        for bot in self.bots:
-            bot.observe(e)
-        for observer in self.observers:
-            observer(e)
+        for listen in self._listeners:
+            listen(e)
 
-    def check(self, state: HandState) -> None:
+    @property
+    def _listeners(self) -> list[Callable[[Effect], None]]:
+        # The bots' ``observe`` and the observers, bound once per hand.
+        hand = self._hand
+        if hand is not None and self._bound[0] is hand:
+            return self._bound[1]
+        listeners = [b.observe for b in self.bots] + list(self.observers)
+        self._bound = (hand, listeners)
+        return listeners
+
+    def check(self, state: HandState | _Draft) -> None:
         """Card conservation, and the launcher's count against the rules' count."""
         self.checks += 1
         ids = [c.id for h in state.hands for c in h]
@@ -930,12 +1006,12 @@ class Table:
     def _collect(self) -> None:
         """Gather every card for a new deal: hands, pile and what is left in the launcher."""
         back = self.launcher.unload()
-        if self.state is not None:
-            s = self.state
+        s = self._hand
+        if s is not None:
             back += [c for h in s.hands for c in h] + list(s.discard) + list(s.held)
-        if self.state is not None and sorted(c.id for c in back) != sorted(self.ids):
+        if s is not None and sorted(c.id for c in back) != sorted(self.ids):
             raise RuleViolation("cards missing when gathering them for the next deal")
-        self.state = None
+        self._hand = None
 
 
 @dataclass(frozen=True)

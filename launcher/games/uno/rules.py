@@ -85,6 +85,16 @@ class UnoOptions:
     scoring: Literal["winner", "penalty"] = "winner"
     # UNO Splash: "you can play a single round where the first player to empty their hand wins".
     single_round: bool = False
+    # UNO Flip: a Flip laid as the last card. "flip": everything flips before the hand is
+    # scored ("When a Flip card is played, everything flips"; "score based on whichever side
+    # the game ended on"); "no_flip": the hand ends first and the side before it scores.
+    last_flip: Literal["flip", "no_flip"] = "flip"
+    # Choosing the first dealer: highest "points" (uno.txt, and the classic section copied
+    # into the UNO Flip text) or highest "number", symbols counting zero (UNO Flip's setup).
+    dealer_by: Literal["points", "number"] = "points"
+    # UNO Flip's Wild (either side): 40 (its scoring table and the Wild card's own text) or 50
+    # ("Wild, Wild Draw Four — 50 points each" in the copied classic section).
+    wild_points: int = 40
     target_score: int = 500
     # Not a rule: a hand still going after this many turns ends with no winner.
     max_turns: int = 3000
@@ -95,6 +105,8 @@ class UnoOptions:
             "wild_draw": ("challenge", "strict"),
             "blank_cards": ("remove", "wild", "swap_hands", "shuffle_hands"),
             "scoring": ("winner", "penalty"),
+            "last_flip": ("flip", "no_flip"),
+            "dealer_by": ("points", "number"),
         }
         for name, values in allowed.items():
             if getattr(self, name) not in values:
@@ -102,6 +114,8 @@ class UnoOptions:
         for name in ("single_round", "reshuffle_keep_top", "last_card_draws"):
             if not isinstance(getattr(self, name), bool):
                 raise ValueError(f"{name} must be true or false")
+        if self.wild_points not in (40, 50):
+            raise ValueError(f"wild_points must be 40 or 50, not {self.wild_points!r}")
         for name, lo in (("hand_size", 1), ("uno_penalty", 0), ("target_score", 1),
                          ("max_turns", 1)):
             value = getattr(self, name)
@@ -111,6 +125,12 @@ class UnoOptions:
     @classmethod
     def names(cls) -> tuple[str, ...]:
         return tuple(f.name for f in fields(cls))
+
+    def idle(self, name: str) -> str | None:
+        """Why the option ``name`` cannot change a game under these options, if so."""
+        if name in ("target_score", "scoring") and self.single_round:
+            return "a single round has no running score (single_round = true)"
+        return None
 
 
 # --- games ----------------------------------------------------------------------------------
@@ -126,9 +146,6 @@ class Game:
     points: tuple[Mapping[str, int], ...]  # per side: kind -> value (numbers: face value)
     build_deck: Callable[[UnoOptions], tuple[Card, ...]]
     defaults: Mapping[str, Any] = field(default_factory=dict)
-    # Choosing the dealer: highest "points" (uno.txt) or highest "number", symbols zero
-    # (UNO Flip).
-    dealer_by: Literal["points", "number"] = "points"
     # Options that make no sense for this game (refused by name).
     not_options: frozenset[str] = frozenset()
     profile: Profile = DEALER
@@ -167,6 +184,7 @@ def classic_deck(options: UnoOptions) -> tuple[Card, ...]:
 CLASSIC_UNO = Game(
     name="uno", title="UNO", sides=(CLASSIC,), points=(CLASSIC_POINTS,),
     build_deck=classic_deck, defaults={"uno_penalty": 4, "first_reverse": "right_of_dealer"},
+    not_options=frozenset({"last_flip", "wild_points"}),
 )
 
 
@@ -220,7 +238,11 @@ class Rules:
 def compile_rules(game: Game, options: UnoOptions) -> Rules:
     """Build (once per game and options) the tables the engine reads."""
     cards = game.build_deck(options)
-    table = CardTable(cards, game.sides, game.points).with_codes(_BEHAVIOUR)
+    points = game.points
+    if "wild_points" not in game.not_options:
+        points = tuple({**pts, WILD_CARD: options.wild_points} if WILD_CARD in pts else pts
+                       for pts in points)
+    table = CardTable(cards, game.sides, points).with_codes(_BEHAVIOUR)
     behaviour = tuple(s.behaviour for s in table.sides)
     amount = tuple(tuple(_AMOUNT.get(k, 0) for k in s.kind) for s in table.sides)
     targets = tuple(tuple(tuple(CHOOSE + t for t in range(n) if t != p) for p in range(n))
@@ -372,7 +394,7 @@ def choose_dealer(rules: Rules, players: int, rng: random.Random) -> tuple[int, 
     cards = list(range(rules.size))
     shuffle(cards, rng)
     st = rules.table.sides[0]
-    by_points = rules.game.dealer_by == "points"
+    by_points = rules.options.dealer_by == "points"
     value = st.points if by_points else tuple(max(n, 0) for n in st.number)
     rounds: list[list[int]] = []
     who = list(range(players))
@@ -648,6 +670,9 @@ def _goes_out(state: UnoState, p: int, b: int, card: int, nxt: int) -> None:
     state.winner = p
     ag = state.agenda
     ag.clear()
+    if b == B_FLIP and state.rules.options.last_flip == "flip":
+        _flip(state)  # everything flips, and the hand scores on the side it ended on
+        return
     if not state.rules.options.last_card_draws:
         return
     amount = state.rules.amount[state.side][card]
