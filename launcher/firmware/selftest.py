@@ -501,6 +501,7 @@ def run_on_hardware(settings: Settings, out: TextIO = sys.stdout,
     reactor = RealReactor()
     board = open_board(settings.pins, name)
     actuators = Actuators(board, settings.motor, reactor)
+    actuators.start_guard()  # as in `launcher run`: a run the loop stops renewing lapses
     operator = HumanOperator(out, inp)
     try:
         player = build_cue_player(settings, actuators.amp, reactor, operator.show)
@@ -510,6 +511,7 @@ def run_on_hardware(settings: Settings, out: TextIO = sys.stdout,
         finally:
             player.close()
     finally:
+        actuators.shutdown()
         board.close()
 
 

@@ -197,7 +197,10 @@ def test_safety_has_a_row_for_the_fault(fault):
     assert any(m in row[3] for m in MEANS), f"{fault!r}: by which means? {row[3]}"
 
 
-def test_software_times_are_placeholders_and_copper_times_cite_a_datasheet():
+MEASURED = r"\[`([a-z0-9_]+)`\]\((#measured-figures|\.\./docs/kernel-tier\.md)\)"
+
+
+def test_software_times_link_a_measurement_and_copper_times_cite_a_datasheet():
     rows = {row[0]: row for row in _safety_rows()}
     # A row that a firmware layer or the OS stops, and whose time is not a bound set by a
     # config key (`timing.*`, `motor.*`, `rotator.*`) or "never starts", needs a measurement.
@@ -207,11 +210,17 @@ def test_software_times_are_placeholders_and_copper_times_cite_a_datasheet():
             and not re.search(r"`(timing|motor|rotator)\.", row[4])]
     assert soft, "no software rows found"
     for row in soft:
-        assert "{{measured:" in row[4], f"{row[0]}: a software time must be measured"
+        assert re.search(MEASURED, row[4]), f"{row[0]}: a software time must be measured"
     text = (HW / "SAFETY.md").read_text(encoding="utf-8")
-    names = re.findall(r"\{\{measured:([^}]*)\}\}", text)
-    assert names and all(re.fullmatch(r"[a-z0-9_]+", n) for n in names), names
-    assert text.count("{{") == text.count("}}") == len(names)
+    assert "{{" not in text, "a placeholder is left"
+    # Every name linked to the measured figures is a row of that generated table.
+    table = text.split("## Measured figures", 1)[1]
+    for name, where in re.findall(MEASURED, text):
+        if where == "#measured-figures":
+            assert f"| `{name}` |" in table, f"{name}: not in the measured figures"
+        else:
+            kernel = (HW.parent / "docs" / "kernel-tier.md").read_text(encoding="utf-8")
+            assert f"`{name}`" in kernel, f"{name}: not in docs/kernel-tier.md"
     assert "SLVSAR1E §6.5" in text and "SLVSAR1E §7.3.5.3" in text
 
 
