@@ -24,6 +24,28 @@ from launcher.games.cards import (
     Card,
     other_side,
 )
+from launcher.games.flip_attack.core import (
+    K_ATTACK,
+    K_DA,
+    K_FLIP,
+    K_HIT2,
+    K_HIT5,
+    K_PYL,
+    K_SKIP,
+    K_SKIPE,
+    K_WDA,
+    M_CATCH,
+    M_DISCARD,
+    M_PASS,
+    M_PLAY,
+    M_PRESS_LUCK,
+    M_STOP_LUCK,
+    M_TAKE_HIT,
+    PRESS_MOVE,
+    SIDE_NAMES,
+    Core,
+    Move,
+)
 from launcher.games.flip_attack.rules import (
     CATCH,
     HIT,
@@ -44,6 +66,43 @@ from launcher.games.flip_attack.rules import (
     TakeHit,
 )
 from launcher.games.roster import Roster
+
+_CATCH: Move = (M_CATCH, -1, -1, -1, False)
+_PASS: Move = (M_PASS, -1, -1, -1, False)
+_TAKE_HIT: Move = (M_TAKE_HIT, -1, -1, -1, False)
+_PRESS_LUCK: Move = (M_PRESS_LUCK, -1, -1, -1, False)
+_HURTS = frozenset({K_HIT2, K_HIT5, K_ATTACK, K_SKIP, K_SKIPE})
+
+
+def _variant(w: Core, card: int, v: int) -> Move:
+    """The ``v``-th play of ``card``, in the order ``rules._play_variants`` makes them."""
+    st = w.sides[w.side]
+    kind = st.behaviour[card]
+    if kind == K_WDA:
+        return (M_PLAY, card, v % 4, v // 4, False)
+    if st.wild[card] or (kind == K_FLIP and w.flip_needs_colour(card)):
+        return (M_PLAY, card, v, -1, False)
+    return (M_PLAY, card, -1, -1, False)
+
+
+def _uno_move(move: Move, w: Core, player: int, rng: random.Random, forget: float) -> Move:
+    """``_with_uno`` on the core: the same draw, the same call."""
+    what = move[0]
+    if (what != M_PLAY and what != M_STOP_LUCK) or rng.random() < forget:
+        return move
+    hand = w.hands[player]
+    left = len(hand) - (1 if what == M_PLAY else 0)
+    if what == M_PLAY:
+        st = w.sides[w.side]
+        card = move[1]
+        kind = st.behaviour[card]
+        if kind in (K_DA, K_WDA):
+            col = st.colour[card] if kind == K_DA else move[3]
+            colour = st.colour
+            left -= sum(1 for c in hand if c != card and colour[c] == col)
+    if left == 1:
+        return (what, move[1], move[2], move[3], True)
+    return move
 
 
 def _with_uno(action: Action, state: HandState, player: int, rng: random.Random,
@@ -67,6 +126,7 @@ class RandomBot:
     """Picks uniformly among pressing and the playable cards, then any legal colour."""
 
     name = "random"
+    decides_on_core = True  # ``decide``: ``choose`` on the fast core (``Table`` uses it)
 
     def __init__(self, rng: random.Random, forget_uno: float = 0.25, catch: float = 0.5) -> None:
         self.rng = rng
@@ -93,6 +153,44 @@ class RandomBot:
         action = rng.choice(rng.choice(options))
         return _with_uno(action, state, player, rng, self.forget_uno)
 
+    def decide(self, w: Core, player: int) -> Move:
+        """``choose`` on the core: the same draws from ``rng``, the same decision."""
+        rng = self.rng
+        step = w.agenda[0]
+        kind = step.kind
+        if kind == CATCH:
+            return _CATCH if rng.random() < self.catch else _PASS
+        choice = rng.choice
+        hand = w.hands[player]
+        if kind == LUCK:
+            can = any(w.luck_can_discard(c) for c in hand)
+            g = choice(range(2 if can else 1))
+            choice(range(1))
+            if can and g == 0:
+                return _PRESS_LUCK
+            return _uno_move((M_STOP_LUCK, -1, -1, -1, False), w, player, rng, self.forget_uno)
+        if kind == LUCK_DISCARD:
+            cards = [c for c in hand if w.luck_can_discard(c)]
+            choice(range(1))
+            return (M_DISCARD, cards[choice(range(len(cards)))], -1, -1, False)
+        if kind == HIT:
+            b = w.sides[w.side].behaviour
+            k = b[w.top]
+            cards = [c for c in hand if b[c] == k]
+        else:
+            cards = w.playable_cards(hand)
+        g = choice(range(len(cards) + 1))
+        if g == 0:
+            choice(range(1))
+            return _TAKE_HIT if kind == HIT else PRESS_MOVE
+        card = cards[g - 1]
+        if kind == HIT:
+            choice(range(1))
+            move: Move = (M_PLAY, card, -1, -1, False)
+        else:
+            move = _variant(w, card, choice(range(w.variants(card))))
+        return _uno_move(move, w, player, rng, self.forget_uno)
+
     def observe(self, effect: Effect) -> None:
         pass
 
@@ -110,6 +208,7 @@ class HeuristicBot:
     """
 
     name = "heuristic"
+    decides_on_core = True
 
     def __init__(self, rng: random.Random, luck_settings: Luck | None = None,
                  forget_uno: float = 0.0, catch: float = 1.0, hit_weight: float = 6.0) -> None:
@@ -175,6 +274,115 @@ class HeuristicBot:
         if step.kind == LUCK_DISCARD:
             return self._luck_discard(state, legal)
         return self._uno(self._turn(state, player, legal), state, player)
+
+    def decide(self, w: Core, player: int) -> Move:
+        """``choose`` on the core: the same draws from ``rng``, the same decision."""
+        kind = w.agenda[0].kind
+        rng = self.rng
+        if kind == CATCH:
+            return _CATCH if rng.random() < self.catch else _PASS
+        hand = w.hands[player]
+        if kind == HIT:
+            b = w.sides[w.side].behaviour
+            k = b[w.top]
+            for c in hand:
+                if b[c] == k:
+                    return _uno_move((M_PLAY, c, -1, -1, False), w, player, rng,
+                                     self.forget_uno)
+            return _TAKE_HIT
+        side = SIDE_NAMES[w.side]
+        if kind == LUCK:
+            run = w.luck
+            assert run is not None
+            p = self.shot_chance(side)
+            shot = min(self._mean[side], w.launcher_count)
+            worth = (1.0 - p) > p * (shot + len(run[3])) and len(hand) > 1
+            if worth and any(w.luck_can_discard(c) for c in hand):
+                return _PRESS_LUCK
+            return (M_STOP_LUCK, -1, -1, -1,
+                    len(hand) == 1 and rng.random() >= self.forget_uno)
+        if kind == LUCK_DISCARD:
+            st = w.sides[w.side]
+            best, key = -1, (-1, 0)
+            for c in hand:
+                if w.luck_can_discard(c):
+                    k2 = (0 if st.wild[c] else 1, st.points[c])
+                    if k2 > key:
+                        best, key = c, k2
+            return (M_DISCARD, best, -1, -1, False)
+        return _uno_move(self._turn_fast(w, player, side, hand), w, player, rng,
+                         self.forget_uno)
+
+    def _turn_fast(self, w: Core, player: int, side: str, hand: list[int]) -> Move:
+        cards = w.playable_cards(hand)
+        if not cards:
+            return PRESS_MOVE
+        hands = w.hands
+        nxt_cards = len(hands[w.nxt(player)])
+        threat = min(len(h) for q, h in enumerate(hands) if q != player)
+        si = w.side
+        st = w.sides[si]
+        beh, pts, colour_of, wild = st.behaviour, st.points, st.colour, st.wild
+        held: list[list[int] | None] = [None, None]  # per side: cards of each colour held
+        best: Move = PRESS_MOVE
+        best_score = 0.0
+        first = True
+        for card in cards:
+            k = beh[card]
+            base = float(pts[card])
+            if wild[card]:
+                base -= 45.0
+            if k in _PRESSES:
+                base += self.hit_weight * self.expected_cards(
+                    side, w.players if k == K_ATTACK else _PRESSES[k])
+            if k in _HURTS and nxt_cards <= 2:
+                base += 25.0
+            if k == K_PYL:
+                base += 10.0 * (len(hand) - 1) * (1.0 - self.shot_chance(side))
+            if k == K_FLIP:
+                o = w.sides[1 - si].points
+                here = sum([pts[c] for c in hand])
+                there = sum([o[c] for c in hand])
+                gain = (here - there) / max(len(hand), 1)
+                if threat <= 2:
+                    gain += 15.0
+                base += gain
+            for v in range(w.variants(card)):
+                move = _variant(w, card, v)
+                col, dcol = move[2], move[3]
+                s = float(pts[card])
+                if wild[card]:
+                    s -= 45.0
+                if k in (K_DA, K_WDA):
+                    dc = colour_of[card] if k == K_DA else dcol
+                    n = total = 0
+                    for c in hand:
+                        if c != card and colour_of[c] == dc:
+                            n += 1
+                            total += pts[c]
+                    # No other term applies to a Discard All: the same additions in the
+                    # same order as ``score``, so the same floats.
+                    s += 12.0 * n + total
+                else:
+                    s = base
+                if col >= 0:
+                    s += 2.0 * self._colour_count_fast(w, hand, card, k, col, dcol, held)
+                if first or s > best_score:
+                    best, best_score, first = move, s, False
+        return best
+
+    def _colour_count_fast(self, w: Core, hand: list[int], card: int, k: int, col: int,
+                           dcol: int, held: list[list[int] | None]) -> int:
+        si = 1 - w.side if k == K_FLIP else w.side
+        if col == dcol:
+            return 0
+        counts = held[si]
+        if counts is None:
+            colour_of = w.sides[si].colour
+            counts = held[si] = [0, 0, 0, 0, 0]
+            for c in hand:
+                counts[colour_of[c]] += 1  # a wild's -1 counts in the last slot
+        return counts[col] - (w.sides[si].colour[card] == col)
 
     def _uno(self, action: Action, state: HandState, player: int) -> Action:
         return _with_uno(action, state, player, self.rng, self.forget_uno)
@@ -267,6 +475,10 @@ class HeuristicBot:
         if threat <= 2:
             gain += 15.0
         return gain
+
+
+_PRESSES = {K_HIT2: 2, K_HIT5: 5, K_ATTACK: 0}  # the attack's: the players at the table
+
 
 
 BOTS: Roster[RandomBot | HeuristicBot] = Roster({
