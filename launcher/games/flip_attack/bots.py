@@ -30,6 +30,7 @@ from launcher.games.flip_attack.core import (
     K_FLIP,
     K_HIT2,
     K_HIT5,
+    K_NUMBER,
     K_PYL,
     K_SKIP,
     K_SKIPE,
@@ -133,6 +134,13 @@ class RandomBot:
         self.forget_uno = forget_uno
         self.catch = catch
 
+    def _below(self, n: int) -> int:
+        """The index ``rng.choice`` of ``n`` things would draw: the same bits consumed."""
+        rng = self.rng
+        if type(rng).choice is random.Random.choice:
+            return rng._randbelow(n)  # what ``choice`` does, without a sequence to index
+        return rng.choice(range(n))
+
     def choose(self, state: HandState, player: int, legal: Sequence[Action]) -> Action:
         rng = self.rng
         step = state.agenda[0]
@@ -160,35 +168,35 @@ class RandomBot:
         kind = step.kind
         if kind == CATCH:
             return _CATCH if rng.random() < self.catch else _PASS
-        choice = rng.choice
+        choice = self._below  # choice(n): an index, drawn as rng.choice would
         hand = w.hands[player]
         if kind == LUCK:
             can = any(w.luck_can_discard(c) for c in hand)
-            g = choice(range(2 if can else 1))
-            choice(range(1))
+            g = choice(2 if can else 1)
+            choice(1)
             if can and g == 0:
                 return _PRESS_LUCK
             return _uno_move((M_STOP_LUCK, -1, -1, -1, False), w, player, rng, self.forget_uno)
         if kind == LUCK_DISCARD:
             cards = [c for c in hand if w.luck_can_discard(c)]
-            choice(range(1))
-            return (M_DISCARD, cards[choice(range(len(cards)))], -1, -1, False)
+            choice(1)
+            return (M_DISCARD, cards[choice(len(cards))], -1, -1, False)
         if kind == HIT:
             b = w.sides[w.side].behaviour
             k = b[w.top]
             cards = [c for c in hand if b[c] == k]
         else:
             cards = w.playable_cards(hand)
-        g = choice(range(len(cards) + 1))
+        g = choice(len(cards) + 1)
         if g == 0:
-            choice(range(1))
+            choice(1)
             return _TAKE_HIT if kind == HIT else PRESS_MOVE
         card = cards[g - 1]
         if kind == HIT:
-            choice(range(1))
+            choice(1)
             move: Move = (M_PLAY, card, -1, -1, False)
         else:
-            move = _variant(w, card, choice(range(w.variants(card))))
+            move = _variant(w, card, choice(w.variants(card)))
         return _uno_move(move, w, player, rng, self.forget_uno)
 
     def observe(self, effect: Effect) -> None:
@@ -314,61 +322,78 @@ class HeuristicBot:
                          self.forget_uno)
 
     def _turn_fast(self, w: Core, player: int, side: str, hand: list[int]) -> Move:
+        """``_turn`` on the core: the same scores (the same float additions in the same
+        order), the first best play among the same plays in the same order."""
         cards = w.playable_cards(hand)
         if not cards:
             return PRESS_MOVE
-        hands = w.hands
-        nxt_cards = len(hands[w.nxt(player)])
-        threat = min(len(h) for q, h in enumerate(hands) if q != player)
         si = w.side
         st = w.sides[si]
         beh, pts, colour_of, wild = st.behaviour, st.points, st.colour, st.wild
         held: list[list[int] | None] = [None, None]  # per side: cards of each colour held
+        nxt_cards = -1
         best: Move = PRESS_MOVE
         best_score = 0.0
         first = True
         for card in cards:
             k = beh[card]
+            if k == K_NUMBER:  # the common case: its points, nothing else
+                s = float(pts[card])
+                if first or s > best_score:
+                    best, best_score, first = (M_PLAY, card, -1, -1, False), s, False
+                continue
             base = float(pts[card])
             if wild[card]:
                 base -= 45.0
-            if k in _PRESSES:
-                base += self.hit_weight * self.expected_cards(
-                    side, w.players if k == K_ATTACK else _PRESSES[k])
-            if k in _HURTS and nxt_cards <= 2:
-                base += 25.0
-            if k == K_PYL:
-                base += 10.0 * (len(hand) - 1) * (1.0 - self.shot_chance(side))
-            if k == K_FLIP:
-                o = w.sides[1 - si].points
-                here = sum([pts[c] for c in hand])
-                there = sum([o[c] for c in hand])
-                gain = (here - there) / max(len(hand), 1)
-                if threat <= 2:
-                    gain += 15.0
-                base += gain
-            for v in range(w.variants(card)):
-                move = _variant(w, card, v)
-                col, dcol = move[2], move[3]
-                s = float(pts[card])
-                if wild[card]:
-                    s -= 45.0
-                if k in (K_DA, K_WDA):
-                    dc = colour_of[card] if k == K_DA else dcol
+            if k == K_WDA:
+                for d in range(4):
                     n = total = 0
                     for c in hand:
-                        if c != card and colour_of[c] == dc:
+                        if c != card and colour_of[c] == d:
                             n += 1
                             total += pts[c]
                     # No other term applies to a Discard All: the same additions in the
                     # same order as ``score``, so the same floats.
-                    s += 12.0 * n + total
-                else:
-                    s = base
-                if col >= 0:
-                    s += 2.0 * self._colour_count_fast(w, hand, card, k, col, dcol, held)
-                if first or s > best_score:
-                    best, best_score, first = move, s, False
+                    gone = base + (12.0 * n + total)
+                    for col in range(4):
+                        sc = gone + 2.0 * self._colour_count_fast(w, hand, card, k, col, d, held)
+                        if first or sc > best_score:
+                            best, best_score, first = (M_PLAY, card, col, d, False), sc, False
+                continue
+            if k == K_DA:
+                dc = colour_of[card]
+                n = total = 0
+                for c in hand:
+                    if c != card and colour_of[c] == dc:
+                        n += 1
+                        total += pts[c]
+                base += 12.0 * n + total
+            elif k in _HURTS:
+                if k in _PRESSES:
+                    base += self.hit_weight * self.expected_cards(
+                        side, w.players if k == K_ATTACK else _PRESSES[k])
+                if nxt_cards < 0:
+                    nxt_cards = len(w.hands[w.nxt(player)])
+                if nxt_cards <= 2:
+                    base += 25.0
+            elif k == K_PYL:
+                base += 10.0 * (len(hand) - 1) * (1.0 - self.shot_chance(side))
+            elif k == K_FLIP:
+                o = w.sides[1 - si].points
+                here = sum([pts[c] for c in hand])
+                there = sum([o[c] for c in hand])
+                gain = (here - there) / max(len(hand), 1)
+                threat = min([len(h) for q, h in enumerate(w.hands) if q != player])
+                if threat <= 2:
+                    gain += 15.0
+                base += gain
+            if wild[card] or (k == K_FLIP and w.flip_needs_colour(card)):
+                for col in range(4):
+                    sc = base + 2.0 * self._colour_count_fast(w, hand, card, k, col, -1, held)
+                    if first or sc > best_score:
+                        best, best_score, first = (M_PLAY, card, col, -1, False), sc, False
+            elif first or base > best_score:
+                best, best_score, first = (M_PLAY, card, -1, -1, False), base, False
         return best
 
     def _colour_count_fast(self, w: Core, hand: list[int], card: int, k: int, col: int,

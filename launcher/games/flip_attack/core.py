@@ -129,6 +129,7 @@ class Core:
     """
 
     __slots__ = (
+        "after",
         "agenda",
         "cards",
         "colour",
@@ -142,6 +143,7 @@ class Core:
         "options",
         "over",
         "players",
+        "press_turn",
         "presses",
         "reloads",
         "side",
@@ -178,6 +180,9 @@ class Core:
         self.presses = s.presses
         self.flips = s.flips
         self.reloads = s.reloads
+        # The shared Steps the hot path needs, per player: a turn, a press instead of one.
+        self.after = [_step(TURN, q) for q in range(self.players)]
+        self.press_turn = [_step(PRESS, q, q, "turn") for q in range(self.players)]
 
     @staticmethod
     def fits(table: CardTable, s: Any) -> bool:
@@ -290,16 +295,19 @@ class Hooks:
 def step_move(w: Core, move: Move, rng: random.Random, h: Hooks) -> None:
     """Apply a decision of the player to move (one the core's bots made: legal by making)."""
 
-    step = w.agenda[0]
+    agenda = w.agenda
+    step = agenda[0]
     p = step.player
     kind = step.kind
     what = move[0]
     if kind == TURN:
         w.turns += 1
         if what == M_PRESS:
-            w.agenda[0:1] = [_step(PRESS, p, p, "turn"), _step(TURN, w.nxt(p))]
+            agenda[0:1] = [w.press_turn[p], w.after[(p + w.direction) % w.players]]
         else:
             _play(w, p, move, 0, h)
+        if w.winner is None and w.launcher_count and w.turns < w.options.max_turns:
+            return  # nothing to settle (the common case)
     elif kind == LUCK:
         if what == M_PRESS_LUCK:
             w.agenda[0] = _step(LUCK_PRESS, p, p, "luck")
@@ -372,9 +380,8 @@ def _play(w: Core, p: int, move: Move, carried: int, h: Hooks) -> None:
 
 
 def _after_play(w: Core, p: int, k: int, carried: int) -> list[Step]:
-
     if k in _PLAIN:
-        return [_step(TURN, w.nxt(p))]
+        return [w.after[(p + w.direction) % w.players]]
     if k == K_REVERSE:
         if w.players == 2 and w.options.two_player_reverse == "skip":
             return [_step(TURN, p)]
@@ -467,11 +474,12 @@ def step_shot(w: Core, got: list[int], rng: random.Random, h: Hooks) -> None:
     was_empty = w.launcher_count == 0
     w.launcher_count -= len(got)
     w.presses += 1
-    if h.pressed is not None:
-        h.pressed(step.player, step.arg, got, w.side, step.why, was_empty)
+    h.pressed(step.player, step.arg, got, w.side, step.why, was_empty)
     if step.kind == PRESS:
         w.hands[step.arg] += got
         w.agenda.pop(0)
+        if w.winner is None and w.launcher_count and w.turns < w.options.max_turns:
+            return  # nothing to settle (the common case)
     elif got:
         w.hands[step.player] += got
         _end_luck(w, True, False, h)
