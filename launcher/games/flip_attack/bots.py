@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import random
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 
 from launcher.core import config
@@ -133,13 +133,19 @@ class RandomBot:
         self.rng = rng
         self.forget_uno = forget_uno
         self.catch = catch
+        self._below_of: tuple[object, Callable[[int], int]] = (None, rng.choice)
 
-    def _below(self, n: int) -> int:
-        """The index ``rng.choice`` of ``n`` things would draw: the same bits consumed."""
+    def _below(self) -> Callable[[int], int]:
+        """``below(n)``: the index ``rng.choice`` of ``n`` things would draw (the same bits)."""
         rng = self.rng
-        if type(rng).choice is random.Random.choice:
-            return rng._randbelow(n)  # what ``choice`` does, without a sequence to index
-        return rng.choice(range(n))
+        if self._below_of[0] is not rng:
+            if type(rng).choice is random.Random.choice:
+                below = rng._randbelow  # what ``choice`` does, without a sequence to index
+            else:
+                def below(n: int) -> int:
+                    return rng.choice(range(n))
+            self._below_of = (rng, below)
+        return self._below_of[1]
 
     def choose(self, state: HandState, player: int, legal: Sequence[Action]) -> Action:
         rng = self.rng
@@ -168,7 +174,7 @@ class RandomBot:
         kind = step.kind
         if kind == CATCH:
             return _CATCH if rng.random() < self.catch else _PASS
-        choice = self._below  # choice(n): an index, drawn as rng.choice would
+        choice = self._below()  # choice(n): an index, drawn as rng.choice would
         hand = w.hands[player]
         if kind == LUCK:
             can = any(w.luck_can_discard(c) for c in hand)

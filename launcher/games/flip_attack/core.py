@@ -272,14 +272,17 @@ class Core:
 class Hooks:
     """What the core tells the table as it steps (the table carries it out and reports it)."""
 
-    __slots__ = ("caught", "flip", "load", "luck_ended", "over", "played", "pressed")
+    __slots__ = ("caught", "flip", "load", "luck_ended", "over", "played", "pressed",
+                 "watchers")
 
     def __init__(self, flip: Callable[[int], None], load: Callable[[list[int], int], None],
                  pressed: Callable[[int, int, list[int], int, str, bool], None] | None,
                  played: Callable[[int, int, int, int], None] | None,
                  caught: Callable[[int, int], None] | None,
                  luck_ended: Callable[[int, int, bool], None] | None,
-                 over: Callable[[int | None, int, int], None] | None) -> None:
+                 over: Callable[[int | None, int, int], None] | None,
+                 watchers: Sequence[Any] = ()) -> None:
+        self.watchers = tuple(watchers)
         self.flip = flip
         self.load = load
         self.pressed = pressed
@@ -474,7 +477,15 @@ def step_shot(w: Core, got: list[int], rng: random.Random, h: Hooks) -> None:
     was_empty = w.launcher_count == 0
     w.launcher_count -= len(got)
     w.presses += 1
-    h.pressed(step.player, step.arg, got, w.side, step.why, was_empty)
+    # The players who count the dry streak (``HeuristicBot.observe``, on integers).
+    if got:
+        for b in h.watchers:
+            b.dry_streak = 0
+    elif not was_empty:
+        for b in h.watchers:
+            b.dry_streak += 1
+    if h.pressed is not None:
+        h.pressed(step.player, step.arg, got, w.side, step.why, was_empty)
     if step.kind == PRESS:
         w.hands[step.arg] += got
         w.agenda.pop(0)

@@ -1004,15 +1004,8 @@ class Table:
 
         def pressed(player: int, recipient: int, got: list[int], side: int, why: str,
                     empty: bool) -> None:
-            if got:
-                for b in watchers:
-                    b.dry_streak = 0
-            elif not empty:
-                for b in watchers:
-                    b.dry_streak += 1
-            if observers:
-                tell(Pressed(player, recipient, tuple(cards[c] for c in got), names[side], why,
-                             empty))
+            tell(Pressed(player, recipient, tuple(cards[c] for c in got), names[side], why,
+                         empty))
 
         def played(player: int, card: int, side: int, discarded: int) -> None:
             tell(Played(player, cards[card], names[side], discarded))
@@ -1026,15 +1019,19 @@ class Table:
         def over(winner: int | None, side: int, points: int) -> None:
             tell(HandOver(winner, names[side], points))
 
-        hooks = core.Hooks(flip, load, pressed, *((played, caught, luck_ended, over)
-                                                  if observers else (None,) * 4))
+        if observers:
+            hooks = core.Hooks(flip, load, pressed, played, caught, luck_ended, over, watchers)
+        else:
+            hooks = core.Hooks(flip, load, None, None, None, None, None, watchers)
         decide = [b.decide for b in self.bots]
         step_shot, step_move = core.step_shot, core.step_move
         check = self.check if self.check_steps else None
         while not w.over:
             step = w.agenda[0]
             if step.kind in PRESS_STEPS:
-                got = [c.id for c in launcher.press()]
+                got = launcher.press()
+                if got:
+                    got = [c.id for c in got]
                 if len(got) > w.launcher_count:
                     raise LauncherFault(f"{len(got)} cards shot from a launcher holding "
                                         f"{w.launcher_count}")
@@ -1044,6 +1041,7 @@ class Table:
             if check is not None:
                 check(w)
         final = _freeze_core(w)
+        self._hand = _Draft(final)  # for ``_collect`` and ``state``: the hand is over
         return FinishedHand(final, hand_points(final))
 
     def _apply(self, state: HandState | _Draft, effects: list[Effect],
