@@ -214,12 +214,14 @@ class Core:
 
     # -- what may be done --
 
-    def playable_cards(self, hand: Sequence[int]) -> list[int]:
-        """The cards of ``hand`` that may be laid, in hand order."""
-        if self.colour == NO_COLOUR:
-            return list(hand)
+    def playable_cards(self, hand: Sequence[int]) -> Sequence[int]:
+        """The cards of ``hand`` that may be laid, in hand order (``hand`` itself when any
+        card may follow: read it, do not change it)."""
+        colour = self.colour
+        if colour == NO_COLOUR:
+            return hand
         st = self.sides[self.side]
-        mask = st.masks[self.colour * st.stride + st.symbol[self.top]]
+        mask = st.masks[colour * st.stride + st.symbol[self.top]]
         return [c for c in hand if mask[c]]
 
     def flip_needs_colour(self, card: int) -> bool:
@@ -344,7 +346,6 @@ def step_move(w: Core, move: Move, rng: random.Random, h: Hooks) -> None:
 
 
 def _play(w: Core, p: int, move: Move, carried: int, h: Hooks) -> None:
-
     card = move[1]
     side = w.side
     st = w.sides[side]
@@ -373,7 +374,10 @@ def _play(w: Core, p: int, move: Move, carried: int, h: Hooks) -> None:
         h.played(p, card, side, gone)
     if k == K_FLIP:
         _flip(w, move[2], h)
-    then = _after_play(w, p, k, carried)
+    if k in _PLAIN:
+        then = [w.after[(p + w.direction) % w.players]]
+    else:
+        then = _after_play(w, p, k, carried)
     if not hand:
         _goes_out(w, p, then)
         return
