@@ -174,7 +174,8 @@ class RandomBot:
         kind = step.kind
         if kind == CATCH:
             return _CATCH if rng.random() < self.catch else _PASS
-        choice = self._below()  # choice(n): an index, drawn as rng.choice would
+        below = self._below_of
+        choice = below[1] if below[0] is rng else self._below()  # choice(n): an index
         hand = w.hands[player]
         if kind == LUCK:
             can = any(w.luck_can_discard(c) for c in hand)
@@ -198,8 +199,9 @@ class RandomBot:
             choice(1)
             return _TAKE_HIT if kind == HIT else PRESS_MOVE
         card = cards[g - 1]
-        if kind == HIT:
-            choice(1)
+        st = w.sides[w.side]
+        if kind == HIT or not (st.wild[card] or st.behaviour[card] == K_FLIP):
+            choice(1)  # one play of this card: no colour to name
             move: Move = (M_PLAY, card, -1, -1, False)
         else:
             move = _variant(w, card, choice(w.variants(card)))
