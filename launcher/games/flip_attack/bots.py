@@ -193,7 +193,8 @@ class RandomBot:
             k = b[w.top]
             cards = [c for c in hand if b[c] == k]
         else:
-            cards = w.playable_cards(hand)
+            mask = w.mask
+            cards = [c for c in hand if mask[c]]
         g = choice(len(cards) + 1)
         if g == 0:
             choice(1)
@@ -332,7 +333,8 @@ class HeuristicBot:
     def _turn_fast(self, w: Core, player: int, side: str, hand: list[int]) -> Move:
         """``_turn`` on the core: the same scores (the same float additions in the same
         order), the first best play among the same plays in the same order."""
-        cards = w.playable_cards(hand)
+        mask = w.mask
+        cards = [c for c in hand if mask[c]]
         if not cards:
             return PRESS_MOVE
         si = w.side

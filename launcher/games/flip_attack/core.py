@@ -130,6 +130,8 @@ class Core:
 
     __slots__ = (
         "after",
+        "mask",
+        "any_card",
         "agenda",
         "cards",
         "colour",
@@ -180,6 +182,9 @@ class Core:
         self.presses = s.presses
         self.flips = s.flips
         self.reloads = s.reloads
+        self.any_card = bytes([1]) * len(self.cards)
+        self.mask = self.any_card
+        self.remask()
         # The shared Steps the hot path needs, per player: a turn, a press instead of one.
         self.after = [_step(TURN, q) for q in range(self.players)]
         self.press_turn = [_step(PRESS, q, q, "turn") for q in range(self.players)]
@@ -214,14 +219,19 @@ class Core:
 
     # -- what may be done --
 
-    def playable_cards(self, hand: Sequence[int]) -> Sequence[int]:
-        """The cards of ``hand`` that may be laid, in hand order (``hand`` itself when any
-        card may follow: read it, do not change it)."""
+    def remask(self) -> None:
+        """``mask[card]``: whether the card may be laid now; after every change of the top
+        card, the colour in play or the side."""
         colour = self.colour
-        if colour == NO_COLOUR:
-            return hand
-        st = self.sides[self.side]
-        mask = st.masks[colour * st.stride + st.symbol[self.top]]
+        if colour == NO_COLOUR or self.top < 0:
+            self.mask = self.any_card
+        else:
+            st = self.sides[self.side]
+            self.mask = st.masks[colour * st.stride + st.symbol[self.top]]
+
+    def playable_cards(self, hand: Sequence[int]) -> list[int]:
+        """The cards of ``hand`` that may be laid, in hand order."""
+        mask = self.mask
         return [c for c in hand if mask[c]]
 
     def flip_needs_colour(self, card: int) -> bool:
@@ -257,9 +267,7 @@ class Core:
             if st.wild[last]:
                 return True  # a wild on top: its colour is None, anything follows
             return st.colour[card] == st.colour[last] or st.symbol[card] == st.symbol[last]
-        if self.colour == NO_COLOUR:
-            return True
-        return bool(st.masks[self.colour * st.stride + st.symbol[self.top]][card])
+        return bool(self.mask[card])
 
     def points(self, player: int) -> int:
         pts = self.sides[self.side].points
@@ -370,6 +378,7 @@ def _play(w: Core, p: int, move: Move, carried: int, h: Hooks) -> None:
     w.discard.append(card)
     w.top = card
     w.colour = move[2] if st.wild[card] else st.colour[card]
+    w.remask()
     if h.played is not None:
         h.played(p, card, side, gone)
     if k == K_FLIP:
@@ -423,6 +432,7 @@ def _flip(w: Core, colour: int, h: Hooks) -> None:
             if w.options.flip_wild_top == "flipper_chooses" else NO_COLOUR
     else:
         w.colour = st.colour[top]
+    w.remask()
     w.flips += 1
     h.flip(side)
 
@@ -458,10 +468,12 @@ def _end_luck(w: Core, busted: bool, uno: bool, h: Hooks) -> None:
         else:
             w.discard.append(card)
             w.top, w.colour = card, colour
+            w.remask()
     else:
         w.discard += discards
         w.discard.append(card)
         w.top, w.colour = card, colour
+        w.remask()
     if h.luck_ended is not None:
         h.luck_ended(p, len(discards), busted)
     then = [_step(TURN, w.nxt(p))]
