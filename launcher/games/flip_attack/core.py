@@ -130,9 +130,8 @@ class Core:
 
     __slots__ = (
         "after",
-        "mask",
-        "any_card",
         "agenda",
+        "any_card",
         "cards",
         "colour",
         "dealer",
@@ -142,6 +141,7 @@ class Core:
         "hands",
         "launcher_count",
         "luck",
+        "mask",
         "options",
         "over",
         "players",
