@@ -11,7 +11,8 @@ when a listener or a caller asks for them.
 it directly, drawing from their generators exactly as they do from the objects) and the
 hand's cards are the deck's; any other bot gets the object interface (``rules._Draft``).
 The two paths play the same games from the same seeds: tests/games/test_flip_core.py
-compares them step by step over every option.
+compares them effect by effect under four option sets. The agenda's ``Step``s live here and
+are shared by both paths (``rules`` re-exports them).
 """
 
 from __future__ import annotations
@@ -100,23 +101,24 @@ Move = tuple[int, int, int, int, bool]
 PRESS_MOVE: Move = (M_PRESS, -1, -1, -1, False)
 
 
-_TABLES: dict[int, tuple[tuple[Card, ...], CardTable]] = {}
+_TABLES: dict[int, tuple[tuple[Card, ...], CardTable | None]] = {}
 
 
-def card_table(deck: Sequence[Card]) -> CardTable | None:
-    """The deck compiled (once per deck), or None when the core cannot play it (ids not
-    0..n-1 in order, or a kind that is not Flip Attack's)."""
+def card_table(deck: tuple[Card, ...]) -> CardTable | None:
+    """The deck compiled (once per deck, kept while the deck lives in the cache), or None
+    when the core cannot play it (ids not 0..n-1 in order, a kind not Flip Attack's)."""
     key = id(deck)
     hit = _TABLES.get(key)
     if hit is not None and hit[0] is deck:
         return hit[1]
+    table: CardTable | None
     try:
         table = CardTable(deck, SIDE_NAMES, (POINTS, POINTS)).with_codes(KIND_CODES)
     except (ValueError, KeyError):
-        return None
-    if len(_TABLES) > 64:
+        table = None  # kept too: the object engine plays this deck
+    if len(_TABLES) > 64:  # decks made and dropped (tests): start again
         _TABLES.clear()
-    _TABLES[key] = (tuple(deck) if not isinstance(deck, tuple) else deck, table)
+    _TABLES[key] = (deck, table)
     return table
 
 
