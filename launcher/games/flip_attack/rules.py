@@ -892,7 +892,7 @@ class Table:
         self.observers = list(observers)
         self._hand: _Draft | None = None
         self._bound: tuple[_Draft | None, list[Callable[[Effect], None]]] = (None, [])
-        self._fast_bots: bool | None = None  # every bot decides on the core (on first use)
+        self._fast_bots: bool | None = None  # the last hand was played on the core
         self.checks = 0
         # The conservation check after every step costs about as much as the step: on for
         # tests and ``simulate --check``, off for long simulations and benchmarks.
@@ -940,7 +940,9 @@ class Table:
         """Play on from ``state`` (after carrying out ``effects``) until the hand is over.
 
         The hand is stepped in place (one mutable copy of ``state``); bots see that copy,
-        which reads as a HandState. ``state`` itself is not changed.
+        which reads as a HandState. ``state`` itself is not changed. When every bot is one of
+        ``bots``' own and the cards are the deck's, the copy is the integer core's
+        (``core.Core``) and the bots decide on it (``decide``): the same game, faster.
         """
         fast = self._core_for(state)
         if fast is not None:
@@ -963,10 +965,9 @@ class Table:
     def _core_for(self, state: HandState) -> CardTable | None:
         """The compiled deck when this hand can be played on the fast core: every bot one
         of this package's (exactly: a subclass may decide otherwise), the deck's cards."""
-        if self._fast_bots is None:
-            # ``decides_on_core`` on the bot's own class: a subclass may decide otherwise.
-            self._fast_bots = all(type(b).__dict__.get("decides_on_core", False)
-                                  for b in self.bots)
+        # ``decides_on_core`` on the bot's own class: a subclass may decide otherwise.
+        self._fast_bots = all(type(b).__dict__.get("decides_on_core", False)
+                              for b in self.bots)
         if not self._fast_bots:
             return None
         table = core.card_table(self.deck)
