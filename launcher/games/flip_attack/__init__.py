@@ -1,4 +1,5 @@
-"""UNO Flip Attack: the rule engine (``rules``), its players (``bots``) and its summary recorder.
+"""UNO Flip Attack: the rule engine (``rules``), its integer core (``core``, which ``Table``
+plays on with this package's bots), its players (``bots``) and its summary recorder.
 
 The engine's public names are re-exported here, so ``from launcher.games.flip_attack import
 Table`` reads as it always has.

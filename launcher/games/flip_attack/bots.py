@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import random
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 
 from launcher.core import config
@@ -23,6 +23,29 @@ from launcher.games.cards import (
     WILD_PRESS_YOUR_LUCK,
     Card,
     other_side,
+)
+from launcher.games.flip_attack.core import (
+    K_ATTACK,
+    K_DA,
+    K_FLIP,
+    K_HIT2,
+    K_HIT5,
+    K_NUMBER,
+    K_PYL,
+    K_SKIP,
+    K_SKIPE,
+    K_WDA,
+    M_CATCH,
+    M_DISCARD,
+    M_PASS,
+    M_PLAY,
+    M_PRESS_LUCK,
+    M_STOP_LUCK,
+    M_TAKE_HIT,
+    PRESS_MOVE,
+    SIDE_NAMES,
+    Core,
+    Move,
 )
 from launcher.games.flip_attack.rules import (
     CATCH,
@@ -44,6 +67,43 @@ from launcher.games.flip_attack.rules import (
     TakeHit,
 )
 from launcher.games.roster import Roster
+
+_CATCH: Move = (M_CATCH, -1, -1, -1, False)
+_PASS: Move = (M_PASS, -1, -1, -1, False)
+_TAKE_HIT: Move = (M_TAKE_HIT, -1, -1, -1, False)
+_PRESS_LUCK: Move = (M_PRESS_LUCK, -1, -1, -1, False)
+_HURTS = frozenset({K_HIT2, K_HIT5, K_ATTACK, K_SKIP, K_SKIPE})
+
+
+def _variant(w: Core, card: int, v: int) -> Move:
+    """The ``v``-th play of ``card``, in the order ``rules._play_variants`` makes them."""
+    st = w.sides[w.side]
+    kind = st.behaviour[card]
+    if kind == K_WDA:
+        return (M_PLAY, card, v % 4, v // 4, False)
+    if st.wild[card] or (kind == K_FLIP and w.flip_needs_colour(card)):
+        return (M_PLAY, card, v, -1, False)
+    return (M_PLAY, card, -1, -1, False)
+
+
+def _uno_move(move: Move, w: Core, player: int, rng: random.Random, forget: float) -> Move:
+    """``_with_uno`` on the core: the same draw, the same call."""
+    what = move[0]
+    if (what != M_PLAY and what != M_STOP_LUCK) or rng.random() < forget:
+        return move
+    hand = w.hands[player]
+    left = len(hand) - (1 if what == M_PLAY else 0)
+    if what == M_PLAY:
+        st = w.sides[w.side]
+        card = move[1]
+        kind = st.behaviour[card]
+        if kind in (K_DA, K_WDA):
+            col = st.colour[card] if kind == K_DA else move[3]
+            colour = st.colour
+            left -= sum(1 for c in hand if c != card and colour[c] == col)
+    if left == 1:
+        return (what, move[1], move[2], move[3], True)
+    return move
 
 
 def _with_uno(action: Action, state: HandState, player: int, rng: random.Random,
@@ -67,11 +127,25 @@ class RandomBot:
     """Picks uniformly among pressing and the playable cards, then any legal colour."""
 
     name = "random"
+    decides_on_core = True  # ``decide``: ``choose`` on the fast core (``Table`` uses it)
 
     def __init__(self, rng: random.Random, forget_uno: float = 0.25, catch: float = 0.5) -> None:
         self.rng = rng
         self.forget_uno = forget_uno
         self.catch = catch
+        self._below_of: tuple[object, Callable[[int], int]] = (None, rng.choice)
+
+    def _below(self) -> Callable[[int], int]:
+        """``below(n)``: the index ``rng.choice`` of ``n`` things would draw (the same bits)."""
+        rng = self.rng
+        if self._below_of[0] is not rng:
+            if type(rng).choice is random.Random.choice:
+                below = rng._randbelow  # what ``choice`` does, without a sequence to index
+            else:
+                def below(n: int) -> int:
+                    return rng.choice(range(n))
+            self._below_of = (rng, below)
+        return self._below_of[1]
 
     def choose(self, state: HandState, player: int, legal: Sequence[Action]) -> Action:
         rng = self.rng
@@ -93,6 +167,47 @@ class RandomBot:
         action = rng.choice(rng.choice(options))
         return _with_uno(action, state, player, rng, self.forget_uno)
 
+    def decide(self, w: Core, player: int) -> Move:
+        """``choose`` on the core: the same draws from ``rng``, the same decision."""
+        rng = self.rng
+        step = w.agenda[0]
+        kind = step.kind
+        if kind == CATCH:
+            return _CATCH if rng.random() < self.catch else _PASS
+        below = self._below_of
+        choice = below[1] if below[0] is rng else self._below()  # choice(n): an index
+        hand = w.hands[player]
+        if kind == LUCK:
+            can = any(w.luck_can_discard(c) for c in hand)
+            g = choice(2 if can else 1)
+            choice(1)
+            if can and g == 0:
+                return _PRESS_LUCK
+            return _uno_move((M_STOP_LUCK, -1, -1, -1, False), w, player, rng, self.forget_uno)
+        if kind == LUCK_DISCARD:
+            cards = [c for c in hand if w.luck_can_discard(c)]
+            choice(1)
+            return (M_DISCARD, cards[choice(len(cards))], -1, -1, False)
+        if kind == HIT:
+            b = w.sides[w.side].behaviour
+            k = b[w.top]
+            cards = [c for c in hand if b[c] == k]
+        else:
+            mask = w.mask
+            cards = [c for c in hand if mask[c]]
+        g = choice(len(cards) + 1)
+        if g == 0:
+            choice(1)
+            return _TAKE_HIT if kind == HIT else PRESS_MOVE
+        card = cards[g - 1]
+        st = w.sides[w.side]
+        if kind == HIT or not (st.wild[card] or st.behaviour[card] == K_FLIP):
+            choice(1)  # one play of this card: no colour to name
+            move: Move = (M_PLAY, card, -1, -1, False)
+        else:
+            move = _variant(w, card, choice(w.variants(card)))
+        return _uno_move(move, w, player, rng, self.forget_uno)
+
     def observe(self, effect: Effect) -> None:
         pass
 
@@ -110,6 +225,7 @@ class HeuristicBot:
     """
 
     name = "heuristic"
+    decides_on_core = True
 
     def __init__(self, rng: random.Random, luck_settings: Luck | None = None,
                  forget_uno: float = 0.0, catch: float = 1.0, hit_weight: float = 6.0) -> None:
@@ -175,6 +291,133 @@ class HeuristicBot:
         if step.kind == LUCK_DISCARD:
             return self._luck_discard(state, legal)
         return self._uno(self._turn(state, player, legal), state, player)
+
+    def decide(self, w: Core, player: int) -> Move:
+        """``choose`` on the core: the same draws from ``rng``, the same decision."""
+        kind = w.agenda[0].kind
+        rng = self.rng
+        if kind == CATCH:
+            return _CATCH if rng.random() < self.catch else _PASS
+        hand = w.hands[player]
+        if kind == HIT:
+            b = w.sides[w.side].behaviour
+            k = b[w.top]
+            for c in hand:
+                if b[c] == k:
+                    return _uno_move((M_PLAY, c, -1, -1, False), w, player, rng,
+                                     self.forget_uno)
+            return _TAKE_HIT
+        side = SIDE_NAMES[w.side]
+        if kind == LUCK:
+            run = w.luck
+            assert run is not None
+            p = self.shot_chance(side)
+            shot = min(self._mean[side], w.launcher_count)
+            worth = (1.0 - p) > p * (shot + len(run[3])) and len(hand) > 1
+            if worth and any(w.luck_can_discard(c) for c in hand):
+                return _PRESS_LUCK
+            return (M_STOP_LUCK, -1, -1, -1,
+                    len(hand) == 1 and rng.random() >= self.forget_uno)
+        if kind == LUCK_DISCARD:
+            st = w.sides[w.side]
+            best, key = -1, (-1, 0)
+            for c in hand:
+                if w.luck_can_discard(c):
+                    k2 = (0 if st.wild[c] else 1, st.points[c])
+                    if k2 > key:
+                        best, key = c, k2
+            return (M_DISCARD, best, -1, -1, False)
+        return _uno_move(self._turn_fast(w, player, side, hand), w, player, rng,
+                         self.forget_uno)
+
+    def _turn_fast(self, w: Core, player: int, side: str, hand: list[int]) -> Move:
+        """``_turn`` on the core: the same scores (the same float additions in the same
+        order), the first best play among the same plays in the same order."""
+        mask = w.mask
+        cards = [c for c in hand if mask[c]]
+        if not cards:
+            return PRESS_MOVE
+        si = w.side
+        st = w.sides[si]
+        beh, pts, colour_of, wild = st.behaviour, st.points, st.colour, st.wild
+        held: list[list[int] | None] = [None, None]  # per side: cards of each colour held
+        nxt_cards = -1
+        best: Move = PRESS_MOVE
+        best_score = 0.0
+        first = True
+        for card in cards:
+            k = beh[card]
+            if k == K_NUMBER:  # the common case: its points, nothing else
+                s = float(pts[card])
+                if first or s > best_score:
+                    best, best_score, first = (M_PLAY, card, -1, -1, False), s, False
+                continue
+            base = float(pts[card])
+            if wild[card]:
+                base -= 45.0
+            if k == K_WDA:
+                for d in range(4):
+                    n = total = 0
+                    for c in hand:
+                        if c != card and colour_of[c] == d:
+                            n += 1
+                            total += pts[c]
+                    # No other term applies to a Discard All: the same additions in the
+                    # same order as ``score``, so the same floats.
+                    gone = base + (12.0 * n + total)
+                    for col in range(4):
+                        sc = gone + 2.0 * self._colour_count_fast(w, hand, card, k, col, d, held)
+                        if first or sc > best_score:
+                            best, best_score, first = (M_PLAY, card, col, d, False), sc, False
+                continue
+            if k == K_DA:
+                dc = colour_of[card]
+                n = total = 0
+                for c in hand:
+                    if c != card and colour_of[c] == dc:
+                        n += 1
+                        total += pts[c]
+                base += 12.0 * n + total
+            elif k in _HURTS:
+                if k in _PRESSES:
+                    base += self.hit_weight * self.expected_cards(
+                        side, w.players if k == K_ATTACK else _PRESSES[k])
+                if nxt_cards < 0:
+                    nxt_cards = len(w.hands[w.nxt(player)])
+                if nxt_cards <= 2:
+                    base += 25.0
+            elif k == K_PYL:
+                base += 10.0 * (len(hand) - 1) * (1.0 - self.shot_chance(side))
+            elif k == K_FLIP:
+                o = w.sides[1 - si].points
+                here = sum([pts[c] for c in hand])
+                there = sum([o[c] for c in hand])
+                gain = (here - there) / max(len(hand), 1)
+                threat = min([len(h) for q, h in enumerate(w.hands) if q != player])
+                if threat <= 2:
+                    gain += 15.0
+                base += gain
+            if wild[card] or (k == K_FLIP and w.flip_needs_colour(card)):
+                for col in range(4):
+                    sc = base + 2.0 * self._colour_count_fast(w, hand, card, k, col, -1, held)
+                    if first or sc > best_score:
+                        best, best_score, first = (M_PLAY, card, col, -1, False), sc, False
+            elif first or base > best_score:
+                best, best_score, first = (M_PLAY, card, -1, -1, False), base, False
+        return best
+
+    def _colour_count_fast(self, w: Core, hand: list[int], card: int, k: int, col: int,
+                           dcol: int, held: list[list[int] | None]) -> int:
+        si = 1 - w.side if k == K_FLIP else w.side
+        if col == dcol:
+            return 0
+        counts = held[si]
+        if counts is None:
+            colour_of = w.sides[si].colour
+            counts = held[si] = [0, 0, 0, 0, 0]
+            for c in hand:
+                counts[colour_of[c]] += 1  # a wild's -1 counts in the last slot
+        return counts[col] - (w.sides[si].colour[card] == col)
 
     def _uno(self, action: Action, state: HandState, player: int) -> Action:
         return _with_uno(action, state, player, self.rng, self.forget_uno)
@@ -267,6 +510,10 @@ class HeuristicBot:
         if threat <= 2:
             gain += 15.0
         return gain
+
+
+_PRESSES = {K_HIT2: 2, K_HIT5: 5, K_ATTACK: 0}  # the attack's: the players at the table
+
 
 
 BOTS: Roster[RandomBot | HeuristicBot] = Roster({

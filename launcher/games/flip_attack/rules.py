@@ -35,8 +35,27 @@ from launcher.games.cards import (
     load_deck,
     other_side,
 )
+from launcher.games.engine import NO_COLOUR
+from launcher.games.flip_attack import core
+from launcher.games.flip_attack.core import (
+    _STEPS,  # noqa: F401  (the agenda's shared Steps)
+    CATCH,
+    HIT,
+    LUCK,
+    LUCK_DISCARD,
+    LUCK_PRESS,
+    PRESS,
+    PRESS_STEPS,
+    SIDE_COLOURS,
+    SIDE_NAMES,
+    TURN,
+    Core,
+    Step,
+    _step,
+)
 
 if TYPE_CHECKING:
+    from launcher.games.engine import CardTable
     from launcher.games.launchers import Launcher
 
 
@@ -115,41 +134,7 @@ class GameOptions:
         return None
 
 
-# --- the agenda: what happens next ---------------------------------------------------
-
-TURN = "turn"  # the player plays a card or presses
-PRESS = "press"  # the player presses; the cards go to ``arg``
-LUCK = "luck"  # pressing their luck: press again or stop
-LUCK_PRESS = "luck_press"  # the press of a Wild Press Your Luck run
-LUCK_DISCARD = "luck_discard"  # a press that shot nothing: discard one card
-CATCH = "catch"  # the player may catch ``arg``, who did not call UNO
-HIT = "hit"  # (stack_hits) the player owes ``arg`` presses, or passes them on
-PRESS_STEPS = (PRESS, LUCK_PRESS)
-
-
-@dataclass(frozen=True, slots=True)
-class Step:
-    """One item of the agenda: who does what next."""
-
-    kind: str
-    player: int
-    arg: int = -1
-    why: str = ""  # for presses: turn, hit, uno, attack, luck
-
-
-_STEPS: dict[tuple[str, int, int, str], Step] = {}
-
-
-def _step(kind: str, player: int, arg: int = -1, why: str = "") -> Step:
-    """The Step with these fields: made once and shared (a Step is immutable), so the hot
-    path does not build one per turn."""
-    key = (kind, player, arg, why)
-    step = _STEPS.get(key)
-    if step is None:
-        if len(_STEPS) > 10_000:  # only tables of many players make many: start again
-            _STEPS.clear()
-        step = _STEPS[key] = Step(kind, player, arg, why)
-    return step
+# --- the agenda (what happens next: ``Step``, ``TURN``...) lives in ``core``, shared ---
 
 
 # --- actions ------------------------------------------------------------------------
@@ -574,6 +559,26 @@ class _Draft:
         )
 
 
+def _freeze_core(w: Core) -> HandState:
+    """The fast core's hand as a HandState (cards as objects again)."""
+    cards = w.cards
+    side = SIDE_NAMES[w.side]
+    colours = SIDE_COLOURS[w.side]
+    luck = None
+    if w.luck is not None:
+        p, card, col, discards = w.luck
+        luck = LuckRun(p, cards[card], colours[col], tuple(cards[c] for c in discards))
+    top = None if w.top < 0 else cards[w.top].face(side)
+    return HandState(
+        options=w.options, players=w.players, dealer=w.dealer, side=side,
+        hands=tuple(tuple(cards[c] for c in h) for h in w.hands),
+        discard=tuple(cards[c] for c in w.discard), top=top,
+        colour=None if w.colour == NO_COLOUR else colours[w.colour],
+        direction=w.direction, agenda=tuple(w.agenda),
+        launcher_count=w.launcher_count, luck=luck, winner=w.winner, over=w.over,
+        turns=w.turns, presses=w.presses, flips=w.flips, reloads=w.reloads)
+
+
 # --- actions in --------------------------------------------------------------------
 
 
@@ -887,6 +892,7 @@ class Table:
         self.observers = list(observers)
         self._hand: _Draft | None = None
         self._bound: tuple[_Draft | None, list[Callable[[Effect], None]]] = (None, [])
+        self._fast_bots: bool | None = None  # the last hand was played on the core
         self.checks = 0
         # The conservation check after every step costs about as much as the step: on for
         # tests and ``simulate --check``, off for long simulations and benchmarks.
@@ -925,14 +931,22 @@ class Table:
     @property
     def state(self) -> HandState | None:
         """The hand as it stands (a snapshot; the table steps its own copy in place)."""
-        return self._hand.freeze() if self._hand is not None else None
+        hand = self._hand
+        if hand is None:
+            return None
+        return hand.freeze() if isinstance(hand, _Draft) else _freeze_core(hand)
 
     def play(self, state: HandState, effects: Sequence[Effect] = ()) -> FinishedHand:
         """Play on from ``state`` (after carrying out ``effects``) until the hand is over.
 
         The hand is stepped in place (one mutable copy of ``state``); bots see that copy,
-        which reads as a HandState. ``state`` itself is not changed.
+        which reads as a HandState. ``state`` itself is not changed. When every bot is one of
+        ``bots``' own and the cards are the deck's, the copy is the integer core's
+        (``core.Core``) and the bots decide on it (``decide``): the same game, faster.
         """
+        fast = self._core_for(state)
+        if fast is not None:
+            return self._play_core(fast, state, effects)
         w = self._hand = _Draft(state)
         self._apply(w, list(effects))
         bots, launcher, rng = self.bots, self.launcher, self.rng
@@ -948,7 +962,91 @@ class Table:
         final = w.freeze()
         return FinishedHand(final, hand_points(final))
 
-    def _apply(self, state: HandState | _Draft, effects: list[Effect]) -> None:
+    def _core_for(self, state: HandState) -> CardTable | None:
+        """The compiled deck when this hand can be played on the fast core: every bot one
+        of this package's (exactly: a subclass may decide otherwise), the deck's cards."""
+        # ``decides_on_core`` on the bot's own class: a subclass may decide otherwise.
+        self._fast_bots = all(type(b).__dict__.get("decides_on_core", False)
+                              for b in self.bots)
+        if not self._fast_bots:
+            return None
+        table = core.card_table(self.deck)
+        if table is None or not core.Core.fits(table, state):
+            return None
+        return table
+
+    def _play_core(self, table: CardTable, state: HandState,
+                   effects: Sequence[Effect]) -> FinishedHand:
+        """``play`` on the integer core: the same steps, the same draws, no objects per step
+        (effect objects only for the observers, when there are any)."""
+        w = self._hand = core.Core(table, state)
+        self._apply(w, list(effects))
+        launcher, rng, observers = self.launcher, self.rng, self.observers
+        cards = table.cards
+        watchers = [b for b in self.bots if hasattr(b, "dry_streak")]
+        names = core.SIDE_NAMES
+
+        def tell(e: Effect) -> None:
+            for o in observers:
+                o(e)
+
+        def flip(side: int) -> None:
+            got = launcher.flip()
+            if got != names[side]:
+                raise LauncherFault(f"the lid cycle left {got} at the back, not {names[side]}")
+            for b in watchers:
+                b.dry_streak = 0
+            if observers:
+                tell(FlipLid(got))
+
+        def load(pool: list[int], side: int) -> None:
+            e = Load(tuple(cards[c] for c in pool), names[side], "reload")
+            self._apply(w, [e], check=False)
+
+        def pressed(player: int, recipient: int, got: list[int], side: int, why: str,
+                    empty: bool) -> None:
+            tell(Pressed(player, recipient, tuple(cards[c] for c in got), names[side], why,
+                         empty))
+
+        def played(player: int, card: int, side: int, discarded: int) -> None:
+            tell(Played(player, cards[card], names[side], discarded))
+
+        def caught(player: int, by: int) -> None:
+            tell(Caught(player, by))
+
+        def luck_ended(player: int, discarded: int, busted: bool) -> None:
+            tell(LuckEnded(player, discarded, busted))
+
+        def over(winner: int | None, side: int, points: int) -> None:
+            tell(HandOver(winner, names[side], points))
+
+        if observers:
+            hooks = core.Hooks(flip, load, pressed, played, caught, luck_ended, over, watchers)
+        else:
+            hooks = core.Hooks(flip, load, None, None, None, None, None, watchers)
+        decide = [b.decide for b in self.bots]
+        step_shot, step_move = core.step_shot, core.step_move
+        check = self.check if self.check_steps else None
+        while not w.over:
+            step = w.agenda[0]
+            if step.kind in PRESS_STEPS:
+                got = launcher.press()
+                if got:
+                    got = [c.id for c in got]
+                if len(got) > w.launcher_count:
+                    raise LauncherFault(f"{len(got)} cards shot from a launcher holding "
+                                        f"{w.launcher_count}")
+                step_shot(w, got, rng, hooks)
+            else:
+                step_move(w, decide[step.player](w, step.player), rng, hooks)
+            if check is not None:
+                check(w)
+        final = _freeze_core(w)
+        self._hand = _Draft(final)  # for ``_collect`` and ``state``: the hand is over
+        return FinishedHand(final, hand_points(final))
+
+    def _apply(self, state: HandState | _Draft, effects: list[Effect],
+               check: bool = True) -> None:
         launcher = self.launcher
         for e in effects:
             if isinstance(e, Load):
@@ -965,7 +1063,7 @@ class Table:
                 if got != e.side:
                     raise LauncherFault(f"the lid cycle left {got} at the back, not {e.side}")
             self._tell(e)
-        if self.check_steps:
+        if check and self.check_steps:
             self.check(state)
 
     def _tell(self, e: Effect) -> None:
@@ -985,9 +1083,14 @@ class Table:
     def check(self, state: HandState | _Draft) -> None:
         """Card conservation, and the launcher's count against the rules' count."""
         self.checks += 1
-        ids = [c.id for h in state.hands for c in h]
-        ids += [c.id for c in state.discard]
-        ids += [c.id for c in state.held]
+        if isinstance(state, (HandState, _Draft)):
+            ids = [c.id for h in state.hands for c in h]
+            ids += [c.id for c in state.discard]
+            ids += [c.id for c in state.held]
+        else:  # the fast core: cards are their ids already
+            ids = [c for h in state.hands for c in h]
+            ids += state.discard
+            ids += state.held()
         inside = self.launcher.contents()
         ids += [c.id for c in inside]
         if len(ids) != len(self.ids) or set(ids) != self.ids:
@@ -1007,6 +1110,8 @@ class Table:
         """Gather every card for a new deal: hands, pile and what is left in the launcher."""
         back = self.launcher.unload()
         s = self._hand
+        if s is not None and not isinstance(s, _Draft):
+            s = _freeze_core(s)  # type: ignore[assignment]
         if s is not None:
             back += [c for h in s.hands for c in h] + list(s.discard) + list(s.held)
         if s is not None and sorted(c.id for c in back) != sorted(self.ids):
