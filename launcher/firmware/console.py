@@ -675,6 +675,12 @@ class Console:
                                   "sleeps"), 0)
         counters.update(sorted(self.app.machine.memory.counters.items()))
         counters.update({f"console_{k}": v for k, v in self.counters.items()})
+        store = self.app.store
+        # Saves of the state file: a failed one is kept and written at the next save.
+        counters.update(state_writes=store.writes, state_failed_writes=store.failed_writes,
+                        state_unwritten=store.unwritten)
+        if store.last_error is not None:
+            counters["state_error"] = store.last_error
         return counters
 
     def _log(self, a: Args) -> Reply:

@@ -298,6 +298,38 @@ def test_stats_counts_the_launcher_and_the_console(session: Session) -> None:
     assert "console_lines=3 " in reply
 
 
+class _FailingWrite:
+    def __init__(self) -> None:
+        self.failing = True
+
+    def __call__(self, path: Path, text: str) -> None:
+        if self.failing:
+            raise RuntimeError("writer bug")
+        path.write_text(text, encoding="utf-8")
+
+
+def test_stats_shows_the_failed_saves_of_the_state_file(tmp_path: Path) -> None:
+    write = _FailingWrite()
+    store = StateStore(tmp_path / "state.json", write=write, on_failure=lambda exc: None)
+    b = Session(store=store)
+    try:
+        b("load 5")
+        b.rig.advance(0.3)  # the save after the load
+        assert store.flush(10)
+        reply = b.final("stats")
+        assert "state_writes=0 " in reply and "state_failed_writes=1 " in reply
+        assert "state_unwritten=true" in reply and 'state_error="RuntimeError: writer bug"' in reply
+        write.failing = False
+        b("load 6")
+        b.rig.advance(0.3)
+        assert store.flush(10)
+        reply = b.final("stats")
+        assert "state_writes=1 " in reply and "state_failed_writes=1 " in reply
+        assert "state_unwritten=false" in reply and "state_error" not in reply
+    finally:
+        b.close()
+
+
 def test_seed_replays_the_same_presses() -> None:
     def run(seed: int) -> list[str]:
         b = Session()
