@@ -729,7 +729,7 @@ class Console:
         try:
             settings = config.settings_from_dict(new)
             if "audio.pack" in changes:
-                load_pack(settings.audio.pack)  # a pack that is not there would stop the start
+                _check_pack(settings.audio.pack)  # a pack that is not there would stop the start
         except ConfigError as exc:
             raise CommandError(E_VALUE, str(exc)) from None
         self._gate(changes, settings)
@@ -965,6 +965,17 @@ def _erase(text: str) -> str:
         else:
             kept.append(ch)
     return "".join(kept)
+
+
+def _check_pack(pack: str) -> None:
+    """Load the sound pack ``pack`` names, as the start does; ConfigError if it cannot be."""
+    try:
+        load_pack(pack)
+    except ConfigError:
+        raise
+    except (OSError, ValueError, RuntimeError) as exc:  # the file system refused the path
+        raise ConfigError("audio.pack", pack, f"cannot be read ({type(exc).__name__}: "
+                                              f"{exc})") from None
 
 
 def _on_off(flag: bool) -> str:
