@@ -744,9 +744,19 @@ class Console:
                 raise CommandError(E_VALUE, str(exc)) from None
             self.app.use_settings(settings)
             self.running_raw = running
+            self._clamp_streak(settings)
         self.raw = new
         self.unsaved.update(changes)
         return len(live) == len(changes)
+
+    def _clamp_streak(self, settings: Settings) -> None:
+        """A hazard curve made shorter while the launcher runs: a dry streak longer than the
+        new curve allows is cut to its maximum (where the next press shoots), so the status
+        never shows a streak the luck table cannot reach."""
+        mem = self.app.machine.memory
+        longest = settings.luck.side(mem.side).max_dry
+        if mem.streak.count > longest:
+            mem.streak.count = longest
 
     def _gate(self, changes: Mapping[str, Any], settings: Settings) -> None:
         """Refuse, without `debug on`, a valid change to how or how long the motors run."""

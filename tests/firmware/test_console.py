@@ -298,6 +298,30 @@ def test_stats_counts_the_launcher_and_the_console(session: Session) -> None:
     assert "console_lines=3 " in reply
 
 
+def test_a_shorter_hazard_curve_cuts_a_longer_dry_streak_to_its_new_maximum(
+        session: Session) -> None:
+    session("luck set mild hazard [0.0, 0.0, 0.0, 0.0, 1.0]")
+    for _ in range(3):
+        assert session.final("press") == "ok state=ready"  # dry
+        session.rig.advance(2)  # past the mash guard
+    assert "escalation=3 " in session.final("status")
+    session("luck set mild hazard [0.0, 1.0]")  # at most 1 dry press now
+    assert "escalation=1 " in session.final("status")
+    assert session.rig.app.machine.memory.dry_streak == 1
+    assert session.final("luck show").startswith("ok side=mild dry_streak=1 ")
+    assert session.final("press") == "ok state=shooting"  # the curve's 1.0: it shoots
+
+
+def test_config_set_of_a_shorter_hazard_clamps_the_streak_too(session: Session) -> None:
+    session("luck set mild hazard [0.0, 0.0, 0.0, 1.0]")
+    for _ in range(2):
+        session("press")
+        session.rig.advance(2)
+    assert session.rig.app.machine.memory.dry_streak == 2
+    assert session.final("config set luck.mild.hazard [1.0]").startswith("ok ")
+    assert "escalation=0 " in session.final("status")
+
+
 class _FailingWrite:
     def __init__(self) -> None:
         self.failing = True
