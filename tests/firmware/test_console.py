@@ -590,7 +590,7 @@ def test_config_save_writes_a_file_that_loads_back(tmp_path: Path) -> None:
         b("luck set mild hazard [0.5, 1.0]")
         b("config set console.port \"my port\"")
         reply = b.final("config save")
-        assert reply == f"ok path={path} saved=3"
+        assert reply == f"ok path={path} saved=3 written=true"
         settings = config.load(path)
         assert settings.timing.jam_timeout == 0.65
         assert settings.luck.mild.hazard == (0.5, 1.0)
@@ -607,6 +607,7 @@ def test_config_save_failure_is_an_io_error(tmp_path: Path) -> None:
     blocker.write_text("not a folder", encoding="utf-8")
     b = Session(config_path=blocker / "launcher.toml", raw_config=config.default_raw())
     try:
+        b("config set console.port x")
         reply = b.final("config save")
         assert reply.startswith(f"error {E_IO} cannot write {blocker}/launcher.toml")
     finally:
