@@ -54,7 +54,8 @@ usage: $0 [--dry-run] [--usb-gadget] [--model TEXT] [--boot-dir DIR] [--root DIR
 
   --dry-run      print every step and change nothing
   --usb-gadget   serial console on the USB port (dtoverlay=dwc2, g_serial -> /dev/ttyGS0)
-  --uninstall    remove the service, the venv and the boot changes; keep config and state
+  --uninstall    remove the service, the venv, the boot changes and their .launcher-backup
+                 copies, and the groups the install created; keep config and state
   --purge        with --uninstall: also remove $CONFIG_DIR, $STATE_DIR and the user
   --model TEXT   act as if /proc/device-tree/model said TEXT (for dry runs off the Pi)
   --boot-dir DIR where config.txt and cmdline.txt are (default /boot/firmware, else /boot)
@@ -96,6 +97,12 @@ if [ "$PURGE" = 1 ] && [ "$MODE" != uninstall ]; then
 fi
 if [ -n "$ROOT" ] && [ "$DRY_RUN" = 0 ]; then
     echo "--root only goes with --dry-run" >&2
+    exit 2
+fi
+# A --boot-dir without config.txt is a typo (or the boot partition is not mounted): planning
+# edits to a file that is not there would report a success that did nothing.
+if [ -n "$BOOT_DIR" ] && [ ! -f "$BOOT_DIR/config.txt" ]; then
+    echo "install.sh: --boot-dir $BOOT_DIR has no config.txt (is it the boot partition, and is it mounted?)" >&2
     exit 2
 fi
 
@@ -188,9 +195,10 @@ fi
 
 # --- install state: what this script changed, so --uninstall undoes exactly that ----------
 
+# Read under --root in a dry run, as the machine's other facts are.
 state_get() {
-    if [ -f "$STATE_FILE" ]; then
-        sed -n "s/^$1=//p" "$STATE_FILE" | tail -n 1
+    if [ -f "$ROOT$STATE_FILE" ]; then
+        sed -n "s/^$1=//p" "$ROOT$STATE_FILE" | tail -n 1
     fi
 }
 
@@ -243,12 +251,24 @@ remove_boot_block() {
 }
 
 BACKED_UP=" "
+BACKUPS=1  # --uninstall makes none: it removes those the install made
 backup_once() {
     local file=$1
-    if [ ! -e "$file.launcher-backup" ] && [[ "$BACKED_UP" != *" $file "* ]]; then
+    if [ "$BACKUPS" = 1 ] && [ ! -e "$file.launcher-backup" ] &&
+        [[ "$BACKED_UP" != *" $file "* ]]; then
         run cp -p "$file" "$file.launcher-backup"
         BACKED_UP+="$file "
     fi
+}
+
+# The .launcher-backup copies of the files install.sh edits, once the edits are undone.
+remove_backups() {
+    local file
+    for file in "$ASOUND_CONF" ${BOOT_DIR:+"$BOOT_DIR/config.txt" "$BOOT_DIR/cmdline.txt"}; do
+        if [ -e "$file.launcher-backup" ]; then
+            run rm -f "$file.launcher-backup"
+        fi
+    done
 }
 
 # Put the marked block WANTED at the end of FILE, replacing an older one; returns 1 when
@@ -383,10 +403,14 @@ install_packages() {
 }
 
 create_user() {
-    local group
+    local group created
+    created=$(state_get created_groups)
     for group in "${SERVICE_GROUPS[@]}"; do
         if ! getent group "$group" >/dev/null; then
             run groupadd --system "$group"
+            # Recorded, so that --uninstall removes only the groups it made.
+            created="${created:+$created }$group"
+            state_set created_groups "$created"
         fi
     done
     if id "$SERVICE_USER" >/dev/null 2>&1; then
@@ -548,6 +572,9 @@ do_install() {
 
 do_uninstall() {
     REBOOT=0
+    BACKUPS=0
+    local created_groups
+    created_groups=$(state_get created_groups)
     if [ -e "$UNIT" ]; then
         run systemctl disable --now launcher.service
         run rm -f "$UNIT"
@@ -587,6 +614,8 @@ do_uninstall() {
             run systemctl unmask serial-getty@ttyGS0.service
         fi
     fi
+    # The edits are undone: the copies made before them go too.
+    remove_backups
     run rm -rf "$PREFIX"
     if [ "$PURGE" = 1 ]; then
         run rm -rf "$CONFIG_DIR" "$STATE_DIR"
@@ -596,6 +625,13 @@ do_uninstall() {
     else
         say "kept $CONFIG_DIR, $STATE_DIR and the user $SERVICE_USER (--purge removes them)"
     fi
+    # Only the groups the install created (gpio off Raspberry Pi OS): never the OS's own.
+    local group
+    for group in $created_groups; do
+        if [ "$DRY_RUN" = 1 ] || getent group "$group" >/dev/null; then
+            run groupdel "$group"
+        fi
+    done
     say "apt packages are left installed: other software may use them"
     if [ "$REBOOT" = 1 ]; then
         say "boot settings changed: reboot to apply"

@@ -1,4 +1,4 @@
-"""Shared fixtures: every test must leave no thread behind.
+"""Shared fixtures: every test must leave no thread behind, nor see the user's environment.
 
 Under CI (``CI`` set) hypothesis runs derandomized: the same examples every run, so a red
 build is reproducible. On a developer's machine it explores new examples each time and
@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import threading
+from collections.abc import Mapping
 
 import pytest
 from hypothesis import settings as hypothesis_settings
@@ -19,6 +20,26 @@ from launcher.sim.rig import SimRig
 hypothesis_settings.register_profile("ci", derandomize=True, print_blob=True)
 if os.environ.get("CI"):
     hypothesis_settings.load_profile("ci")
+
+
+# Variables that change which pins, daemon or service manager the code under test talks to.
+# A developer with ``GPIOZERO_PIN_FACTORY=mock`` exported (or a shell inside a systemd unit)
+# must get the same results as CI: each test starts without them, and sets what it needs.
+ENV_PREFIXES = ("GPIOZERO_", "LAUNCHER_")
+ENV_NAMES = ("PIGPIO_ADDR", "PIGPIO_PORT", "LG_WD", "NOTIFY_SOCKET", "WATCHDOG_USEC",
+             "WATCHDOG_PID")
+
+
+def ambient_names(environ: Mapping[str, str]) -> list[str]:
+    """The variables of ``environ`` that the suite clears before each test."""
+    return sorted(k for k in environ if k in ENV_NAMES or k.startswith(ENV_PREFIXES))
+
+
+@pytest.fixture(autouse=True)
+def clean_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Clear the pin-factory, pigpio, lgpio, systemd and launcher variables for each test."""
+    for name in ambient_names(os.environ):
+        monkeypatch.delenv(name)
 
 
 @pytest.fixture(autouse=True)

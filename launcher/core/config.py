@@ -135,10 +135,51 @@ def _choice(key: str, value: Any, choices: tuple[str, ...]) -> str:
     return str(value)
 
 
-def _string(key: str, value: Any) -> str:
+# What Linux takes in a path: no NUL (the C string ends there), at most PATH_MAX - 1 bytes
+# in all and NAME_MAX bytes a name, in the file system's encoding (UTF-8).
+PATH_BYTES = 4095
+NAME_BYTES = 255
+TEXT_BYTES = 4095  # any other string (a serial port may be a pyserial URL)
+
+
+def _string(key: str, value: Any, limit: int = TEXT_BYTES) -> str:
+    """A string the OS and the libraries below take: no NUL, UTF-8, at most ``limit`` bytes."""
     if not isinstance(value, str):
         raise ConfigError(key, value, "must be a string")
+    shown = value if len(value) <= 60 else value[:60] + "..."
+    if "\0" in value:
+        raise ConfigError(key, shown, "must not contain a NUL character (U+0000)")
+    try:
+        size = len(value.encode("utf-8"))
+    except UnicodeEncodeError as exc:
+        raise ConfigError(key, shown, f"not encodable as UTF-8 (U+{ord(value[exc.start]):04X})"
+                          ) from None
+    if size > limit:
+        raise ConfigError(key, shown, f"too long ({size} bytes; at most {limit})")
     return value
+
+
+def _path(key: str, value: Any, *, file: bool) -> str:
+    """A path the file system takes; ``file``: one that names a file, not a folder.
+
+    Only its spelling is checked here (the core does no I/O); the shell checks what is on
+    the disk (the sound pack is loaded by ``config check``, ``config set`` and the start).
+    """
+    text = _string(key, value, PATH_BYTES)
+    if not text.strip():
+        raise ConfigError(key, text, "must not be empty")
+    for name in text.split("/"):
+        if len(name.encode("utf-8")) > NAME_BYTES:
+            raise ConfigError(key, text[:60] + "...", f"has a name longer than {NAME_BYTES} "
+                                                      "bytes")
+    if file and (text.endswith("/") or text.rsplit("/", 1)[-1] in (".", "..")):
+        raise ConfigError(key, text, "must name a file, not a folder")
+    if text.startswith("~"):
+        try:
+            Path(text).expanduser()
+        except RuntimeError:
+            raise ConfigError(key, text, "names the home folder of an unknown user") from None
+    return text
 
 
 def _boolean(key: str, value: Any) -> bool:
@@ -256,7 +297,7 @@ def settings_from_dict(raw: Mapping[str, Any]) -> Settings:
     """Check a complete raw dictionary (defaults already merged) and freeze it."""
     luck = raw["luck"]
     backend = _choice("audio.backend", raw["audio"]["backend"], AUDIO_BACKENDS)
-    port = _string("console.port", raw["console"]["port"])
+    port = _string("console.port", raw["console"]["port"], PATH_BYTES)
     return Settings(
         pin_factory=_choice("board.pin_factory", raw["board"]["pin_factory"], PIN_FACTORIES),
         pins=_pins(raw["pins"], reserved_pins(i2s=uses_i2s(backend), uart=uses_uart(port))),
@@ -275,12 +316,12 @@ def settings_from_dict(raw: Mapping[str, Any]) -> Settings:
         rotator=_rotator(raw["rotator"]),
         audio=Audio(
             backend=_choice("audio.backend", raw["audio"]["backend"], AUDIO_BACKENDS),
-            pack=_string("audio.pack", raw["audio"]["pack"]),
+            pack=_path("audio.pack", raw["audio"]["pack"], file=False),
             volume=_number("audio.volume", raw["audio"]["volume"], 0.0, 1.0),
         ),
-        state_path=Path(_string("state.path", raw["state"]["path"])),
+        state_path=Path(_path("state.path", raw["state"]["path"], file=True)),
         console=Console(
-            port=_string("console.port", raw["console"]["port"]),
+            port=port,
             baud=_integer("console.baud", raw["console"]["baud"], 1200, 4_000_000),
         ),
         profile=_profile(raw["game"]["profile"]),

@@ -40,8 +40,12 @@ def _count(name: str, value: Any, hi: int) -> int:
 
 def parse(data: Any) -> Saved:
     """A decoded state file as ``Saved``; ValueError naming the first bad field."""
-    if not isinstance(data, dict) or data.get("version") != VERSION:
+    if not isinstance(data, dict):
         raise ValueError("not a version 1 state file")
+    version = data.get("version")
+    # true == 1 in Python: a bool is no version number.
+    if isinstance(version, bool) or not isinstance(version, int) or version != VERSION:
+        raise ValueError(f"version {version!r}: not a version {VERSION} state file")
     side = data["side"]
     if side not in ("mild", "wild"):
         raise ValueError(f"side {side!r}")

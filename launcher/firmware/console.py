@@ -269,20 +269,6 @@ def _side_of(yellow_back: bool) -> str:
     return "mild" if yellow_back else "wild"
 
 
-def _diff(defaults: Mapping[str, Any], raw: Mapping[str, Any]) -> dict[str, Any]:
-    """The keys of ``raw`` whose values differ from ``defaults`` (tables recurse)."""
-    out: dict[str, Any] = {}
-    for key, value in raw.items():
-        base = defaults.get(key)
-        if isinstance(value, dict) and isinstance(base, dict):
-            sub = _diff(base, value)
-            if sub:
-                out[key] = sub
-        elif value != base:
-            out[key] = value
-    return out
-
-
 class SimulatedBoard(Protocol):
     """What the sim-only commands use of a simulated launcher (``hal.sim.SimLauncher``)."""
 
@@ -321,6 +307,9 @@ class Console:
         # The largest shot a press may ask for without `debug on` (see GATED_PREFIXES).
         self.shot_cap = _largest_shot(self.raw)
         self.unsaved: set[str] = set()
+        # The config file as `config save` last saw it (at start, then after each save): a
+        # key that differs on disk now was edited underneath the firmware.
+        self._file_seen: dict[str, Any] | None = self._read_file()
         self.write = write  # where event lines go (the transport, the play screen, a test)
         self.reboot = reboot  # the owner's "exit so that systemd restarts us"
         self.json = False
@@ -675,6 +664,12 @@ class Console:
                                   "sleeps"), 0)
         counters.update(sorted(self.app.machine.memory.counters.items()))
         counters.update({f"console_{k}": v for k, v in self.counters.items()})
+        store = self.app.store
+        # Saves of the state file: a failed one is kept and written at the next save.
+        counters.update(state_writes=store.writes, state_failed_writes=store.failed_writes,
+                        state_unwritten=store.unwritten)
+        if store.last_error is not None:
+            counters["state_error"] = store.last_error
         return counters
 
     def _log(self, a: Args) -> Reply:
@@ -723,7 +718,7 @@ class Console:
         try:
             settings = config.settings_from_dict(new)
             if "audio.pack" in changes:
-                load_pack(settings.audio.pack)  # a pack that is not there would stop the start
+                _check_pack(settings.audio.pack)  # a pack that is not there would stop the start
         except ConfigError as exc:
             raise CommandError(E_VALUE, str(exc)) from None
         self._gate(changes, settings)
@@ -738,9 +733,19 @@ class Console:
                 raise CommandError(E_VALUE, str(exc)) from None
             self.app.use_settings(settings)
             self.running_raw = running
+            self._clamp_streak(settings)
         self.raw = new
         self.unsaved.update(changes)
         return len(live) == len(changes)
+
+    def _clamp_streak(self, settings: Settings) -> None:
+        """A hazard curve made shorter while the launcher runs: a dry streak longer than the
+        new curve allows is cut to its maximum (where the next press shoots), so the status
+        never shows a streak the luck table cannot reach."""
+        mem = self.app.machine.memory
+        longest = settings.luck.side(mem.side).max_dry
+        if mem.streak.count > longest:
+            mem.streak.count = longest
 
     def _gate(self, changes: Mapping[str, Any], settings: Settings) -> None:
         """Refuse, without `debug on`, a valid change to how or how long the motors run."""
@@ -815,22 +820,70 @@ class Console:
         return {key: value, "applied": "now" if live else "restart",
                 "unsaved": len(self.unsaved)}
 
+    def _read_file(self) -> dict[str, Any] | None:
+        """The config file's own tables as they are on disk ({} if there is none; None if
+        it cannot be read)."""
+        path = self.config_path
+        if path is None or not path.exists():
+            return {}
+        try:
+            return config.read_toml(path)
+        except ConfigError:
+            return None
+
     def _config_save(self, a: Args) -> dict[str, Any]:
         path = self.config_path
         if path is None:
             raise CommandError(E_UNAVAILABLE, "no config file: the launcher started on the "
                                               "defaults (give it --config FILE)")
-        changed = _diff(config.default_raw(), self.raw)
-        text = ("# Written by the console's `config save`: only the keys that differ from\n"
-                "# the defaults (launcher/default.toml documents every key).\n\n"
-                + config.to_toml(changed))
+        if not self.unsaved:
+            return {"path": str(path), "saved": 0, "written": False,
+                    "reason": "nothing changed since the last save"}
+        # Merge into the file as it is now: edits made to it while the firmware ran stay.
         try:
-            atomic_write(path, text)
+            on_disk = config.read_toml(path) if path.exists() else {}
+        except ConfigError as exc:
+            raise CommandError(E_IO, f"cannot merge into {path}: {exc}") from None
+        seen = self._file_seen if self._file_seen is not None else {}
+        keys = sorted(self.unsaved)
+        clashes = [k for k in keys
+                   if _lookup(on_disk, k) != _lookup(seen, k)
+                   and _lookup(on_disk, k) != config.get_key(self.raw, k)]
+        if clashes:
+            raise CommandError(E_STATE, f"{path} was edited since the firmware read it, "
+                                        f"and so were {', '.join(clashes)}: not saved (edit "
+                                        "the file, or `config set` those keys again to its "
+                                        "values)")
+        merged = copy.deepcopy(on_disk)
+        defaults = config.default_raw()
+        for key in keys:
+            value = config.get_key(self.raw, key)
+            if _lookup(on_disk, key) is _ABSENT and value == config.get_key(defaults, key):
+                continue  # back to the default and not in the file: nothing to write
+            _store(merged, key, value)
+        try:
+            config.settings_from_dict(config.merge(defaults, merged))
+        except ConfigError as exc:
+            raise CommandError(E_VALUE, f"the file with these changes would not load: {exc}"
+                               ) from None
+        saved = len(self.unsaved)
+        if merged == on_disk:
+            self.unsaved.clear()
+            self._file_seen = on_disk
+            return {"path": str(path), "saved": saved, "written": False,
+                    "reason": "the file already holds these values"}
+        text = ("# Written by the console's `config save`: the file's own keys with the\n"
+                "# console's changes (launcher/default.toml documents every key).\n\n"
+                + config.to_toml(merged))
+        try:
+            # The file keeps its mode and owner (the installer makes it 0644, so that the
+            # self-test runs as the maker's user); a new one is readable by all, as there.
+            atomic_write(path, text, keep_mode=True, new_mode=0o644)
         except OSError as exc:
             raise CommandError(E_IO, f"cannot write {path}: {exc.strerror or exc}") from None
-        saved = len(self.unsaved)
         self.unsaved.clear()
-        return {"path": str(path), "saved": saved}
+        self._file_seen = merged
+        return {"path": str(path), "saved": saved, "written": True}
 
     # the rest
 
@@ -959,6 +1012,47 @@ def _erase(text: str) -> str:
         else:
             kept.append(ch)
     return "".join(kept)
+
+
+class _Absent:
+    def __repr__(self) -> str:
+        return "(absent)"
+
+
+_ABSENT: Any = _Absent()
+
+
+def _lookup(table: Mapping[str, Any], dotted: str) -> Any:
+    """The value at ``dotted`` in a config file's tables, or ``_ABSENT``."""
+    node: Any = table
+    for part in dotted.split("."):
+        if not isinstance(node, Mapping) or part not in node:
+            return _ABSENT
+        node = node[part]
+    return node
+
+
+def _store(table: dict[str, Any], dotted: str, value: Any) -> None:
+    """Set ``dotted`` in a config file's tables, making the tables on its way."""
+    *parts, last = dotted.split(".")
+    node = table
+    for part in parts:
+        child = node.get(part)
+        if not isinstance(child, dict):
+            child = node[part] = {}
+        node = child
+    node[last] = value
+
+
+def _check_pack(pack: str) -> None:
+    """Load the sound pack ``pack`` names, as the start does; ConfigError if it cannot be."""
+    try:
+        load_pack(pack)
+    except ConfigError:
+        raise
+    except (OSError, ValueError, RuntimeError) as exc:  # the file system refused the path
+        raise ConfigError("audio.pack", pack, f"cannot be read ({type(exc).__name__}: "
+                                              f"{exc})") from None
 
 
 def _on_off(flag: bool) -> str:

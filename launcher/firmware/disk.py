@@ -8,7 +8,9 @@ temporary file, which ``remove_stale_temps`` deletes at the next start.
 
 from __future__ import annotations
 
+import contextlib
 import os
+import stat
 import tempfile
 from pathlib import Path
 
@@ -18,11 +20,19 @@ def temp_prefix(path: Path) -> str:
     return f".{path.name}."
 
 
-def atomic_write(path: Path, data: str) -> None:
-    """Write ``data`` so that a power cut leaves either the old file or the new one."""
+def atomic_write(path: Path, data: str, *, keep_mode: bool = False,
+                 new_mode: int | None = None) -> None:
+    """Write ``data`` so that a power cut leaves either the old file or the new one.
+
+    ``keep_mode``: the new file gets the old one's permission bits, and its owner and group
+    where this process may give them (root may; another user keeps its own). A file that
+    did not exist gets ``new_mode`` (None: ``mkstemp``'s 0600).
+    """
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=temp_prefix(path), dir=path.parent)
     try:
+        if keep_mode:
+            _like(fd, path, new_mode)
         with os.fdopen(fd, "w", encoding="utf-8") as f:
             f.write(data)
             f.flush()
@@ -36,6 +46,24 @@ def atomic_write(path: Path, data: str) -> None:
         os.fsync(dirfd)
     finally:
         os.close(dirfd)
+
+
+def _like(fd: int, path: Path, new_mode: int | None) -> None:
+    """Give the temporary file ``fd`` the mode (and, where allowed, owner) of ``path``."""
+    try:
+        old = os.stat(path)
+    except FileNotFoundError:
+        if new_mode is not None:
+            os.fchmod(fd, new_mode)
+        return
+    os.fchmod(fd, stat.S_IMODE(old.st_mode))
+    if (old.st_uid, old.st_gid) == (os.geteuid(), os.getegid()):
+        return
+    try:
+        os.fchown(fd, old.st_uid, old.st_gid)
+    except PermissionError:
+        with contextlib.suppress(PermissionError):  # a member of its group may keep that
+            os.fchown(fd, -1, old.st_gid)
 
 
 def remove_stale_temps(path: Path) -> list[Path]:

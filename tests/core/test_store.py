@@ -25,7 +25,8 @@ def test_a_good_file_round_trips():
     ("inventory", False), ("inventory", 10**40), ("inventory", "12"),
     ("counters", {"presses": True}), ("counters", {"presses": 10**40}),
     ("counters", {"x" * 500: 1}), ("counters", {"a b": 1}), ("counters", [1, 2]),
-    ("side", "purple"),
+    ("side", "purple"), ("version", True), ("version", 1.0), ("version", "1"),
+    ("version", 2),
 ])
 def test_impossible_values_are_refused(field: str, value: object):
     with pytest.raises(ValueError):

@@ -298,6 +298,62 @@ def test_stats_counts_the_launcher_and_the_console(session: Session) -> None:
     assert "console_lines=3 " in reply
 
 
+def test_a_shorter_hazard_curve_cuts_a_longer_dry_streak_to_its_new_maximum(
+        session: Session) -> None:
+    session("luck set mild hazard [0.0, 0.0, 0.0, 0.0, 1.0]")
+    for _ in range(3):
+        assert session.final("press") == "ok state=ready"  # dry
+        session.rig.advance(2)  # past the mash guard
+    assert "escalation=3 " in session.final("status")
+    session("luck set mild hazard [0.0, 1.0]")  # at most 1 dry press now
+    assert "escalation=1 " in session.final("status")
+    assert session.rig.app.machine.memory.dry_streak == 1
+    assert session.final("luck show").startswith("ok side=mild dry_streak=1 ")
+    assert session.final("press") == "ok state=shooting"  # the curve's 1.0: it shoots
+
+
+def test_config_set_of_a_shorter_hazard_clamps_the_streak_too(session: Session) -> None:
+    session("luck set mild hazard [0.0, 0.0, 0.0, 1.0]")
+    for _ in range(2):
+        session("press")
+        session.rig.advance(2)
+    assert session.rig.app.machine.memory.dry_streak == 2
+    assert session.final("config set luck.mild.hazard [1.0]").startswith("ok ")
+    assert "escalation=0 " in session.final("status")
+
+
+class _FailingWrite:
+    def __init__(self) -> None:
+        self.failing = True
+
+    def __call__(self, path: Path, text: str) -> None:
+        if self.failing:
+            raise RuntimeError("writer bug")
+        path.write_text(text, encoding="utf-8")
+
+
+def test_stats_shows_the_failed_saves_of_the_state_file(tmp_path: Path) -> None:
+    write = _FailingWrite()
+    store = StateStore(tmp_path / "state.json", write=write, on_failure=lambda exc: None)
+    b = Session(store=store)
+    try:
+        b("load 5")
+        b.rig.advance(0.3)  # the save after the load
+        assert store.flush(10)
+        reply = b.final("stats")
+        assert "state_writes=0 " in reply and "state_failed_writes=1 " in reply
+        assert "state_unwritten=true" in reply and 'state_error="RuntimeError: writer bug"' in reply
+        write.failing = False
+        b("load 6")
+        b.rig.advance(0.3)
+        assert store.flush(10)
+        reply = b.final("stats")
+        assert "state_writes=1 " in reply and "state_failed_writes=1 " in reply
+        assert "state_unwritten=false" in reply and "state_error" not in reply
+    finally:
+        b.close()
+
+
 def test_seed_replays_the_same_presses() -> None:
     def run(seed: int) -> list[str]:
         b = Session()
@@ -534,7 +590,7 @@ def test_config_save_writes_a_file_that_loads_back(tmp_path: Path) -> None:
         b("luck set mild hazard [0.5, 1.0]")
         b("config set console.port \"my port\"")
         reply = b.final("config save")
-        assert reply == f"ok path={path} saved=3"
+        assert reply == f"ok path={path} saved=3 written=true"
         settings = config.load(path)
         assert settings.timing.jam_timeout == 0.65
         assert settings.luck.mild.hazard == (0.5, 1.0)
@@ -551,6 +607,7 @@ def test_config_save_failure_is_an_io_error(tmp_path: Path) -> None:
     blocker.write_text("not a folder", encoding="utf-8")
     b = Session(config_path=blocker / "launcher.toml", raw_config=config.default_raw())
     try:
+        b("config set console.port x")
         reply = b.final("config save")
         assert reply.startswith(f"error {E_IO} cannot write {blocker}/launcher.toml")
     finally:

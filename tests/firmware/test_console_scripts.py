@@ -69,7 +69,15 @@ class Session:
         path = None
         if self.config_file:
             path = self.tmp / "launcher.toml"
-            path.write_text(config.to_toml(raw), encoding="utf-8")
+            # As a maker writes one: only the keys that differ from the defaults.
+            own: dict[str, Any] = {}
+            for key, text in self.overrides:
+                *tables, leaf = key.split(".")
+                node = own
+                for t in tables:
+                    node = node.setdefault(t, {})
+                node[leaf] = config.parse_value(text)
+            path.write_text(config.to_toml(own), encoding="utf-8")
         store = StateStore(self.tmp / "state.json") if self.state_file else None
         self.rig = SimRig(config.settings_from_dict(raw), seed=self.seed, side=self.side,
                           store=store)

@@ -1,0 +1,128 @@
+"""The state writer thread survives every failure, reports the bugs, and loses no state.
+
+Issue 21, finding 2: a write that raised anything but ``OSError`` ended the thread quietly;
+``flush()`` returned False from then on and every later save, the one at stop included,
+was lost (on disk after stop: counters ``{}``, inventory 30; in memory 6 presses, 6 shots,
+12 cards, inventory 18).
+"""
+
+from __future__ import annotations
+
+import errno
+import json
+import logging
+import threading
+from dataclasses import replace
+from pathlib import Path
+
+from launcher.core import config
+from launcher.core.store import Saved
+from launcher.firmware.disk import atomic_write
+from launcher.firmware.state import StateStore
+from launcher.sim.rig import SimRig
+
+
+class FlakyWrite:
+    """The real atomic write, but calls ``first..last`` (counted from 1) raise ``error``."""
+
+    def __init__(self, error: BaseException, first: int = 2, last: int = 10**9) -> None:
+        self.error, self.first, self.last = error, first, last
+        self.calls = 0
+
+    def __call__(self, path: Path, text: str) -> None:
+        self.calls += 1
+        if self.first <= self.calls <= self.last:
+            raise self.error
+        atomic_write(path, text)
+
+
+def two_card_shots() -> config.Settings:
+    s = config.load()
+    table = config.side_luck("luck.mild", {"hazard": [1.0], "sizes": [2], "weights": [1]})
+    return replace(s, luck=replace(s.luck, mild=table))
+
+
+def on_disk(path: Path) -> dict:
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+def play_six_shots(store: StateStore) -> SimRig:
+    rig = SimRig(two_card_shots(), seed=5, store=store)
+    rig.load([f"c{i}" for i in range(30)])
+    rig.advance(0.3)  # the save after the load: written (the first write works)
+    assert store.flush(10)
+    for _ in range(6):
+        rig.press()
+        assert store.flush(10)
+    return rig
+
+
+def test_a_bug_in_a_write_is_reported_and_the_state_at_stop_still_reaches_the_disk(
+        tmp_path: Path, caplog) -> None:
+    path = tmp_path / "state.json"
+    reported: list[BaseException] = []
+    write = FlakyWrite(RuntimeError("a bug in the writer"))  # every write after the first
+    store = StateStore(path, write=write, on_failure=reported.append)
+    with caplog.at_level(logging.ERROR, logger="launcher"):
+        rig = play_six_shots(store)
+        memory = rig.app.saved()
+        assert memory.counters["shots"] == 6 and memory.inventory == 18
+        assert on_disk(path)["inventory"] == 30  # the bug kept every later save off the disk
+        assert store.unwritten and store.failed_writes >= 6 and store.writes == 1
+        write.last = write.calls  # the bug goes away: the stop's save gets through
+        rig.close()
+    assert Saved(**{k: v for k, v in on_disk(path).items() if k != "version"}) == memory
+    counters = on_disk(path)["counters"]
+    assert counters["presses"] == 6 and counters["cards_shot"] == 12
+    assert reported and all(isinstance(e, RuntimeError) for e in reported)
+    assert len(reported) == store.failed_writes  # each failure reported to the owner
+    assert caplog.text.count("Traceback") == 1  # logged once for the outage
+    assert "a bug in the writer" in caplog.text
+
+
+def test_the_writer_thread_lives_on_after_a_bug_and_writes_the_next_save(tmp_path: Path) -> None:
+    path = tmp_path / "state.json"
+    write = FlakyWrite(TypeError("unexpected"), first=1, last=1)
+    store = StateStore(path, write=write, on_failure=lambda exc: None)
+    store.save(Saved(inventory=1))
+    assert store.flush(10) and store.unwritten and store.failed_writes == 1
+    store.save(Saved(inventory=2))
+    assert store.flush(10)  # it returned False for ever before: the thread had died
+    assert not store.unwritten and store.writes == 1 and on_disk(path)["inventory"] == 2
+    store.close()
+
+
+def test_retry_writes_what_a_failed_write_kept(tmp_path: Path) -> None:
+    path = tmp_path / "state.json"
+    write = FlakyWrite(OSError(errno.ENOSPC, "No space left on device"), first=1, last=1)
+    store = StateStore(path, write=write)
+    store.save(Saved(inventory=7))
+    assert store.flush(10) and store.unwritten and not path.exists()
+    store.retry()  # the disk has room again (the owner may call this from a reactor timer)
+    assert store.flush(10) and not store.unwritten and on_disk(path)["inventory"] == 7
+    assert (store.writes, store.failed_writes) == (1, 1)
+    store.close()
+
+
+def test_a_failure_callback_that_raises_does_not_end_the_writer(tmp_path: Path) -> None:
+    path = tmp_path / "state.json"
+
+    def broken(exc: BaseException) -> None:
+        raise ValueError("the owner's hook is broken too")
+
+    store = StateStore(path, write=FlakyWrite(KeyError("x"), first=1, last=1), on_failure=broken)
+    store.save(Saved(inventory=3))
+    assert store.flush(10)
+    store.save(Saved(inventory=4))
+    assert store.flush(10) and on_disk(path)["inventory"] == 4
+    store.close()
+
+
+def test_the_failure_callback_runs_on_the_writer_thread(tmp_path: Path) -> None:
+    threads: list[str] = []
+    store = StateStore(tmp_path / "s.json", write=FlakyWrite(RuntimeError("x"), first=1),
+                       on_failure=lambda exc: threads.append(threading.current_thread().name))
+    store.save(Saved())
+    assert store.flush(10)
+    store.close()
+    assert threads[0] == "state-writer"  # so the owner must post it to the reactor
