@@ -132,6 +132,7 @@ class Launcher:
         self._timers: dict[str, Timer] = {}
         self._save_timer = reactor.register_timer(self._save, NEVER, "save")
         self._lid_pair_timer = reactor.register_timer(self._lid_pair_due, NEVER, "lid_pair")
+        self._store_hook: Callable[[BaseException], None] | None = None
         self._inputs = self._wire_inputs()
         self.started = False
         self._failing = False  # inside internal_fault: a second failure is not caught
@@ -146,6 +147,8 @@ class Launcher:
             home=b.home.is_active, yellow_back=b.yellow_back.is_active)
         self.actuators.enable()
         self.actuators.on_lapse = self._lapsed_from_any_thread
+        self._store_hook = self.store.on_failure  # whatever hook the store came with
+        self.store.on_failure = self._store_failed_from_any_thread
         for d in self._inputs:
             d.level = d.device.is_active
             d.device.on_change(self._edge_from_any_thread(d))
@@ -180,6 +183,7 @@ class Launcher:
         if self.board.lid_closed_nc is not None:
             self.board.lid_closed_nc.on_change(None)
         self.actuators.on_lapse = None
+        self.store.on_failure = self._store_hook
         if self.reactor.on_error == self.internal_fault:
             self.reactor.on_error = None
         self._save(self.reactor.monotonic())
@@ -247,6 +251,22 @@ class Launcher:
     def _lapsed_from_any_thread(self, what: str) -> None:
         detail = f"{what} lapsed: the reactor did not renew it in time (blocked or starved)"
         self.reactor.post(lambda: self._lapsed(detail))
+
+    def _store_failed_from_any_thread(self, exc: BaseException) -> None:
+        """A bug in the state writer (not a disk error): a fault, as on the reactor thread.
+        The writer keeps the state it could not write and tries again at the next save."""
+        if self._store_hook is not None:
+            self._store_hook(exc)
+        self.reactor.post(lambda: self._store_failed(exc))
+
+    def _store_failed(self, exc: BaseException) -> None:
+        """As ``internal_fault``, but the writer has logged the traceback (once an outage)."""
+        if not self.started or self.machine.memory.fault == "internal":
+            return
+        self.actuators.safe()
+        detail = f"the state writer: {type(exc).__name__}: {exc}"
+        log.error("internal error in %s; motors off, launcher in fault", detail)
+        self.dispatch(m.Event(m.INTERNAL, detail=detail))
 
     def _lapsed(self, detail: str) -> None:
         if self.started:

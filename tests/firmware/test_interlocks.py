@@ -331,3 +331,31 @@ def test_after_an_internal_fault_the_unit_shoots_again_with_its_sound_and_led(
     rig.settle()
     assert rig.app.machine.memory.inventory == left - 3  # the cards really left
     assert rig.cues.played[-1] != "reload"
+
+
+def test_a_bug_in_the_state_writer_is_an_internal_fault_with_the_motors_off(tmp_path):
+    """The writer thread's failure reaches the reactor as a fault; the next good write
+    still puts the newest state on disk."""
+    from launcher.firmware.state import StateStore
+
+    broken = [True]
+
+    def write(path, text):
+        if broken[0]:
+            raise TypeError("a bug in the writer")
+        path.write_text(text, encoding="utf-8")
+
+    store = StateStore(tmp_path / "state.json", write)
+    rig = SimRig(store=store)
+    rig.sim.load(range(10))
+    rig.app.load(10)
+    rig.advance(0.5)  # the load's save, which fails
+    assert store.flush(5.0)
+    rig.advance(0.0)
+    assert rig.state == m.FAULT and rig.faults[-1]["code"] == "internal"
+    assert "state writer" in rig.faults[-1]["error"] and driver(rig) == (0, 0, 0)
+    broken[0] = False
+    rig.app.clear_fault()
+    rig.advance(0.5)
+    assert store.flush(5.0) and '"inventory": 10' in (tmp_path / "state.json").read_text()
+    rig.close()

@@ -16,6 +16,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from launcher.core import config
+from launcher.core import machine as m
 from launcher.core.store import Saved
 from launcher.firmware.disk import atomic_write
 from launcher.firmware.state import StateStore
@@ -54,6 +55,12 @@ def play_six_shots(store: StateStore) -> SimRig:
     for _ in range(6):
         rig.press()
         assert store.flush(10)
+        rig.advance(0.0)
+        if rig.state == m.FAULT:  # the firmware made the writer's bug a fault: get out
+            assert rig.faults[-1]["code"] == "internal"
+            assert "state writer" in rig.faults[-1]["error"]
+            rig.app.clear_fault()
+            rig.advance(0.3)
     return rig
 
 
