@@ -1,0 +1,215 @@
+"""The firmware dying, hanging or stopping mid-shot, and what the lines do meanwhile.
+
+Each test starts its own ``launcher run`` (or the hang harness, tests/kernel/harness.py)
+as systemd would, starts a shot of 12 cards (``profile = "deal 12"``: every press
+shoots), and then does to it what the test's name says. systemd's part (the watchdog,
+ExecStopPost=launcher safe-stop) is played by the test.
+
+On gpio-sim, a line the dead process held goes back to the simulator's pull (a
+pull-down, as the driver's inputs have on the board) the moment the kernel releases it;
+a real Pi's pins keep their last level (FAKE_DIFFERENCES 3 in tests/hal), which is why
+safe-stop exists. The levels are recorded as seen.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import time
+
+import lgpio
+from kerneltier import (
+    LAUNCHER,
+    OUTPUTS,
+    PINS,
+    Firmware,
+    LineWatch,
+    levels,
+    record,
+    safe_stop,
+)
+
+DEAL = '[game]\nprofile = "deal 12"\n'
+LEASE_BUDGET = 0.25  # s: a hung reactor's roller is off by itself within this
+LID_BUDGET = 0.005  # s: the lid leaving closed stops the roller within this, hung or not
+
+
+def start_shot(world, fw: Firmware, in1: LineWatch) -> None:
+    fw.ready(timeout=180)
+    mark = fw.mark()
+    world.do(lambda sim: sim.press())
+    fw.event("shoot", mark, timeout=10)
+    assert in1.is_running(1.0), "the roller does not run"
+
+
+def wait_high(in1: LineWatch, timeout: float = 2.0) -> float:
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        if in1.read():
+            return time.monotonic()
+    raise AssertionError("motor_in1 never read high")
+
+
+def trace(in1: LineWatch, seconds: float) -> list[tuple[float, int]]:
+    """(wall time, level) of motor_in1 at every change, for ``seconds``."""
+    out: list[tuple[float, int]] = []
+    end = time.monotonic() + seconds
+    last = -1
+    while (now := time.monotonic()) < end:
+        v = in1.read()
+        if v != last:
+            out.append((now, v))
+            last = v
+    return out
+
+
+def off_since(samples: list[tuple[float, int]], hold: float) -> float | None:
+    """When the line went low for good (low at the end, for at least ``hold`` s)."""
+    if not samples or samples[-1][1]:
+        return None
+    return samples[-1][0]
+
+
+def test_kill_9_mid_shot_at_pwm_high_then_safe_stop(world_factory, firmware):
+    world = world_factory(cards=200)
+    fw = firmware(toml=DEAL)
+    in1 = LineWatch(PINS.motor_in1)
+    try:
+        start_shot(world, fw, in1)
+        wait_high(in1)
+        killed = fw.signal(signal.SIGKILL)
+        dead = fw.wait_exit()
+        after_death = levels(*OUTPUTS)
+        off = in1.low_since(hold=0.05, timeout=2.0)
+        start, end, out = safe_stop(fw)
+        after_stop = levels(*OUTPUTS)
+    finally:
+        in1.close()
+    record("kill9", levels_after_death=after_death, levels_after_safe_stop=after_stop,
+           kill_to_exit_s=dead - killed, death_to_roller_off_s=None if off is None
+           else max(0.0, off - dead), kill_to_roller_off_s=None if off is None
+           else max(0.0, off - killed), safe_stop_s=end - start, safe_stop_output=out.strip())
+    assert all(v == 0 for v in after_stop.values()), after_stop
+    assert "low (lgpio; config)" in out
+
+
+def test_hung_reactor_roller_off_by_itself_then_watchdog_sigabrt_and_safe_stop(world_factory,
+                                                                                 firmware):
+    world = world_factory(cards=200)
+    usec = 1_000_000
+    fw = firmware(toml=DEAL, harness=True, watchdog_usec=usec)
+    in1 = LineWatch(PINS.motor_in1)
+    samples: list[tuple[float, int]] = []
+    try:
+        start_shot(world, fw, in1)
+        time.sleep(0.05)
+        hung = fw.signal(signal.SIGUSR1)
+        # systemd's part: a ping missed for WATCHDOG_USEC means SIGABRT, then ExecStopPost.
+        aborted = None
+        while aborted is None:
+            samples += trace(in1, 0.02)
+            pings = [t for t, f in fw.notifications if f == "WATCHDOG=1"]
+            if time.monotonic() - max(pings) > usec / 1e6:
+                aborted = fw.signal(signal.SIGABRT)
+            assert time.monotonic() - hung < 30, "no watchdog miss"
+        while fw.proc.poll() is None:
+            samples += trace(in1, 0.01)
+        dead = time.monotonic()
+        stop = subprocess.Popen([str(LAUNCHER), "safe-stop", "--config", str(fw.config)],
+                                cwd=os.environ.get("LG_WD"), stdout=subprocess.PIPE,
+                                stderr=subprocess.STDOUT, text=True)
+        stop_started = time.monotonic()
+        while stop.poll() is None:
+            samples += trace(in1, 0.01)
+        stop_ended = time.monotonic()
+        out = stop.communicate()[0]
+        after = levels(*OUTPUTS)
+    finally:
+        in1.close()
+    hang_samples = [(t, v) for t, v in samples if t >= hung]
+    off = off_since(hang_samples, 0.05)
+    # The first low stretch of 50 ms after the hang: when the roller really stopped.
+    first_off = None
+    low_from = None
+    for t, v in [*hang_samples, (time.monotonic(), -1)]:
+        if v == 0 and low_from is None:
+            low_from = t
+        elif v != 0 and low_from is not None:
+            if t - low_from >= 0.05:
+                first_off = low_from
+                break
+            low_from = None
+    record("hang", watchdog_s=usec / 1e6, hang_to_sigabrt_s=aborted - hung,
+           sigabrt_to_exit_s=dead - aborted, hang_to_roller_off_s=None if first_off is None
+           else first_off - hung, death_to_roller_off_s=None if off is None
+           else max(0.0, off - dead), safe_stop_s=stop_ended - stop_started,
+           levels_after_safe_stop=after, edges_while_hung=len(hang_samples),
+           safe_stop_output=out.strip())
+    assert stop.returncode == 0, out
+    assert all(v == 0 for v in after.values()), after
+    assert first_off is not None and first_off - hung <= LEASE_BUDGET, (
+        f"the roller ran on {(first_off or dead) - hung:.3f} s after the reactor hung "
+        f"(lid closed); a run must lapse by itself within {LEASE_BUDGET} s")
+
+
+def test_the_lid_stops_the_roller_even_with_the_reactor_hung(world_factory, firmware):
+    world = world_factory(cards=200)
+    fw = firmware(toml=DEAL, harness=True)
+    in1 = LineWatch(PINS.motor_in1)
+    try:
+        start_shot(world, fw, in1)
+        fw.signal(signal.SIGUSR1)
+        time.sleep(0.02)  # well inside a lease: the lid path, not the lapse, must stop it
+        opened = world.do(lambda sim: sim.open_lid(full=False))
+        low = in1.low_since(hold=0.003, timeout=1.0)
+        fw.signal(signal.SIGKILL)
+        fw.wait_exit()
+    finally:
+        in1.close()
+    delay = None if low is None else max(0.0, low - opened)
+    record("lid_hung", lid_to_roller_off_s=delay)
+    assert delay is not None and delay <= LID_BUDGET, (
+        f"lid left closed with the reactor hung: motor_in1 "
+        f"{'still running after 1 s' if delay is None else f'low after {delay * 1e3:.1f} ms'}")
+
+
+def test_sigstop_mid_shot_freezes_the_lines_until_sigcont(world_factory, firmware):
+    world = world_factory(cards=200)
+    fw = firmware(toml=DEAL)
+    in1 = LineWatch(PINS.motor_in1)
+    try:
+        start_shot(world, fw, in1)
+        wait_high(in1)
+        stopped = fw.signal(signal.SIGSTOP)
+        frozen = trace(in1, 1.0)
+        fw.signal(signal.SIGCONT)
+        resumed = trace(in1, 3.0)
+        off = off_since(resumed, 0.05)
+    finally:
+        in1.close()
+    level = frozen[-1][1] if frozen else None
+    record("sigstop", stopped_s=1.0, level_while_stopped=level, changes_while_stopped=
+           len(frozen) - 1, roller_off_after_sigcont_s=None if off is None
+           else off - (stopped + 1.0))
+    # A stopped process runs no thread at all, lgpio's PWM included: the line holds the level
+    # it had (here high, caught at a high sample) for as long as the stop lasts.
+    assert len(frozen) <= 2, frozen[:5]
+    assert fw.proc.poll() is None
+
+
+def test_a_line_another_process_holds_is_named_with_its_fix(world_factory, firmware):
+    world_factory(cards=10)
+    handle = lgpio.gpiochip_open(0)
+    try:
+        lgpio.gpio_claim_input(handle, PINS.lid_open)
+        fw = firmware()
+        rc = fw.proc.wait(180)
+        fw.wait_for(lambda: "pins.lid_open" in fw.log() or None, 10, "exit")
+    finally:
+        lgpio.gpiochip_close(handle)
+    text = fw.log()
+    record("busy", rc=rc, message=[line for line in text.splitlines() if "pins." in line][:1])
+    assert rc != 0
+    assert f"pins.lid_open = {PINS.lid_open}" in text and "GPIO busy" in text, text
+    assert "sudo systemctl stop launcher" in text, text
