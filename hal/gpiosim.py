@@ -31,9 +31,11 @@ from pathlib import Path
 from hal.base import Scheduler
 
 PERIOD = 0.001  # s between two polls of the outputs (asked for; ``rate`` is what was reached)
-# A line that toggled within this is running PWM. It must hold several polls: at 1 kHz
-# and 85 % duty, a few polls in a row can all land in the low parts of the wave.
-WINDOW = 0.030
+# A line that toggled within this is running PWM. lgpio's PWM is a thread of the firmware's
+# process: in the tier's VM (QEMU without KVM, on a shared machine) its 1 kHz, 85 % wave was
+# seen low for up to 38 ms at a time (p99 22 ms) and high only ~57 % of the time, so a
+# line must stay low for longer than that before the physics calls it off.
+WINDOW = 0.075
 RECHECK = 8  # every this many polls, the inputs' pulls are read back
 
 

@@ -100,6 +100,29 @@ class LineWatch:
         os.close(self.fd)
 
 
+class Roller(LineWatch):
+    """The shooter's bridge, read as one: 1 while it drives the roller forward.
+
+    Forward is nSLEEP high, IN1 high (PWM: high samples), IN2 low. Stopped is anything
+    else: IN1 low (coast), IN2 high too (brake, ``motor.brake = true``: IN1 then stays
+    HIGH), or the driver asleep. So "the roller is off" is read from all three lines, not
+    from IN1 going low, which a braking stop never does.
+    """
+
+    def __init__(self) -> None:
+        self.fds = [os.open(SYSFS / f"sim_gpio{n}" / "value", os.O_RDONLY)
+                    for n in (PINS.motor_sleep, PINS.motor_in1, PINS.motor_in2)]
+        self.fd = self.fds[1]
+
+    def read(self) -> int:
+        sleep, in1, in2 = (os.pread(fd, 2, 0)[:1] == b"1" for fd in self.fds)
+        return 1 if sleep and in1 and not in2 else 0
+
+    def close(self) -> None:
+        for fd in self.fds:
+            os.close(fd)
+
+
 # -- the world around the firmware: the one physics model on gpio-sim ---------------------------
 
 class World:

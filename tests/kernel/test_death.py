@@ -25,6 +25,7 @@ from kerneltier import (
     PINS,
     Firmware,
     LineWatch,
+    Roller,
     levels,
     record,
     safe_stop,
@@ -35,29 +36,29 @@ LEASE_BUDGET = 0.25  # s: a hung reactor's roller is off by itself within this
 LID_BUDGET = 0.005  # s: the lid leaving closed stops the roller within this, hung or not
 
 
-def start_shot(world, fw: Firmware, in1: LineWatch) -> None:
+def start_shot(world, fw: Firmware, roller: LineWatch) -> None:
     fw.ready(timeout=180)
     mark = fw.mark()
     world.do(lambda sim: sim.press())
     fw.event("shoot", mark, timeout=10)
-    assert in1.is_running(1.0), "the roller does not run"
+    assert roller.is_running(1.0), "the roller does not run"
 
 
-def wait_high(in1: LineWatch, timeout: float = 2.0) -> float:
+def wait_high(roller: LineWatch, timeout: float = 2.0) -> float:
     end = time.monotonic() + timeout
     while time.monotonic() < end:
-        if in1.read():
+        if roller.read():
             return time.monotonic()
     raise AssertionError("motor_in1 never read high")
 
 
-def trace(in1: LineWatch, seconds: float) -> list[tuple[float, int]]:
-    """(wall time, level) of motor_in1 at every change, for ``seconds``."""
+def trace(roller: LineWatch, seconds: float) -> list[tuple[float, int]]:
+    """(wall time, 1 driving or 0) of the roller at every change, for ``seconds``."""
     out: list[tuple[float, int]] = []
     end = time.monotonic() + seconds
     last = -1
     while (now := time.monotonic()) < end:
-        v = in1.read()
+        v = roller.read()
         if v != last:
             out.append((now, v))
             last = v
@@ -74,18 +75,18 @@ def off_since(samples: list[tuple[float, int]], hold: float) -> float | None:
 def test_kill_9_mid_shot_at_pwm_high_then_safe_stop(world_factory, firmware):
     world = world_factory(cards=200)
     fw = firmware(toml=DEAL)
-    in1 = LineWatch(PINS.motor_in1)
+    roller = Roller()
     try:
-        start_shot(world, fw, in1)
-        wait_high(in1)
+        start_shot(world, fw, roller)
+        wait_high(roller)
         killed = fw.signal(signal.SIGKILL)
         dead = fw.wait_exit()
         after_death = levels(*OUTPUTS)
-        off = in1.low_since(hold=0.05, timeout=2.0)
+        off = roller.low_since(hold=0.05, timeout=2.0)
         start, end, out = safe_stop(fw)
         after_stop = levels(*OUTPUTS)
     finally:
-        in1.close()
+        roller.close()
     record("kill9", levels_after_death=after_death, levels_after_safe_stop=after_stop,
            kill_to_exit_s=dead - killed, death_to_roller_off_s=None if off is None
            else max(0.0, off - dead), kill_to_roller_off_s=None if off is None
@@ -99,34 +100,34 @@ def test_hung_reactor_roller_off_by_itself_then_watchdog_sigabrt_and_safe_stop(w
     world = world_factory(cards=200)
     usec = 1_000_000
     fw = firmware(toml=DEAL, harness=True, watchdog_usec=usec)
-    in1 = LineWatch(PINS.motor_in1)
+    roller = Roller()
     samples: list[tuple[float, int]] = []
     try:
-        start_shot(world, fw, in1)
+        start_shot(world, fw, roller)
         time.sleep(0.05)
         hung = fw.signal(signal.SIGUSR1)
         # systemd's part: a ping missed for WATCHDOG_USEC means SIGABRT, then ExecStopPost.
         aborted = None
         while aborted is None:
-            samples += trace(in1, 0.02)
+            samples += trace(roller, 0.02)
             pings = [t for t, f in fw.notifications if f == "WATCHDOG=1"]
             if time.monotonic() - max(pings) > usec / 1e6:
                 aborted = fw.signal(signal.SIGABRT)
             assert time.monotonic() - hung < 30, "no watchdog miss"
         while fw.proc.poll() is None:
-            samples += trace(in1, 0.01)
+            samples += trace(roller, 0.01)
         dead = time.monotonic()
         stop = subprocess.Popen([str(LAUNCHER), "safe-stop", "--config", str(fw.config)],
                                 cwd=os.environ.get("LG_WD"), stdout=subprocess.PIPE,
                                 stderr=subprocess.STDOUT, text=True)
         stop_started = time.monotonic()
         while stop.poll() is None:
-            samples += trace(in1, 0.01)
+            samples += trace(roller, 0.01)
         stop_ended = time.monotonic()
         out = stop.communicate()[0]
         after = levels(*OUTPUTS)
     finally:
-        in1.close()
+        roller.close()
     hang_samples = [(t, v) for t, v in samples if t >= hung]
     off = off_since(hang_samples, 0.05)
     # The first low stretch of 50 ms after the hang: when the roller really stopped.
@@ -156,38 +157,38 @@ def test_hung_reactor_roller_off_by_itself_then_watchdog_sigabrt_and_safe_stop(w
 def test_the_lid_stops_the_roller_even_with_the_reactor_hung(world_factory, firmware):
     world = world_factory(cards=200)
     fw = firmware(toml=DEAL, harness=True)
-    in1 = LineWatch(PINS.motor_in1)
+    roller = Roller()
     try:
-        start_shot(world, fw, in1)
+        start_shot(world, fw, roller)
         fw.signal(signal.SIGUSR1)
         time.sleep(0.02)  # well inside a lease: the lid path, not the lapse, must stop it
         opened = world.do(lambda sim: sim.open_lid(full=False))
-        low = in1.low_since(hold=0.003, timeout=1.0)
+        low = roller.low_since(hold=0.003, timeout=1.0)
         fw.signal(signal.SIGKILL)
         fw.wait_exit()
     finally:
-        in1.close()
+        roller.close()
     delay = None if low is None else max(0.0, low - opened)
     record("lid_hung", lid_to_roller_off_s=delay)
     assert delay is not None and delay <= LID_BUDGET, (
-        f"lid left closed with the reactor hung: motor_in1 "
+        f"lid left closed with the reactor hung: the roller "
         f"{'still running after 1 s' if delay is None else f'low after {delay * 1e3:.1f} ms'}")
 
 
 def test_sigstop_mid_shot_freezes_the_lines_until_sigcont(world_factory, firmware):
     world = world_factory(cards=200)
     fw = firmware(toml=DEAL)
-    in1 = LineWatch(PINS.motor_in1)
+    roller = Roller()
     try:
-        start_shot(world, fw, in1)
-        wait_high(in1)
+        start_shot(world, fw, roller)
+        wait_high(roller)
         stopped = fw.signal(signal.SIGSTOP)
-        frozen = trace(in1, 1.0)
+        frozen = trace(roller, 1.0)
         fw.signal(signal.SIGCONT)
-        resumed = trace(in1, 3.0)
+        resumed = trace(roller, 3.0)
         off = off_since(resumed, 0.05)
     finally:
-        in1.close()
+        roller.close()
     level = frozen[-1][1] if frozen else None
     record("sigstop", stopped_s=1.0, level_while_stopped=level, changes_while_stopped=
            len(frozen) - 1, roller_off_after_sigcont_s=None if off is None

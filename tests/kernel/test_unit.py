@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from kerneltier import PINS, Firmware, LineWatch, Pty, World, percentile, record
+from kerneltier import Firmware, Pty, Roller, World, percentile, record
 
 LID_TRIES = 200
 LID_BUDGET = 0.005  # s, wall time: the lid leaving closed stops the roller within this
@@ -53,7 +53,7 @@ def unit(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Unit]:
 def shoot_twice(unit: Unit, side: str) -> list[int]:
     """Press until two shots: each runs the roller and ends with the cards it drew."""
     fw, world = unit.fw, unit.world
-    in1 = LineWatch(PINS.motor_in1)
+    roller = Roller()
     sizes: list[int] = []
     try:
         for _ in range(14):  # a dry streak never passes len(hazard) - 1 (5 on Wild)
@@ -66,10 +66,10 @@ def shoot_twice(unit: Unit, side: str) -> list[int]:
                 time.sleep(0.3)  # past the mash guard
                 continue
             asked = int(data["cards"])
-            assert in1.is_running(1.0), "the roller does not run"
+            assert roller.is_running(1.0), "the roller does not run"
             shot = fw.event("shot", mark, timeout=20)
             assert shot[2]["cards"] == str(asked), fw.log()[-2000:]
-            assert in1.low_since(hold=0.05, timeout=2) is not None, "the roller did not stop"
+            assert roller.low_since(hold=0.05, timeout=2) is not None, "the roller did not stop"
             time.sleep(0.2)
             assert world.ejected() - before == asked
             sizes.append(asked)
@@ -77,7 +77,7 @@ def shoot_twice(unit: Unit, side: str) -> list[int]:
                 return sizes
             time.sleep(0.3)
     finally:
-        in1.close()
+        roller.close()
     raise AssertionError(f"fewer than two shots in 14 presses on {side}")
 
 
@@ -103,24 +103,24 @@ def test_the_lid_leaving_closed_mid_shot_stops_the_roller_within_a_few_ms(unit):
     fw, world = unit.fw, unit.world
     assert unit.pty.command("profile deal 12").startswith("ok")
     assert unit.pty.command("load 200").startswith("ok")
-    in1 = LineWatch(PINS.motor_in1)
+    roller = Roller()
     delays: list[float] = []
     try:
         for _ in range(LID_TRIES):
             mark = fw.mark()
             world.do(lambda sim: sim.press())
             fw.event("shoot", mark, timeout=10)
-            assert in1.is_running(1.0), "the roller does not run"
+            assert roller.is_running(1.0), "the roller does not run"
             time.sleep(0.02)
             opened = world.do(lambda sim: sim.open_lid(full=False))
-            low = in1.low_since(hold=0.003, timeout=2.0)
+            low = roller.low_since(hold=0.003, timeout=2.0)
             delays.append(2.0 if low is None else max(0.0, low - opened))
             mark = fw.mark()
             world.do(lambda sim: sim.close_lid())
             fw.event("state", mark, timeout=10, to="ready")
             time.sleep(0.3)  # the mash guard
     finally:
-        in1.close()
+        roller.close()
         unit.pty.command("profile flip-attack")
     p50, worst = percentile(delays, 0.5), max(delays)
     record("lid", tries=len(delays), p50_s=p50, max_s=worst, p99_s=percentile(delays, 0.99),
