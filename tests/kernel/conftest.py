@@ -50,8 +50,8 @@ def world_factory() -> Iterator[Callable[..., World]]:
 def firmware(tmp_path: Path) -> Iterator[Callable[..., Firmware]]:
     made: list[Firmware] = []
 
-    def start(name: str = "fw", **kwargs: Any) -> Firmware:
-        fw = Firmware(tmp_path / name, **kwargs)
+    def start(name: str = "fw", folder: Path | None = None, **kwargs: Any) -> Firmware:
+        fw = Firmware(folder or tmp_path / name, **kwargs)
         made.append(fw)
         return fw
 

@@ -20,8 +20,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from launcher.cli.main import main
 
+HUNG = "harness: the reactor thread hangs now"
+
 
 def hang(signum: int, frame: object) -> None:
+    # Said first, so the test times the hang from when it really began (a loaded VM can
+    # take tens of ms to run a signal handler).
+    print(HUNG, file=sys.stderr, flush=True)
     time.sleep(float(os.environ.get("HANG_S", "30")))
 
 

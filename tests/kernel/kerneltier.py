@@ -278,6 +278,16 @@ class Firmware:
         self.proc.send_signal(signum)
         return at
 
+    def hang(self) -> float:
+        """SIGUSR1 to the hang harness; the wall time its handler said the hang began."""
+        mark = len(self.lines)
+        self.proc.send_signal(signal.SIGUSR1)
+
+        def said() -> Any:
+            return next((t for t, line in self.lines[mark:] if "reactor thread hangs" in line),
+                        None)
+        return self.wait_for(said, 10, "the hang")
+
     def wait_exit(self, timeout: float = 20.0) -> float:
         """Wait for the process to end; the wall time it was seen gone."""
         self.proc.wait(timeout)

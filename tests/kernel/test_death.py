@@ -65,11 +65,25 @@ def trace(roller: LineWatch, seconds: float) -> list[tuple[float, int]]:
     return out
 
 
-def off_since(samples: list[tuple[float, int]], hold: float) -> float | None:
-    """When the line went low for good (low at the end, for at least ``hold`` s)."""
-    if not samples or samples[-1][1]:
-        return None
-    return samples[-1][0]
+def first_off(samples: list[tuple[float, int]], since: float, hold: float = 0.05
+              ) -> float | None:
+    """When the roller went off for ``hold`` s or more, at or after ``since`` (the start of
+    that stretch, or ``since`` itself if it was off then and stayed off long enough)."""
+    level, low_from = None, None
+    for t, v in [*samples, (float("inf"), -1)]:
+        if t <= since:
+            level = v
+            continue
+        if low_from is None and level == 0:
+            low_from = since
+        if v == 0 and low_from is None:
+            low_from = t
+        elif v != 0 and low_from is not None:
+            if t - low_from >= hold:
+                return low_from
+            low_from = None
+        level = v
+    return None
 
 
 def test_kill_9_mid_shot_at_pwm_high_then_safe_stop(world_factory, firmware):
@@ -105,7 +119,7 @@ def test_hung_reactor_roller_off_by_itself_then_watchdog_sigabrt_and_safe_stop(w
     try:
         start_shot(world, fw, roller)
         time.sleep(0.05)
-        hung = fw.signal(signal.SIGUSR1)
+        hung = fw.hang()
         # systemd's part: a ping missed for WATCHDOG_USEC means SIGABRT, then ExecStopPost.
         aborted = None
         while aborted is None:
@@ -128,29 +142,20 @@ def test_hung_reactor_roller_off_by_itself_then_watchdog_sigabrt_and_safe_stop(w
         after = levels(*OUTPUTS)
     finally:
         roller.close()
-    hang_samples = [(t, v) for t, v in samples if t >= hung]
-    off = off_since(hang_samples, 0.05)
-    # The first low stretch of 50 ms after the hang: when the roller really stopped.
-    first_off = None
-    low_from = None
-    for t, v in [*hang_samples, (time.monotonic(), -1)]:
-        if v == 0 and low_from is None:
-            low_from = t
-        elif v != 0 and low_from is not None:
-            if t - low_from >= 0.05:
-                first_off = low_from
-                break
-            low_from = None
+    first = first_off(samples, hung)
+    off = first_off(samples, dead)
     record("hang", watchdog_s=usec / 1e6, hang_to_sigabrt_s=aborted - hung,
-           sigabrt_to_exit_s=dead - aborted, hang_to_roller_off_s=None if first_off is None
-           else first_off - hung, death_to_roller_off_s=None if off is None
-           else max(0.0, off - dead), safe_stop_s=stop_ended - stop_started,
-           levels_after_safe_stop=after, edges_while_hung=len(hang_samples),
+           sigabrt_to_exit_s=dead - aborted, hang_to_roller_off_s=None if first is None
+           else first - hung, death_to_roller_off_s=None if off is None
+           else off - dead, safe_stop_s=stop_ended - stop_started,
+           levels_after_safe_stop=after,
+           changes_while_hung=sum(1 for t, _ in samples if hung <= t < aborted),
+           changes_after_death=[(round(t - dead, 4), v) for t, v in samples if t >= dead][:20],
            safe_stop_output=out.strip())
     assert stop.returncode == 0, out
     assert all(v == 0 for v in after.values()), after
-    assert first_off is not None and first_off - hung <= LEASE_BUDGET, (
-        f"the roller ran on {(first_off or dead) - hung:.3f} s after the reactor hung "
+    assert first is not None and first - hung <= LEASE_BUDGET, (
+        f"the roller ran on {(first or dead) - hung:.3f} s after the reactor hung "
         f"(lid closed); a run must lapse by itself within {LEASE_BUDGET} s")
 
 
@@ -160,7 +165,7 @@ def test_the_lid_stops_the_roller_even_with_the_reactor_hung(world_factory, firm
     roller = Roller()
     try:
         start_shot(world, fw, roller)
-        fw.signal(signal.SIGUSR1)
+        fw.hang()
         time.sleep(0.02)  # well inside a lease: the lid path, not the lapse, must stop it
         opened = world.do(lambda sim: sim.open_lid(full=False))
         low = roller.low_since(hold=0.003, timeout=1.0)
@@ -184,15 +189,15 @@ def test_sigstop_mid_shot_freezes_the_lines_until_sigcont(world_factory, firmwar
         wait_high(roller)
         stopped = fw.signal(signal.SIGSTOP)
         frozen = trace(roller, 1.0)
-        fw.signal(signal.SIGCONT)
+        continued = fw.signal(signal.SIGCONT)
         resumed = trace(roller, 3.0)
-        off = off_since(resumed, 0.05)
+        off = first_off([*frozen[-1:], *resumed], continued)
     finally:
         roller.close()
     level = frozen[-1][1] if frozen else None
     record("sigstop", stopped_s=1.0, level_while_stopped=level, changes_while_stopped=
            len(frozen) - 1, roller_off_after_sigcont_s=None if off is None
-           else off - (stopped + 1.0))
+           else off - continued, stop_to_cont_s=continued - stopped)
     # A stopped process runs no thread at all, lgpio's PWM included: the line holds the level
     # it had (here high, caught at a high sample) for as long as the stop lasts.
     assert len(frozen) <= 2, frozen[:5]
