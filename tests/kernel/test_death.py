@@ -26,6 +26,7 @@ from kerneltier import (
     Firmware,
     LineWatch,
     Roller,
+    World,
     levels,
     record,
     safe_stop,
@@ -36,7 +37,7 @@ LEASE_BUDGET = 0.25  # s: a hung reactor's roller is off by itself within this
 LID_BUDGET = 0.005  # s: the lid leaving closed stops the roller within this, hung or not
 
 
-def start_shot(world, fw: Firmware, roller: LineWatch) -> None:
+def start_shot(world: World, fw: Firmware, roller: LineWatch) -> None:
     fw.ready(timeout=180)
     mark = fw.mark()
     world.do(lambda sim: sim.press())
