@@ -114,9 +114,37 @@ class Roller(LineWatch):
                     for n in (PINS.motor_sleep, PINS.motor_in1, PINS.motor_in2)]
         self.fd = self.fds[1]
 
-    def read(self) -> int:
+    # lgpio's PWM is a thread of the firmware: in the VM its wave was seen low for up to
+    # 38 ms at a stretch while running. IN1 low alone is "off" only after this long (the
+    # time reported is still the stretch's first low sample); IN2 high or nSLEEP low is a
+    # stop at once.
+    PWM_GAP = 0.06
+
+    def sample(self) -> tuple[int, bool]:
+        """(1 while driving forward, whether the bridge is surely stopped)."""
         sleep, in1, in2 = (os.pread(fd, 2, 0)[:1] == b"1" for fd in self.fds)
-        return 1 if sleep and in1 and not in2 else 0
+        return (1 if sleep and in1 and not in2 else 0), (not sleep or in2)
+
+    def read(self) -> int:
+        return self.sample()[0]
+
+    def low_since(self, hold: float = 0.0, timeout: float = 5.0) -> float | None:
+        """The wall time of the first sample of the stop: a stretch of not driving that
+        shows IN2 high or nSLEEP low, or that lasts ``PWM_GAP`` (and ``hold``) s."""
+        end = time.monotonic() + timeout
+        first: float | None = None
+        while True:
+            now = time.monotonic()
+            driving, surely = self.sample()
+            if driving:
+                first = None
+            else:
+                if first is None:
+                    first = now
+                if (surely and now - first >= hold) or now - first >= max(hold, self.PWM_GAP):
+                    return first
+            if now > end:
+                return None
 
     def close(self) -> None:
         for fd in self.fds:

@@ -66,7 +66,7 @@ def trace(roller: LineWatch, seconds: float) -> list[tuple[float, int]]:
     return out
 
 
-def first_off(samples: list[tuple[float, int]], since: float, hold: float = 0.05
+def first_off(samples: list[tuple[float, int]], since: float, hold: float = Roller.PWM_GAP
               ) -> float | None:
     """When the roller went off for ``hold`` s or more, at or after ``since`` (the start of
     that stretch, or ``since`` itself if it was off then and stayed off long enough)."""
@@ -97,7 +97,7 @@ def test_kill_9_mid_shot_at_pwm_high_then_safe_stop(world_factory, firmware):
         killed = fw.signal(signal.SIGKILL)
         dead = fw.wait_exit()
         after_death = levels(*OUTPUTS)
-        off = roller.low_since(hold=0.05, timeout=2.0)
+        off = roller.low_since(timeout=2.0)
         start, end, out = safe_stop(fw)
         after_stop = levels(*OUTPUTS)
     finally:
@@ -169,7 +169,7 @@ def test_the_lid_stops_the_roller_even_with_the_reactor_hung(world_factory, firm
         fw.hang()
         time.sleep(0.02)  # well inside a lease: the lid path, not the lapse, must stop it
         opened = world.do(lambda sim: sim.open_lid(full=False))
-        low = roller.low_since(hold=0.003, timeout=1.0)
+        low = roller.low_since(timeout=1.0)
         fw.signal(signal.SIGKILL)
         fw.wait_exit()
     finally:

@@ -112,7 +112,7 @@ def test_the_lid_leaving_closed_mid_shot_stops_the_roller_within_a_few_ms(unit):
             assert roller.is_running(1.0), "the roller does not run"
             time.sleep(0.02)
             opened = world.do(lambda sim: sim.open_lid(full=False))
-            low = roller.low_since(hold=0.003, timeout=2.0)
+            low = roller.low_since(timeout=2.0)
             delays.append(2.0 if low is None else max(0.0, low - opened))
             mark = fw.mark()
             world.do(lambda sim: sim.close_lid())
