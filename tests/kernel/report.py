@@ -63,6 +63,10 @@ why.
     make test-kernel                 # the tier; prints its wall time
     bash .ci/kernel/report           # the tier, then this file from its figures
     python tests/kernel/report.py DIR  # this file from a run's KERNEL_RESULTS=DIR
+    bash .ci/kernel/run .venv tests/kernel/test_unit.py -k lid   # some of the tier
+
+While working on the tier, `.ci/kernel/dev-loop` keeps one VM up and runs each script
+dropped as `.kernel-dev/cmd.sh` (boot it with `--rwdir .kernel-dev`; see the script).
 
 Needs: root (or sudo) for apt and for the VM's set-up inside the guest, about 2 GB of
 memory, qemu, and Debian's kernel packages (the host's own kernel is not used: the guest
@@ -154,6 +158,20 @@ def render(folder: Path, date: str) -> str:
     out.append("| what | figure | how |\n|---|---|---|")
     out += [f"| {a} | {b} | {c} |" for a, b, c in rows]
     out.append("")
+    log = folder / "pytest.log"
+    if log.exists():
+        lines = log.read_text(errors="replace").splitlines()
+        failed = [line for line in lines if line.startswith(("FAILED", "ERROR"))]
+        summary = next((line.strip("= ") for line in reversed(lines)
+                        if " passed" in line or " failed" in line), "")
+        out.append("## This run's verdicts\n")
+        out.append(f"pytest: {summary or 'no summary line'}.\n")
+        if failed:
+            out.append("Failed (the lid and hung-reactor tests assert the lid stop on the pin "
+                       "library's thread and runs that lapse by themselves, which the firmware "
+                       "of this run may not have yet):\n")
+            out += [f"- `{line}`" for line in failed]
+            out.append("")
     return "\n".join(out)
 
 
