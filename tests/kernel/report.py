@@ -123,6 +123,11 @@ def render(folder: Path, date: str) -> str:
                      f"p50 {_ms(lid['p50_s'])}, p99 {_ms(lid['p99_s'])}, max {_ms(lid['max_s'])}",
                      "wall time from just before the `pull` write to the first sample of a "
                      "3 ms stretch of roller off"))
+    if floor := _load(folder, "floor"):
+        rows.append((f"the floor: lid edge -> IN1 low in one lgpio callback, {floor['tries']} "
+                     "tries", f"p50 {_ms(floor['p50_s'])}, p99 {_ms(floor['p99_s'])}, "
+                     f"max {_ms(floor['max_s'])}", "lgpio's thread and one Python callback, "
+                     "nothing else: what a pin-thread lid stop can reach in this VM"))
     if hung := _load(folder, "lid_hung"):
         rows.append(("the same with the reactor hung", _ms(hung["lid_to_roller_off_s"]),
                      "one try; SIGUSR1 hangs the reactor 20 ms before the lid opens"))

@@ -23,7 +23,7 @@ import time
 import pytest
 from gpiozero import PWMOutputDevice
 from gpiozero.pins import Factory
-from kerneltier import PINS, SYSFS, LineWatch, value
+from kerneltier import PINS, SYSFS, LineWatch, percentile, record, value
 
 from hal.base import HardwareError
 from hal.gpio import (
@@ -183,3 +183,37 @@ def test_a_line_another_process_holds_is_refused_naming_the_config_key(factory):
             lgpio.gpio_claim_input(other, getattr(PINS, key))
     finally:
         lgpio.gpiochip_close(other)
+
+
+def test_the_floor_of_a_lid_stop_on_the_librarys_own_thread(factory):
+    """What any firmware can reach here: the lid's edge to IN1 low with nothing between but
+    lgpio's notification thread and one Python callback (no gpiozero, no reactor)."""
+    import lgpio
+
+    in1, lid = PINS.motor_in1, PINS.lid_closed
+    handle = lgpio.gpiochip_open(0)
+    watch = LineWatch(in1)
+    delays: list[float] = []
+    try:
+        lgpio.gpio_claim_output(handle, in1, 1)
+        pull(lid, "down")
+        lgpio.gpio_claim_alert(handle, lid, lgpio.RISING_EDGE)
+        callback = lgpio.callback(handle, lid, lgpio.RISING_EDGE,
+                                  lambda chip, gpio, level, tick: lgpio.gpio_write(handle, in1, 0))
+        for _ in range(200):
+            lgpio.gpio_write(handle, in1, 1)
+            pull(lid, "down")
+            time.sleep(0.01)
+            opened = time.monotonic()
+            pull(lid, "up")
+            while watch.read():
+                if time.monotonic() - opened > 2:
+                    break
+            delays.append(time.monotonic() - opened)
+        callback.cancel()
+    finally:
+        watch.close()
+        lgpio.gpiochip_close(handle)
+    record("floor", tries=len(delays), p50_s=percentile(delays, 0.5), max_s=max(delays),
+           p99_s=percentile(delays, 0.99))
+    assert max(delays) < 2, "an edge was lost"
