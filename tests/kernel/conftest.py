@@ -21,6 +21,13 @@ import pytest
 from kerneltier import HERE, IN_VM, Firmware, World
 
 
+def pytest_configure(config: pytest.Config) -> None:
+    if IN_VM:
+        # The real lgpio starts its notification thread when imported: import it before any
+        # test, so that no test is blamed for a thread that lives as long as the process.
+        import lgpio  # noqa: F401
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     for item in items:
         if Path(str(item.fspath)).is_relative_to(HERE):

@@ -114,11 +114,11 @@ class Roller(LineWatch):
                     for n in (PINS.motor_sleep, PINS.motor_in1, PINS.motor_in2)]
         self.fd = self.fds[1]
 
-    # lgpio's PWM is a thread of the firmware: in the VM its wave was seen low for up to
-    # 38 ms at a stretch while running. IN1 low alone is "off" only after this long (the
-    # time reported is still the stretch's first low sample); IN2 high or nSLEEP low is a
-    # stop at once.
-    PWM_GAP = 0.06
+    # lgpio's PWM is a thread of the firmware: in the loaded VM its wave was seen low for
+    # 38 ms (idle) to 389 ms (busy) at a stretch while running. So IN2 high (a brake) or
+    # nSLEEP low is a stop at once, timed from its first sample; IN1 low alone (a coast)
+    # only after PWM_GAP s of it, timed from the stretch's first low sample.
+    PWM_GAP = 0.25
 
     def sample(self) -> tuple[int, bool]:
         """(1 while driving forward, whether the bridge is surely stopped)."""
@@ -129,19 +129,24 @@ class Roller(LineWatch):
         return self.sample()[0]
 
     def low_since(self, hold: float = 0.0, timeout: float = 5.0) -> float | None:
-        """The wall time of the first sample of the stop: a stretch of not driving that
-        shows IN2 high or nSLEEP low, or that lasts ``PWM_GAP`` (and ``hold``) s."""
+        """The wall time the roller stopped (see PWM_GAP), or None within ``timeout``."""
         end = time.monotonic() + timeout
-        first: float | None = None
+        first: float | None = None  # the first sample not driving, of this stretch
+        surely: float | None = None  # the first sample of a brake or a sleeping driver
         while True:
             now = time.monotonic()
-            driving, surely = self.sample()
+            driving, sure = self.sample()
             if driving:
-                first = None
+                first = surely = None
             else:
                 if first is None:
                     first = now
-                if (surely and now - first >= hold) or now - first >= max(hold, self.PWM_GAP):
+                if sure and surely is None:
+                    surely = now
+                if surely is not None and now - surely >= hold:
+                    # A brake that ended a PWM gap stopped the roller then, not at the gap.
+                    return surely if surely - first < self.PWM_GAP else first
+                if now - first >= max(hold, self.PWM_GAP):
                     return first
             if now > end:
                 return None

@@ -121,8 +121,8 @@ def render(folder: Path, date: str) -> str:
     if lid := _load(folder, "lid"):
         rows.append((f"lid leaving closed mid-shot -> roller off, {lid['tries']} tries",
                      f"p50 {_ms(lid['p50_s'])}, p99 {_ms(lid['p99_s'])}, max {_ms(lid['max_s'])}",
-                     "wall time from just before the `pull` write to the first sample of a "
-                     "3 ms stretch of roller off"))
+                     "wall time from just before the `pull` write to the first sample of the "
+                     "stop (IN2 high or nSLEEP low at once; IN1 low after 250 ms of it)"))
     if floor := _load(folder, "floor"):
         rows.append((f"the floor: lid edge -> IN1 low in one lgpio callback, {floor['tries']} "
                      "tries", f"p50 {_ms(floor['p50_s'])}, p99 {_ms(floor['p99_s'])}, "
@@ -132,7 +132,7 @@ def render(folder: Path, date: str) -> str:
         rows.append(("the same with the reactor hung", _ms(hung["lid_to_roller_off_s"]),
                      "one try; SIGUSR1 hangs the reactor 20 ms before the lid opens"))
     if kill := _load(folder, "kill9"):
-        rows.append(("kill -9 mid-shot, at a PWM-high sample: lines after death",
+        rows.append(("kill -9 mid-shot (SIGSTOPped at a PWM-high sample): lines after death",
                      _levels(kill["levels_after_death"]), "sysfs `value` right after waitpid"))
         rows.append(("kill -9: death -> roller off (no watchdog path)",
                      _ms(kill["death_to_roller_off_s"]),
@@ -151,12 +151,12 @@ def render(folder: Path, date: str) -> str:
         rows.append(("watchdog path: safe-stop (ExecStopPost)", f"{hang['safe_stop_s']:.2f} s",
                      f"lines after: {_levels(hang['levels_after_safe_stop'])}"))
     if stop := _load(folder, "sigstop"):
-        rows.append(("SIGSTOP mid-shot (1 s): the roller line",
-                     f"held {'high' if stop['level_while_stopped'] else 'low'}, "
-                     f"{stop['changes_while_stopped']} changes",
+        rows.append((f"SIGSTOP mid-shot at a PWM-high sample ({stop.get('stopped_s', 1.0):.2f} s): "
+                     "the roller", f"{'driven' if stop['level_while_stopped'] else 'off'}, "
+                     f"{stop['changes_while_stopped']} changes; "
+                     f"{_levels(stop.get('levels_while_stopped', {}))}",
                      "lgpio's PWM thread stops with the process: the run-on lasts as long as "
-                     "the stop"))
-        rows.append(("after SIGCONT: roller off", _ms(stop["roller_off_after_sigcont_s"]), ""))
+                     "the stop; then kill -9 (the rows above)"))
     if busy := _load(folder, "busy"):
         rows.append(("a line another process holds", f"exit {busy['rc']}",
                      "; ".join(busy["message"])))

@@ -32,6 +32,10 @@ from kerneltier import (
 )
 
 DEAL = '[game]\nprofile = "deal 12"\n'
+# The hung-reactor tests drive the roller at full speed: IN1 steady high, no PWM. lgpio's
+# PWM is a thread of the firmware, and on this loaded VM its wave was seen low for 389 ms
+# at a stretch while running, which no reader can tell from a coasting stop.
+STEADY = DEAL + '[motor]\nspeed = 1.0\n'
 LEASE_BUDGET = 0.25  # s: a hung reactor's roller is off by itself within this
 LID_BUDGET = 0.005  # s: the lid leaving closed stops the roller within this, hung or not
 
@@ -86,13 +90,18 @@ def first_off(samples: list[tuple[float, int]], since: float, hold: float = Roll
     return None
 
 
-def test_kill_9_mid_shot_at_pwm_high_then_safe_stop(world_factory, firmware):
+def test_sigstop_then_kill_9_mid_shot_at_pwm_high_then_safe_stop(world_factory, firmware):
+    """SIGSTOP at a PWM-high sample: the run-on while stopped; then kill -9 (still
+    stopped, IN1 high): the lines after death, ``launcher safe-stop``, the lines again."""
     world = world_factory(cards=200)
     fw = firmware(toml=DEAL)
     roller = Roller()
     try:
         start_shot(world, fw, roller)
         wait_high(roller)
+        stopped = fw.signal(signal.SIGSTOP)
+        frozen = trace(roller, 1.0)
+        before_death = levels(*OUTPUTS)
         killed = fw.signal(signal.SIGKILL)
         dead = fw.wait_exit()
         after_death = levels(*OUTPUTS)
@@ -101,10 +110,16 @@ def test_kill_9_mid_shot_at_pwm_high_then_safe_stop(world_factory, firmware):
         after_stop = levels(*OUTPUTS)
     finally:
         roller.close()
+    record("sigstop", stopped_s=round(killed - stopped, 3),
+           level_while_stopped=frozen[-1][1] if frozen else None,
+           changes_while_stopped=len(frozen) - 1, levels_while_stopped=before_death)
     record("kill9", levels_after_death=after_death, levels_after_safe_stop=after_stop,
            kill_to_exit_s=dead - killed, death_to_roller_off_s=None if off is None
            else max(0.0, off - dead), kill_to_roller_off_s=None if off is None
            else max(0.0, off - killed), safe_stop_s=end - start, safe_stop_output=out.strip())
+    # A stopped process runs no thread at all, lgpio's PWM included: the line holds the level
+    # it had (high: it was caught at a high sample) for as long as the stop lasts.
+    assert len(frozen) == 1 and frozen[0][1] == 1, frozen[:5]
     assert all(v == 0 for v in after_stop.values()), after_stop
     assert "low (lgpio; config)" in out
 
@@ -113,7 +128,7 @@ def test_hung_reactor_roller_off_by_itself_then_watchdog_sigabrt_and_safe_stop(w
                                                                                  firmware):
     world = world_factory(cards=200)
     usec = 1_000_000
-    fw = firmware(toml=DEAL, harness=True, watchdog_usec=usec)
+    fw = firmware(toml=STEADY, harness=True, watchdog_usec=usec)
     roller = Roller()
     samples: list[tuple[float, int]] = []
     try:
@@ -161,7 +176,7 @@ def test_hung_reactor_roller_off_by_itself_then_watchdog_sigabrt_and_safe_stop(w
 
 def test_the_lid_stops_the_roller_even_with_the_reactor_hung(world_factory, firmware):
     world = world_factory(cards=200)
-    fw = firmware(toml=DEAL, harness=True)
+    fw = firmware(toml=STEADY, harness=True)
     roller = Roller()
     try:
         start_shot(world, fw, roller)
@@ -178,30 +193,6 @@ def test_the_lid_stops_the_roller_even_with_the_reactor_hung(world_factory, firm
     assert delay is not None and delay <= LID_BUDGET, (
         f"lid left closed with the reactor hung: the roller "
         f"{'still running after 1 s' if delay is None else f'low after {delay * 1e3:.1f} ms'}")
-
-
-def test_sigstop_mid_shot_freezes_the_lines_until_sigcont(world_factory, firmware):
-    world = world_factory(cards=200)
-    fw = firmware(toml=DEAL)
-    roller = Roller()
-    try:
-        start_shot(world, fw, roller)
-        wait_high(roller)
-        stopped = fw.signal(signal.SIGSTOP)
-        frozen = trace(roller, 1.0)
-        continued = fw.signal(signal.SIGCONT)
-        resumed = trace(roller, 3.0)
-        off = first_off([*frozen[-1:], *resumed], continued)
-    finally:
-        roller.close()
-    level = frozen[-1][1] if frozen else None
-    record("sigstop", stopped_s=1.0, level_while_stopped=level, changes_while_stopped=
-           len(frozen) - 1, roller_off_after_sigcont_s=None if off is None
-           else off - continued, stop_to_cont_s=continued - stopped)
-    # A stopped process runs no thread at all, lgpio's PWM included: the line holds the level
-    # it had (here high, caught at a high sample) for as long as the stop lasts.
-    assert len(frozen) <= 2, frozen[:5]
-    assert fw.proc.poll() is None
 
 
 def test_a_line_another_process_holds_is_named_with_its_fix(world_factory, firmware):

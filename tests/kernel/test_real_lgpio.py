@@ -187,10 +187,15 @@ def test_a_line_another_process_holds_is_refused_naming_the_config_key(factory):
 
 def test_the_floor_of_a_lid_stop_on_the_librarys_own_thread(factory):
     """What any firmware can reach here: the lid's edge to IN1 low with nothing between but
-    lgpio's notification thread and one Python callback (no gpiozero, no reactor)."""
+    lgpio's notification thread and one Python callback (no gpiozero, no reactor).
+
+    On lines no other test used: lgpio matches callbacks by line, not by handle, and a
+    gpiozero callback left on a line whose factory was closed raises on the next edge and
+    ends lgpio's notification thread for the whole process.
+    """
     import lgpio
 
-    in1, lid = PINS.motor_in1, PINS.lid_closed
+    in1, lid = 41, 40
     handle = lgpio.gpiochip_open(0)
     watch = LineWatch(in1)
     delays: list[float] = []
