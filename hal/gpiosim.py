@@ -33,9 +33,11 @@ from hal.base import Scheduler
 PERIOD = 0.001  # s between two polls of the outputs (asked for; ``rate`` is what was reached)
 # A line that toggled within this is running PWM. lgpio's PWM is a thread of the firmware's
 # process: in the tier's VM (QEMU without KVM, on a shared machine) its 1 kHz, 85 % wave was
-# seen low for up to 38 ms at a time (p99 22 ms) and high only ~57 % of the time, so a
-# line must stay low for longer than that before the physics calls it off.
-WINDOW = 0.075
+# seen low for up to 38 ms at a time when the machine was quiet (p99 22 ms, high only ~57 %
+# of the time) and for hundreds of ms when it was busy, so a line must stay low for longer
+# than that before the physics calls it off. A braking stop (IN2 high) or the driver's
+# sleep is seen at once all the same: only a coasting IN1 waits out the window.
+WINDOW = 0.25
 RECHECK = 8  # every this many polls, the inputs' pulls are read back
 
 

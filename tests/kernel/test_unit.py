@@ -104,32 +104,51 @@ def test_the_lid_leaving_closed_mid_shot_stops_the_roller_within_a_few_ms(unit):
     assert unit.pty.command("load 200").startswith("ok")
     roller = Roller()
     delays: list[float] = []
+    skipped = 0
     try:
-        for _ in range(LID_TRIES):
+        while len(delays) < LID_TRIES:
+            settle(unit)
             mark = fw.mark()
             world.do(lambda sim: sim.press())
-            fw.event("shoot", mark, timeout=10)
+            _, kind, _ = fw.first(("shoot", "fault", "dry"), mark, timeout=10)
+            if kind != "shoot":  # a loaded VM can lose a race with the beam: not the lid's
+                skipped += 1
+                assert skipped <= 20, fw.log()[-2000:]
+                continue
             assert roller.is_running(1.0), "the roller does not run"
             time.sleep(0.02)
             opened = world.do(lambda sim: sim.open_lid(full=False))
             low = roller.low_since(timeout=2.0)
             delays.append(2.0 if low is None else max(0.0, low - opened))
-            mark = fw.mark()
             world.do(lambda sim: sim.close_lid())
-            fw.event("state", mark, timeout=10, to="ready")
             time.sleep(0.1)  # the mash guard
     finally:
         roller.close()
         unit.pty.command("profile flip-attack")
     p50, worst = percentile(delays, 0.5), max(delays)
-    record("lid", tries=len(delays), p50_s=p50, max_s=worst, p99_s=percentile(delays, 0.99),
-           sampling_rate_hz=world.port.rate)
+    record("lid", tries=len(delays), skipped=skipped, p50_s=p50, max_s=worst,
+           p99_s=percentile(delays, 0.99), sampling_rate_hz=world.port.rate)
     assert len(delays) >= LID_TRIES
     assert worst <= LID_BUDGET, (
         f"lid -> roller off: p50 {p50 * 1e3:.2f} ms, max {worst * 1e3:.2f} ms")
 
 
+def settle(unit: Unit) -> None:
+    """Lid closed, no card in the beam, no fault, state ready: a clean start for a press."""
+    unit.world.do(lambda sim: sim.close_lid())
+    end = time.monotonic() + 10
+    while unit.world.do_get(lambda sim: sim.in_beam) is not None:
+        assert time.monotonic() < end, "a card stays in the beam"
+        time.sleep(0.05)
+    while "state=ready" not in (status := unit.pty.command("status")):
+        assert time.monotonic() < end, status
+        if "state=fault" in status:
+            unit.pty.command("clear")
+        time.sleep(0.1)
+
+
 def test_console_on_a_pty_and_the_state_file_across_a_restart(unit, firmware):
+    settle(unit)
     status = unit.pty.command("status")
     assert status.startswith("ok state=") and "simulated=false" in status, status
     mark = unit.fw.mark()
