@@ -56,6 +56,7 @@ def shoot_twice(unit: Unit, side: str) -> list[int]:
     sizes: list[int] = []
     try:
         for _ in range(14):  # a dry streak never passes len(hazard) - 1 (5 on Wild)
+            settle(unit)
             mark = fw.mark()
             before = world.ejected()
             world.do(lambda sim: sim.press())
@@ -88,8 +89,7 @@ def test_press_runs_the_roller_until_the_beam_counted_the_cards_mild_and_wild(un
             mark = unit.fw.mark()
             unit.world.do(lambda sim: sim.open_lid(full=True))
             unit.fw.event("flip", mark, timeout=30)
-            unit.world.do(lambda sim: sim.close_lid())
-            time.sleep(0.5)
+            settle(unit)
             assert unit.world.do_get(lambda sim: sim.side) == "wild"
         for seed in (1, 7, 23):
             assert unit.pty.command(f"seed {seed}").startswith("ok")
