@@ -122,7 +122,10 @@ class GpioSimPins:
                 samples.popleft()
             high = sum(v for _, v in samples)
             if 0 < high < len(samples):  # toggled within the window: PWM at the measured duty
-                level = round(high / len(samples) * 20) / 20 or 0.05
+                # Counted from the first high sample: the low stretch before a start is not
+                # part of the wave (it would make a motor that just started look slow).
+                start = next(i for i, (_, v) in enumerate(samples) if v)
+                level = round(high / (len(samples) - start) * 20) / 20 or 0.05
             else:
                 level = float(value)
             if level != line.level:
