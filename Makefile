@@ -1,6 +1,7 @@
 # Two commands do all the set-up on a fresh machine (see README.md):
 #   make play   - the firmware on the simulated launcher
 #   make test    - lint and the whole test suite (the slow tier aside: make test-slow)
+#   make test-kernel - the real firmware on lgpio and the kernel's gpio-sim, in a VM
 # Another Python: make test PYTHON=python3.13 (its own venv, .venv-3.13, unless VENV is given).
 PYTHON ?= python3
 ifeq ($(origin VENV), undefined)
@@ -12,7 +13,7 @@ ifeq ($(origin VENV), undefined)
 endif
 STAMP := $(VENV)/.installed-stamp
 
-.PHONY: setup play test test-slow lint benchmarks sounds figures clean
+.PHONY: setup play test test-slow test-kernel lint benchmarks sounds figures clean
 
 $(STAMP): pyproject.toml .ci/setup .ci/find-python
 	PYTHON=$(PYTHON) bash .ci/setup $(VENV)
@@ -32,6 +33,10 @@ test: lint
 
 test-slow: $(STAMP)
 	$(VENV)/bin/pytest -m slow
+
+# The kernel tier: the real firmware on lgpio and gpio-sim in a QEMU VM (docs/kernel-tier.md).
+test-kernel: $(STAMP)
+	bash .ci/kernel/run $(VENV)
 
 # Every benchmark, repeated; writes docs/PERFORMANCE.md (BENCH_ARGS=--quick: under a minute).
 benchmarks: $(STAMP)

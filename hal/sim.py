@@ -12,6 +12,11 @@ Every history is bounded, so that a simulated day costs no more memory than a si
 minute: the simulator keeps the newest ``keep`` motor samples and ejected cards (counting
 all of them in ``ejected_total``), and each mock pin keeps its newest ``PIN_HISTORY``
 state changes (gpiozero's ``MockPin`` keeps every one in a list).
+
+The physics reaches its pins through a small ``PinPort``: ``MockPins`` (gpiozero's
+MockFactory, the board built on it in this process; the default) or, in the kernel tier,
+``hal.gpiosim.GpioSimPins`` (the kernel's gpio-sim chip, polled through sysfs, with the
+firmware in another process). There is one physics model; only the pin backend differs.
 """
 
 from __future__ import annotations
@@ -19,7 +24,7 @@ from __future__ import annotations
 from collections import deque
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import Any, TypeVar, overload
+from typing import Any, Protocol, TypeVar, overload
 
 from gpiozero.pins.mock import MockFactory, MockPWMPin, PinState
 
@@ -68,6 +73,57 @@ class SimPin(MockPWMPin):
         return changed
 
 
+class PinPort(Protocol):
+    """How the physics reaches the launcher's pins, by BCM number."""
+
+    def drive(self, number: int, low: bool) -> None:
+        """Set an input's level as the outside world would: pulled low, or let go high."""
+        ...
+
+    def level(self, number: int) -> float:
+        """An output's level: 0 or 1, or the duty (0..1) of a line running PWM."""
+        ...
+
+    def watch(self, numbers: Iterable[int], listener: Callable[[], None]) -> None:
+        """Call ``listener`` (on the physics' reactor) after any of these outputs changes."""
+        ...
+
+
+class MockPins:
+    """The pin port over gpiozero's MockFactory (``SimPin`` pins); changes arrive at once."""
+
+    def __init__(self) -> None:
+        self.factory = MockFactory(pin_class=SimPin)
+        self._pin_cache: dict[int, SimPin] = {}
+
+    def pin(self, number: int) -> SimPin:
+        # Cached: MockFactory.pin searches every reservation on each call, and the physics
+        # reads four pins on every motor write (it was 70% of a simulated press).
+        pin = self._pin_cache.get(number)
+        if pin is None:
+            found = self.factory.pin(number)
+            assert isinstance(found, SimPin)
+            pin = self._pin_cache[number] = found
+        return pin
+
+    def drive(self, number: int, low: bool) -> None:
+        pin = self.pin(number)
+        if low:
+            pin.drive_low()
+        else:
+            pin.drive_high()
+
+    def level(self, number: int) -> float:
+        return float(self.pin(number).state)
+
+    def watch(self, numbers: Iterable[int], listener: Callable[[], None]) -> None:
+        def changed(pin: SimPin) -> None:
+            listener()
+
+        for number in numbers:
+            self.pin(number).listener = changed
+
+
 @dataclass(frozen=True)
 class Physics:
     """How the simulated mechanics behave (seconds, degrees).
@@ -112,14 +168,21 @@ class MotorSample:
 class SimLauncher:
     """The launcher's mechanics around a mock board; every change happens on reactor time."""
 
+    # Only with the default pin port (MockPins): the mock factory and the board built on it.
+    factory: MockFactory
+    board: Board
+
     def __init__(self, reactor: Scheduler, pins: Pins, physics: Physics | None = None,
-                 side: str = "mild", keep: int = HISTORY) -> None:
+                 side: str = "mild", keep: int = HISTORY, port: PinPort | None = None) -> None:
         self.reactor = reactor
         self.pins = pins
         self.physics = physics or Physics()
-        self.factory = MockFactory(pin_class=SimPin)
-        self._pin_cache: dict[int, SimPin] = {}
-        self.board: Board = build_board(pins, self.factory, simulated=True, name="simulated")
+        if port is None:
+            mock = MockPins()
+            self.factory = mock.factory
+            self.board = build_board(pins, mock.factory, simulated=True, name="simulated")
+            port = mock
+        self.port: PinPort = port
         self.cartridge: list[Any] = []  # front (index 0) leaves first
         self.ejected: History[Any] = History(maxlen=keep)  # the newest cards that left, in order
         self.ejected_total = 0  # every card that ever left the slot
@@ -142,10 +205,9 @@ class SimLauncher:
         self._lid = "closed"
         if side == "wild":
             self.angle = 180.0
-        for n in (pins.motor_in1, pins.motor_in2, pins.motor_sleep, pins.rotator,
-                  pins.rotator_in2):
-            if n is not None:
-                self.pin(n).listener = self._output_changed
+        outputs = (pins.motor_in1, pins.motor_in2, pins.motor_sleep, pins.rotator,
+                   pins.rotator_in2)
+        port.watch([n for n in outputs if n is not None], self._output_changed)
         self._drive("lid_closed", True)
         self._drive("lid_closed_nc", False)
         self._drive("lid_open", False)
@@ -157,32 +219,23 @@ class SimLauncher:
     # -- pins --
 
     def pin(self, number: int) -> SimPin:
-        # Cached: MockFactory.pin searches every reservation on each call, and the physics
-        # reads four pins on every motor write (it was 70% of a simulated press).
-        pin = self._pin_cache.get(number)
-        if pin is None:
-            found = self.factory.pin(number)
-            assert isinstance(found, SimPin)
-            pin = self._pin_cache[number] = found
-        return pin
+        """The mock pin of a BCM number (only with the default pin port, MockPins)."""
+        if not isinstance(self.port, MockPins):
+            raise TypeError(f"{type(self.port).__name__} has no mock pins")
+        return self.port.pin(number)
 
     def _drive(self, name: str, active: bool) -> None:
         """Set an input as the hardware would (all inputs are active low)."""
         number = getattr(self.pins, name)
         if number is None:
             return
-        level = self._stuck.get(name, active)
-        pin = self.pin(number)
-        if level:
-            pin.drive_low()
-        else:
-            pin.drive_high()
+        self.port.drive(number, self._stuck.get(name, active))
 
     def level(self, name: str) -> float:
         """The state of an output pin by its config name (``motor_in1``, ``rotator``...);
         0 for an optional pin that is not wired."""
         number = getattr(self.pins, name)
-        return 0.0 if number is None else float(self.pin(number).state)
+        return 0.0 if number is None else self.port.level(number)
 
     # -- test verbs --
 
@@ -302,7 +355,7 @@ class SimLauncher:
         """The side facing the back, from the cartridge's real angle."""
         return "mild" if self._yellow_back() else "wild"
 
-    def _output_changed(self, pin: SimPin) -> None:
+    def _output_changed(self) -> None:
         now = self.reactor.monotonic()
         sample = MotorSample(now, self.level("motor_in1"), self.level("motor_in2"),
                              self.level("motor_sleep") > 0)
