@@ -175,7 +175,10 @@ def _press(r: Any, w: Any) -> None:
       "cue; µs, from the pin edge. The driver sleeps between presses, so edge→motor "
       "includes waking it (the nSLEEP write comes first) and ends when IN1's duty is "
       "written; the DRV8833 then needs up to 1 ms more before its outputs follow (tWAKE, "
-      "SLVSAR1E §7.3.4), which is the press-to-roller time to add on a real unit.\n")
+      "SLVSAR1E §7.3.4), which is the press-to-roller time to add on a real unit. The "
+      "interlocks with the reactor blocked are in hardware/SAFETY.md (`python -m "
+      "bench.interlock`), and the real firmware process on a real kernel's pins in "
+      "docs/kernel-tier.md (`bash .ci/kernel/report`).\n")
     w("| run | presses | edge→motor p50 / p99 / max | edge→audio p50 / p99 / max | "
       "lid→stop p50 / p99 / max | state writes | gc pauses gen0 / gen1 / gen2 (count, max µs) |")
     w("|---|---|---|---|---|---|---|")

@@ -160,21 +160,27 @@ def test_a_two_input_rotator_drives_each_mode_of_the_bridge(factory, mode, want,
     assert (rot.is_active, rot.braking) == (active, braking)
 
 
-def test_rotator_pin_writes_never_pass_through_a_reverse_drive_unless_asked(factory):
-    """Between two pin writes the bridge sees a mix for microseconds: it may be ahead or
-    nothing, never back (which would kick the cartridge the wrong way)."""
-    rot = GpioRotator(24, 4, factory)
+def record_mixes(factory: MockFactory, in1: int, in2: int) -> list[tuple[float, float]]:
+    """Every (IN1, IN2) the bridge sees, recorded after each write to either pin."""
     seen: list[tuple[float, float]] = []
-    for n in (24, 4):
+    for n in (in1, in2):
         pin = factory.pin(n)
         original = pin._change_state
 
         def record(value, original=original):
             changed = original(value)
-            seen.append(levels(factory, 24, 4))
+            seen.append(levels(factory, in1, in2))
             return changed
 
         pin._change_state = record
+    return seen
+
+
+def test_rotator_pin_writes_never_pass_through_a_reverse_drive_unless_asked(factory):
+    """Between two pin writes the bridge sees a mix for microseconds: it may be ahead or
+    nothing, never back (which would kick the cartridge the wrong way)."""
+    rot = GpioRotator(24, 4, factory)
+    seen = record_mixes(factory, 24, 4)
     for step in (rot.forward, rot.brake, rot.off, rot.forward, rot.off, rot.brake, rot.off):
         step()
     assert seen and all(not (in1 == 0 and in2 > 0) for in1, in2 in seen), seen
@@ -211,17 +217,7 @@ def test_motor_pin_writes_never_pass_through_a_forward_drive_when_stopping(facto
     """Stopping from a run, a brake or a coast: every mix the bridge sees between two pin
     writes is brake, coast or reverse, never forward (IN1 high with IN2 low)."""
     motor = HBridgeMotor(12, 13, factory)
-    seen: list[tuple[float, float]] = []
-    for n in (12, 13):
-        pin = factory.pin(n)
-        original = pin._change_state
-
-        def record(value, original=original):
-            changed = original(value)
-            seen.append(levels(factory, 12, 13))
-            return changed
-
-        pin._change_state = record
+    seen = record_mixes(factory, 12, 13)
     for speed in (0.85, 1.0, 0.3):
         motor.forward(speed)
         seen.clear()

@@ -129,7 +129,8 @@ def render(folder: Path, date: str) -> str:
                      f"max {_ms(floor['max_s'])}", "lgpio's thread and one Python callback, "
                      "nothing else: what a pin-thread lid stop can reach in this VM"))
     if hung := _load(folder, "lid_hung"):
-        rows.append(("the same with the reactor hung", _ms(hung["lid_to_roller_off_s"]),
+        rows.append(("`lid_stop_kernel_hung`: the same with the reactor hung",
+                     _ms(hung["lid_to_roller_off_s"]),
                      "one try; SIGUSR1 hangs the reactor 20 ms before the lid opens"))
     if kill := _load(folder, "kill9"):
         rows.append(("kill -9 mid-shot (SIGSTOPped at a PWM-high sample): lines after death",
@@ -137,21 +138,26 @@ def render(folder: Path, date: str) -> str:
         rows.append(("kill -9: death -> roller off (no watchdog path)",
                      _ms(kill["death_to_roller_off_s"]),
                      f"kill -> exit {_ms(kill['kill_to_exit_s'])}; gpio-sim releases the lines"))
-        rows.append(("`launcher safe-stop` after kill -9", f"{kill['safe_stop_s']:.2f} s",
+        rows.append(("`kill9_to_off`: `launcher safe-stop` after kill -9 (the lines driven low "
+                     "by it; a Pi without strict_gpiod keeps them until then)",
+                     f"{kill['safe_stop_s']:.2f} s",
                      "the whole command: Python's start in the guest dominates"))
         rows.append(("lines after safe-stop", _levels(kill["levels_after_safe_stop"]), ""))
     if hang := _load(folder, "hang"):
-        rows.append(("hung reactor, lid closed: hang -> roller off",
+        rows.append(("`lease_lapse_kernel`: hung reactor, lid closed: hang -> roller off",
                      _ms(hang["hang_to_roller_off_s"]),
-                     "required: within 250 ms, by the run's lease lapsing"))
+                     "required: within 0.5 s (a 100 ms lease, in a slow guest), by the run's "
+                     "lease lapsing"))
         rows.append((f"hung reactor: hang -> SIGABRT (WATCHDOG_USEC {hang['watchdog_s']:g} s)",
                      _ms(hang["hang_to_sigabrt_s"]), "the test plays systemd's watchdog"))
         rows.append(("watchdog path: SIGABRT -> process gone", _ms(hang["sigabrt_to_exit_s"]),
                      ""))
-        rows.append(("watchdog path: safe-stop (ExecStopPost)", f"{hang['safe_stop_s']:.2f} s",
+        rows.append(("`watchdog_to_off`: watchdog path: safe-stop (ExecStopPost)",
+                     f"{hang['safe_stop_s']:.2f} s",
                      f"lines after: {_levels(hang['levels_after_safe_stop'])}"))
     if stop := _load(folder, "sigstop"):
-        rows.append((f"SIGSTOP mid-shot at a PWM-high sample ({stop.get('stopped_s', 1.0):.2f} s): "
+        rows.append((f"`sigstop_runon`: SIGSTOP mid-shot at a PWM-high sample "
+                     f"({stop.get('stopped_s', 1.0):.2f} s): "
                      "the roller", f"{'driven' if stop['level_while_stopped'] else 'off'}, "
                      f"{stop['changes_while_stopped']} changes; "
                      f"{_levels(stop.get('levels_while_stopped', {}))}",

