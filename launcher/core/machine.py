@@ -429,6 +429,10 @@ def _turn_pending(m: Machine, e: Event, now: float) -> bool:
     return m.memory.turn_pending
 
 
+def _braking_lid_closed(m: Machine, e: Event, now: float) -> bool:
+    return m.memory.braking and m.inputs.lid_closed
+
+
 def _lid_is_full(m: Machine, e: Event, now: float) -> bool:
     return m.inputs.lid_full
 
@@ -900,7 +904,10 @@ TRANSITIONS: tuple[Transition, ...] = (
     T(ROTATING, T_SETTLE, LID_OPEN, _arrive),
     T(ROTATING, T_ROTATION, FAULT, _rotation_timeout),
     # The turn goes on only while the lid is fully open (fingers): leaving it pauses it.
+    # (The lid may already read closed: its closing edge can come first out of debounce.)
+    T(ROTATING, LID_LEFT_FULL, READY, _arrive, _braking_lid_closed),
     T(ROTATING, LID_LEFT_FULL, LID_OPEN, _arrive, _braking),
+    T(ROTATING, LID_LEFT_FULL, READY, _pause_turn, _lid_is_closed),
     T(ROTATING, LID_LEFT_FULL, LID_OPEN, _pause_turn),
     T(ROTATING, LID_CLOSED, ROTATING, _lid_moved),
     T(ROTATING, LID_LEFT_CLOSED, ROTATING, _lid_moved),
