@@ -47,6 +47,33 @@ FAULT_BLINKS = {
     "internal": 8,  # a bug in the firmware: the board was made safe first
     "lid_sensor": 9,  # the lid switch's two contacts agree (a wire off or shorted)
 }
+FAULT_OF_BLINKS = {n: code for code, n in FAULT_BLINKS.items()}
+
+# What the status LED shows, by its pattern (the ``LED`` command's argument): the README's
+# blink-code table, the ``led`` event and the play screen's LED row all read it from here.
+LED_SHOWS = {
+    "ready": ("on", "ready to shoot"),
+    "busy": ("fast blink", "busy, not ready to shoot (a shot, a turn, the lid open)"),
+    "off": ("off", "asleep"),
+}
+
+
+def led_fields(pattern: str | int) -> dict[str, Any]:
+    """The ``led`` event's data: ``pattern=on``, ``pattern=fast_blink``, ``pattern=off``, or
+    ``pattern=blink_code blinks=2 fault=jam``."""
+    if isinstance(pattern, int):
+        return {"pattern": "blink_code", "blinks": pattern,
+                "fault": FAULT_OF_BLINKS.get(pattern, "unknown")}
+    return {"pattern": LED_SHOWS[pattern][0].replace(" ", "_")}
+
+
+def led_meaning(pattern: str | int) -> str:
+    """The LED as a person reads it: ``on: ready to shoot``, ``2 blinks, pause: fault jam``."""
+    if isinstance(pattern, int):
+        return f"{pattern} blinks, pause: fault {FAULT_OF_BLINKS.get(pattern, 'unknown')}"
+    shows, meaning = LED_SHOWS[pattern]
+    return f"{shows}: {meaning}"
+
 
 # --- events ------------------------------------------------------------------------------
 
@@ -366,10 +393,6 @@ def _mashed(m: Machine, e: Event, now: float) -> bool:
     return now - m.memory.last_press < m.settings.timing.mash_guard
 
 
-def _not_mashed(m: Machine, e: Event, now: float) -> bool:
-    return not _mashed(m, e, now)
-
-
 def _empty(m: Machine, e: Event, now: float) -> bool:
     return m.memory.inventory == 0
 
@@ -470,6 +493,18 @@ def _accept_press(m: Machine, e: Event, now: float) -> None:
     mem.last_press = now
     mem.count("presses")
     mem.streak.pressed(e.value)
+
+
+def _press_ignored(m: Machine, e: Event, now: float) -> list[Command]:
+    """A press inside the mash guard of the last one: nothing happens, but it is said and
+    counted (``stats``: ``mashed``), so a script that presses too fast can tell."""
+    m.memory.count("mashed")
+    return [emit("press_ignored", reason="mashed")]
+
+
+def _press_busy(m: Machine, e: Event, now: float) -> list[Command]:
+    """A press while a shot or a turn goes on: it does nothing (as on the toy), and says so."""
+    return [emit("press_ignored", reason=m.state)]
 
 
 def _dry(m: Machine, e: Event, now: float) -> list[Command]:
@@ -853,7 +888,7 @@ def _internal(m: Machine, e: Event, now: float) -> list[Command]:
 T = Transition
 TRANSITIONS: tuple[Transition, ...] = (
     # Ready: press your luck.
-    T(READY, PRESS, READY, None, _mashed),
+    T(READY, PRESS, READY, _press_ignored, _mashed),
     T(READY, PRESS, READY, _turn_refusal, _turn_pending),
     T(READY, PRESS, READY, _reload, _empty),
     T(READY, PRESS, FAULT, _beam_fault, _beam_stuck),
@@ -878,12 +913,14 @@ TRANSITIONS: tuple[Transition, ...] = (
     T(SHOOTING, T_RUN, FAULT, _overrun),
     T(SHOOTING, LID_LEFT_CLOSED, LID_OPEN, _abort_shot),
     T(SHOOTING, LOAD, SHOOTING, _load),
+    T(SHOOTING, PRESS, SHOOTING, _press_busy),
     T(SHOOTING, T_IDLE, SHOOTING, _rearm_idle),
     # Lid open: no shooting; fully open turns the cartridge once per opening.
     T(LID_OPEN, LID_FULL, ROTATING, _resume_turn, _turn_pending),
     T(LID_OPEN, LID_FULL, ROTATING, _start_flip, _can_rotate),
     T(LID_OPEN, LID_CLOSED, READY, _lid_closed),
-    T(LID_OPEN, PRESS, LID_OPEN, _lid_warning, _not_mashed),
+    T(LID_OPEN, PRESS, LID_OPEN, _press_ignored, _mashed),
+    T(LID_OPEN, PRESS, LID_OPEN, _lid_warning),
     T(LID_OPEN, LOAD, LID_OPEN, _load),
     T(LID_OPEN, T_IDLE, ASLEEP, _sleep),
     T(LID_OPEN, SLEEP_NOW, ASLEEP, _sleep),
@@ -912,6 +949,7 @@ TRANSITIONS: tuple[Transition, ...] = (
     T(ROTATING, LID_CLOSED, ROTATING, _lid_moved),
     T(ROTATING, LID_LEFT_CLOSED, ROTATING, _lid_moved),
     T(ROTATING, LOAD, ROTATING, _load),
+    T(ROTATING, PRESS, ROTATING, _press_busy),
     T(ROTATING, T_IDLE, ROTATING, _rearm_idle),
     # Asleep: the press that wakes the unit is consumed.
     T(ASLEEP, PRESS, READY, _wake, _lid_is_closed),
@@ -921,7 +959,8 @@ TRANSITIONS: tuple[Transition, ...] = (
     T(ASLEEP, LID_LEFT_CLOSED, LID_OPEN, _wake_lid),
     T(ASLEEP, LOAD, ASLEEP, _load),
     # Fault: motors are off; a lid cycle (open, then closed) or `clear` gets out.
-    T(FAULT, PRESS, FAULT, _fault_reminder, _not_mashed),
+    T(FAULT, PRESS, FAULT, _press_ignored, _mashed),
+    T(FAULT, PRESS, FAULT, _fault_reminder),
     T(FAULT, LID_LEFT_CLOSED, FAULT, _fault_lid_opened),
     T(FAULT, LID_CLOSED, READY, _clear_fault, _cycled_closed),
     T(FAULT, CLEAR, READY, _clear_fault, _lid_is_closed),

@@ -127,6 +127,7 @@ class Launcher:
                           inventory=saved.inventory, counters=dict(saved.counters))
         self.machine = m.Machine(settings, memory, has_beam=board.exit_beam is not None)
         self.led = LedDriver(board.led, reactor)
+        self._led_said: Any = self.led.pattern  # the pattern the last ``led`` event named
         self.listeners: list[Listener] = []
         self.history: deque[tuple[float, str, dict[str, Any]]] = deque(maxlen=500)
         self._timers: dict[str, Timer] = {}
@@ -161,6 +162,7 @@ class Launcher:
             self._save_timer_soon()
         self._run(self.machine.start(inputs, self.reactor.monotonic()))
         self._enter()
+        self._led_settled()
         self._check_lid_pair()
 
     def stop(self) -> None:
@@ -350,6 +352,14 @@ class Launcher:
         self._run(commands)
         if changed:
             self._enter()
+        self._led_settled()
+
+    def _led_settled(self) -> None:
+        """One ``led`` event for each pattern the LED settles on (not each LED command: a
+        dispatch may set it twice); a press that leaves it as it was costs one comparison."""
+        if self.led.pattern != self._led_said:
+            self._led_said = self.led.pattern
+            self._note("led", m.led_fields(self._led_said))
 
     def _enter(self) -> None:
         """What every state needs of the outputs, whichever way it was reached (leaving a
@@ -372,6 +382,7 @@ class Launcher:
                     pass  # done above
                 case m.Cmd.CUE:
                     self.cues.play(c.arg)
+                    self._note("cue", {"name": c.arg})  # what the speaker was told to play
                 case m.Cmd.ROTATOR:
                     ok = self.actuators.rotator(c.arg, c.fields().get("speed", 1.0))
                     turn_refused = turn_refused or not ok

@@ -661,7 +661,7 @@ class Console:
 
     def _stats(self, a: Args) -> dict[str, Any]:
         counters = dict.fromkeys(("presses", "dry", "shots", "cards_shot", "flips", "faults",
-                                  "sleeps"), 0)
+                                  "sleeps", "mashed"), 0)
         counters.update(sorted(self.app.machine.memory.counters.items()))
         counters.update({f"console_{k}": v for k, v in self.counters.items()})
         store = self.app.store

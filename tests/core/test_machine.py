@@ -90,8 +90,31 @@ def test_the_hazard_curve_forces_a_shot_after_the_longest_dry_streak():
 def test_mash_guard_ignores_presses_too_close_together():
     mach = started(FixedRandom([DRY, DRY]))
     assert press(mach, 1.0)
-    assert press(mach, 1.1) == []  # within 250 ms
+    ignored = press(mach, 1.1)  # within 250 ms: no cue, no draw, no timer; said and counted
+    assert ignored == [m.emit("press_ignored", reason="mashed")]
+    assert mach.memory.counters == {"presses": 1, "dry": 1, "mashed": 1}
     assert kinds(press(mach, 1.3), m.CUE) == ["mild_press_2"]
+    assert mach.memory.counters["mashed"] == 1
+
+
+@pytest.mark.parametrize("state", [m.LID_OPEN, m.FAULT])
+def test_a_mashed_press_is_said_in_every_state_that_guards(state):
+    mach = started(FixedRandom([DRY]))
+    assert press(mach, 1.0)
+    mach.state = state
+    mach.memory.fault = "jam" if state is m.FAULT else None
+    assert press(mach, 1.1) == [m.emit("press_ignored", reason="mashed")]
+    assert mach.state is state
+    assert m.emit("press_ignored", reason="mashed") not in press(mach, 1.4)
+
+
+def test_every_led_pattern_has_a_meaning_and_every_fault_a_code():
+    assert m.led_meaning("ready") == "on: ready to shoot"
+    assert m.led_fields("busy") == {"pattern": "fast_blink"}
+    for code, n in m.FAULT_BLINKS.items():
+        assert m.led_fields(n) == {"pattern": "blink_code", "blinks": n, "fault": code}
+        assert m.led_meaning(n) == f"{n} blinks, pause: fault {code}"
+    assert len(set(m.FAULT_BLINKS.values())) == len(m.FAULT_BLINKS)  # one code, one fault
 
 
 def test_a_shot_runs_the_motor_until_the_beam_counted_the_cards():

@@ -287,7 +287,10 @@ def test_log_shows_the_last_events(session: Session) -> None:
         session(f"load {n}")
     out = session("log 2")
     assert out == ["// 0.000 loaded cards=2", "// 0.000 loaded cards=3", "ok events=2"]
-    assert session("log")[-1] == "ok events=3"
+    # Everything since the start: its cue and the LED lit, then the three loads.
+    assert session("log") == ["// 0.000 cue name=startup", "// 0.000 led pattern=on",
+                              *(f"// 0.000 loaded cards={n}" for n in (1, 2, 3)),
+                              "ok events=5"]
 
 
 def test_stats_counts_the_launcher_and_the_console(session: Session) -> None:

@@ -201,10 +201,12 @@ def test_pty_banner_then_commands_with_crlf(fx: Fixture) -> None:
     assert fx.ask("status")[-1].startswith("ok state=ready side=mild ")
     start = len(fx.peer.lines)
     assert fx.ask("lid full")[0] == "ok lid=full"
-    fx.pump(fx.lines_after(start + 5))
+    fx.pump(fx.lines_after(start + 7))
     assert fx.peer.lines[start:] == [
         "ok lid=full",
-        "# event state from=ready to=lid_open on=lid_left_closed", "# event lid position=open",
+        "# event state from=ready to=lid_open on=lid_left_closed",
+        "# event cue name=lid_open", "# event lid position=open",
+        "# event led pattern=fast_blink",
         "# event state from=lid_open to=rotating on=lid_full", "# event lid position=full"]
 
 
@@ -502,11 +504,11 @@ def test_loop_url_replies_are_what_was_asked() -> None:
     try:
         t.start()
         tap._port.write(b"status\r\nlog 1\r\n")
-        pump(rig, t, wake, replies(3))
+        pump(rig, t, wake, replies(4))
         text = b"".join(seen).decode().splitlines()
         assert text[0] == console.banner()
         assert text[1].startswith("ok state=ready side=mild")
-        assert text[2:] == ["ok events=0"]
+        assert text[2:] == ["// 0.000 led pattern=on", "ok events=1"]  # the start's last
     finally:
         t.stop()
         rig.close()

@@ -71,8 +71,9 @@ def test_the_tests_have_power_against_a_slightly_wrong_model(side: str) -> None:
 
 
 def test_the_driver_goes_through_the_firmware_press() -> None:
-    """A press inside the mash guard draws nothing and says nothing: ``Launcher.press`` asks
-    ``luck_wanted`` before it draws, and the driver has no draw of its own."""
+    """A press inside the mash guard draws nothing and says only that it was ignored:
+    ``Launcher.press`` asks ``luck_wanted`` before it draws, and the driver has no draw of
+    its own."""
     from launcher.firmware.app import Launcher
 
     run = FirmwarePresses(config.load(), "mild", 1)
@@ -82,4 +83,5 @@ def test_the_driver_goes_through_the_firmware_press() -> None:
     run.heard.clear()
     run.reactor.now += 0.01  # well inside the 250 ms mash guard
     Launcher.press(run)  # type: ignore[arg-type]
-    assert run.rng.getstate() == state and run.heard == []
+    assert run.rng.getstate() == state
+    assert run.heard == [("press_ignored", {"reason": "mashed"})]
