@@ -1,22 +1,22 @@
 """``launcher play``: the firmware on a simulated launcher, in a terminal.
 
-On a terminal: single keys, and a live one-screen view with the events scrolling below.
-Otherwise (a pipe, a script): one console command per line, replies and events as lines.
-Either way the firmware runs on the real reactor, exactly as ``launcher run`` does.
+On a terminal: single keys, and a live one-screen view with the events scrolling below
+(``play_screen.LiveScreen``, with the ``tui`` extra). Otherwise (a pipe, a script, or no
+``tui`` extra): one console command per line, replies and events as lines. Either way the
+firmware runs on the real reactor, on this thread, exactly as ``launcher run`` does.
 """
 
 from __future__ import annotations
 
-import contextlib
 import random
 import sys
 import threading
 from collections import deque
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TextIO
 
-from launcher.cli.play_screen import Snapshot, make_view, shot_text, snapshot
+from launcher.cli.play_screen import Snapshot, shot_text, snapshot
 from launcher.core import config
 from launcher.core.reactor import NEVER, RealReactor
 from launcher.sim.unit import console_extras, simulated_app
@@ -27,7 +27,7 @@ FRAME = 0.25  # s between redraws of the live view (and one right after each key
 
 KEYS: dict[str, str] = {  # key -> console command (the screen lists them)
     " ": "press", "p": "press", "o": "lid full", "a": "lid open", "c": "lid close",
-    "j": "jam", "u": "unjam", "s": "sleep", "w": "wake", "x": "clear",
+    "j": "jam", "u": "unjam", "s": "sleep", "w": "wake", "x": "clear", "r": "reload",
 }
 
 
@@ -52,7 +52,8 @@ class Playground:
                                config_path=Path(config_path) if config_path else None,
                                write=self._console_line, reboot=self.reactor.stop)
         self.last_shot = "none yet"
-        self.typing: list[str] = []  # a command being typed after ':' in the live view
+        self.last_cue = "none yet"
+        self.reply: list[str] = []  # the reply to the last line run
         self.app.listeners.append(self._event)
         self._view_timer = self.reactor.register_timer(self._redraw, NEVER, "play.view")
         self.view: Any = None
@@ -77,14 +78,16 @@ class Playground:
             self.reactor.stop()
 
     def _console_line(self, line: str) -> None:
-        if self.live:
-            self.events.append(line)
-        else:
+        if not self.live:
             self.write(line + "\n")
+        elif not line.startswith(SHOWN_IN_ROWS):
+            self.events.append(line)
 
     def _event(self, kind: str, data: dict[str, Any]) -> None:
         if kind == "shot":
             self.last_shot = shot_text(data)
+        elif kind == "cue":
+            self.last_cue = data["name"]
 
     def reload_cartridge(self) -> None:
         """Fill the simulated cartridge to a full launcher and tell the firmware."""
@@ -93,6 +96,7 @@ class Playground:
 
     def run_line(self, line: str) -> float:
         """Run one typed line; returns how long to hold the next input back (``wait S``)."""
+        self.reply = []
         words = line.split()
         if words in (["quit"], ["exit"]):
             self.reactor.stop()
@@ -112,7 +116,8 @@ class Playground:
                 return 0.0
             self._console_line(f"ok waiting={seconds:g}")
             return seconds
-        for reply in self.console.handle_line(line):
+        self.reply = self.console.handle_line(line)
+        for reply in self.reply:
             self._console_line(reply)
         return 0.0
 
@@ -120,46 +125,56 @@ class Playground:
 
     def snapshot(self) -> Snapshot:
         return snapshot(self.app, self.sim, seed=self.seed, last_shot=self.last_shot,
-                        events=self.events, warnings=self.warnings,
-                        typing="".join(self.typing[1:]) if self.typing else "")
+                        events=tuple(self.events), warnings=tuple(self.warnings),
+                        last_cue=self.last_cue)
 
     def _redraw(self, eventtime: float) -> float:
         if self.view is not None:
-            try:
-                self.view.draw(self.snapshot())
-            except BrokenPipeError:
-                self.output_closed = True
-                self.reactor.stop()
-                return NEVER
+            self.view.draw(self.snapshot())
         return eventtime + FRAME
 
+    # -- from the live screen's thread: everything goes through reactor.post --
 
-def _reader(stream: TextIO, post: Callable[[str], None], keys: bool) -> None:
-    """Read keys or lines on a thread of its own; everything goes through reactor.post."""
-    if keys:
-        while True:
-            ch = stream.read(1)
-            if not ch:
-                post("\x04")
-                return
-            post(ch)
+    def key(self, key: str) -> None:
+        self.reactor.post(lambda: self._run_now(KEYS[key]))
+
+    def line(self, line: str) -> None:
+        def run() -> None:
+            from launcher.firmware.console import printable
+
+            self.events.append(printable(f"> {line}"))  # what was typed, above its reply
+            self._run_now(line)
+            if self.view is not None:
+                self.view.reply(line, self.reply)  # a pane opens if it does not fit
+
+        self.reactor.post(run)
+
+    def _run_now(self, line: str) -> None:
+        self.run_line(line)  # a `wait` holds nothing back here: a person is typing
+        self.reactor.update_timer(self._view_timer, self.reactor.monotonic())  # draw now
+
+
+# Event lines the live screen shows in rows of their own, not in the event list.
+SHOWN_IN_ROWS = ("# event cue ", "# event led ")
+
+
+def _reader(stream: TextIO, post: Callable[[str], None]) -> None:
+    """Read lines on a thread of its own; everything goes through reactor.post."""
     for line in stream:
         post(line.rstrip("\n"))
     post("\x04")
 
 
-@contextlib.contextmanager
-def _cbreak(stream: TextIO) -> Iterator[None]:
-    import termios
-    import tty
-
-    fd = stream.fileno()
-    old = termios.tcgetattr(fd)
+def _live_screen() -> Any:
+    """The live screen's class, or None without the ``tui`` extra."""
     try:
-        tty.setcbreak(fd)
-        yield
-    finally:
-        termios.tcsetattr(fd, termios.TCSADRAIN, old)
+        import prompt_toolkit  # noqa: F401
+        import rich  # noqa: F401
+    except ImportError:
+        return None
+    from launcher.cli.play_screen import LiveScreen
+
+    return LiveScreen
 
 
 def run_play(settings: config.Settings, seed: int, lines: bool = False,
@@ -174,7 +189,12 @@ def run_play(settings: config.Settings, seed: int, lines: bool = False,
 
     stdin = stdin or sys.stdin
     out = stdout or sys.stdout
-    live = not lines and stdin.isatty() and out.isatty()
+    terminal = not lines and stdin.isatty() and out.isatty()
+    screen = _live_screen() if terminal else None
+    if terminal and screen is None:
+        print("launcher play: the live screen needs the tui extra (pip install "
+              "'uno-launcher[tui]'); reading one command a line", file=sys.stderr)
+    live = screen is not None
     play = Playground(settings, seed, config_path, out, live=live)
     install_signal_handlers(play.reactor.stop)
     if not live:
@@ -183,40 +203,36 @@ def run_play(settings: config.Settings, seed: int, lines: bool = False,
                    "`wait S` lets time pass, `quit` ends.\n")
     play.app.start()
     play.reload_cartridge()
-    typing = play.typing
+    try:
+        if live:
+            _run_live(play, screen)
+        else:
+            _run_lines(play, stdin)
+    finally:
+        play.reactor_stopped = True
+        play.app.stop()
+        play.app.board.close()
+    if play.output_closed:
+        raise BrokenPipeError("standard output was closed")
+    return 0
 
-    def on_input(item: str) -> float:
-        if item == "\x04":
-            play.reactor.stop()
-            return 0.0
-        if not live:
-            return play.run_line(item)
-        hold = on_key(item)
-        play.reactor.update_timer(play._view_timer, play.reactor.monotonic())  # draw now
-        return hold
 
-    def on_key(item: str) -> float:
-        if typing:
-            if item in ("\n", "\r"):
-                line = "".join(typing[1:])
-                typing.clear()
-                return play.run_line(line)
-            elif item in ("\x7f", "\b"):
-                if len(typing) > 1:
-                    typing.pop()
-            else:
-                typing.append(item)
-            return 0.0
-        if item == "q":
-            play.reactor.stop()
-        elif item == ":":
-            typing.append(":")
-        elif item == "r":
-            play.run_line("reload")
-        elif item in KEYS:
-            play.run_line(KEYS[item])
-        return 0.0
+def _run_live(play: Playground, screen: Any) -> None:
+    """The live screen on its thread, the firmware on this one, until either ends."""
+    play.view = screen(play.key, play.line, play.reactor.stop, tuple(KEYS))
+    play.view.draw(play.snapshot())
+    play.view.start()
+    play.reactor.update_timer(play._view_timer, play.reactor.monotonic())
+    try:
+        play.reactor.run()
+    finally:
+        play.view.stop()
+    for text in play.warnings:  # the screen that showed them is gone
+        print(f"warning: {text}", file=sys.stderr)
 
+
+def _run_lines(play: Playground, stdin: TextIO) -> None:
+    """One console command a line from ``stdin``, each after the last has been handled."""
     waiting: list[threading.Event] = []  # the input held back by `wait S` (one at most)
     inflight: list[threading.Event] = []  # the input being handled, released at the end
 
@@ -227,6 +243,12 @@ def run_play(settings: config.Settings, seed: int, lines: bool = False,
 
     # One timer for every `wait`, re-armed each time: a long script must not pile up timers.
     wait_timer = play.reactor.register_timer(wait_over, NEVER, "play.wait")
+
+    def on_input(item: str) -> float:
+        if item == "\x04":
+            play.reactor.stop()
+            return 0.0
+        return play.run_line(item)
 
     def post(item: str) -> None:
         # One input at a time: the next waits until this one and the pin edges it caused
@@ -250,31 +272,13 @@ def run_play(settings: config.Settings, seed: int, lines: bool = False,
             if play.reactor_stopped:
                 return
 
-    thread = threading.Thread(target=_reader, args=(stdin, post, live), daemon=True,
+    thread = threading.Thread(target=_reader, args=(stdin, post), daemon=True,
                               name="play-input")
     thread.start()
     try:
-        if live:
-            play.view = make_view(out)
-            play.view.start()
-            play.reactor.update_timer(play._view_timer, play.reactor.monotonic())
-            try:
-                with _cbreak(stdin):
-                    play.reactor.run()
-            finally:
-                play.view.stop()
-            for text in play.warnings:  # the screen that showed them is gone
-                print(f"warning: {text}", file=sys.stderr)
-        else:
-            play.reactor.run()
+        play.reactor.run()
     finally:
         play.reactor_stopped = True
-        play.app.stop()
-        play.app.board.close()
         for done in inflight:
             done.set()  # the reactor has stopped: let the reader thread see its input through
-        if not live:
-            thread.join(timeout=5)
-    if play.output_closed:
-        raise BrokenPipeError("standard output was closed")
-    return 0
+    thread.join(timeout=5)

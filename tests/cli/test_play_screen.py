@@ -1,4 +1,6 @@
-"""The play screen at 80x24 and 120x40: title, side, state and cards always stay on screen."""
+"""The play screen at 80x24 and 120x40: title, side, state and cards always stay on screen.
+
+(tests/cli/test_play_terminal.py drives the real program in a terminal of those sizes.)"""
 
 from __future__ import annotations
 
@@ -9,14 +11,18 @@ import pytest
 
 from launcher.cli.play import Playground
 from launcher.cli.play_screen import (
-    TITLE,
+    FAULT_WAY_OUT,
     Snapshot,
     cards_text,
+    event_rows,
     export,
-    render_plain,
+    fits,
+    rotator_text,
     shot_text,
     snapshot,
+    way_out,
 )
+from launcher.core import machine as m
 from launcher.sim.rig import SimRig
 
 SIZES = [(80, 24), (120, 40)]
@@ -35,7 +41,7 @@ def jammed() -> Snapshot:
             rig.press()
         return snapshot(rig.app, rig.sim, seed=4, last_shot=shot_text({"cards": 1,
                                                                        "side": "mild"}),
-                        events=EVENTS, warnings=[WARNING])
+                        events=EVENTS, warnings=[WARNING], last_cue="jam")
     finally:
         rig.close()
 
@@ -48,6 +54,10 @@ def _check(lines: list[str], width: int, height: int) -> None:
     assert any("side" in x and "MILD" in x and "state" in x and "fault" in x for x in lines)
     assert any("cards" in x and "84 (cartridge 83 + 1 jammed)" in x for x in lines)
     assert any("last shot" in x and "1 card (mild)" in x for x in lines)
+    assert any("LED" in x and "2 blinks, pause: fault jam" in x for x in lines)
+    assert any("rotator" in x and "still" in x and "last cue" in x and "jam" in x
+               for x in lines)
+    assert any("way out" in x and FAULT_WAY_OUT["jam"] in x for x in lines)
     assert EVENTS[-1] in text  # the newest event is shown...
     assert EVENTS[0] not in text  # ...and the list gives way, not the status
     assert WARNING in text
@@ -60,16 +70,39 @@ def test_the_rich_screen_fits_and_keeps_the_status(jammed: Snapshot, width: int,
     assert len(lines) == height
     _check([x.rstrip() for x in lines], width, height)
     shown = sum(1 for x in lines if "# event press" in x)
-    # 1 title, 5 status rows in a box of 2 borders, 2 key rows, 2 borders round the events
+    # 1 title, 8 status rows in a box of 2 borders, 2 key rows, 2 borders round the events
     # and 1 footer: the events get every other row, so a bigger screen shows more of them.
-    assert shown == height - 13
+    assert shown == height - 16 == event_rows(height)
 
 
-@pytest.mark.parametrize(("width", "height"), SIZES)
-def test_the_plain_screen_fits_and_keeps_the_status(jammed: Snapshot, width: int, height: int):
-    lines = render_plain(jammed, width, height)
-    _check(lines, width, height)
-    assert lines[0] == TITLE
+@pytest.mark.parametrize("code", sorted(m.FAULT_BLINKS))
+def test_every_fault_has_a_way_out_that_shows_whole_at_80_columns(jammed: Snapshot, code):
+    pytest.importorskip("rich")
+    assert code in FAULT_WAY_OUT
+    s = replace(jammed, fault=code, led=m.led_meaning(m.FAULT_BLINKS[code]))
+    text = export(s, 80, 24)
+    assert f"way out     {FAULT_WAY_OUT[code]}" in text
+    assert f"{m.FAULT_BLINKS[code]} blinks, pause: fault {code}" in text
+    assert way_out("none") == "-"
+
+
+def test_a_long_line_wraps_in_the_event_list_and_a_longer_reply_does_not_fit():
+    pytest.importorskip("rich")
+    status = "ok " + " ".join(f"key{i}=value{i}" for i in range(15))  # 200 columns
+    assert fits([status], 80, 24) and fits([status], 120, 40)
+    s = Snapshot(seed=1, side="mild", state="ready", escalation=0, cards="84",
+                 last_shot="none yet", sleep_in="-", motor="off", lid="closed",
+                 fault="none", events=[status])
+    text = export(s, 80, 24)
+    assert "key14=value14" in text and "…" not in text.split("events")[1]
+    assert not fits([f"// row {i}" for i in range(event_rows(24) + 1)], 80, 24)
+    assert fits([f"// row {i}" for i in range(event_rows(40))], 120, 40)
+
+
+def test_the_rotator_row_says_a_turn_waits():
+    assert rotator_text("idle", False) == "still"
+    assert rotator_text("idle", True) == "still, turn waiting"
+    assert rotator_text("run", False) == "turning"
 
 
 def test_counts_read_as_words():
