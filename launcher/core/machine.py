@@ -67,12 +67,22 @@ def led_fields(pattern: str | int) -> dict[str, Any]:
     return {"pattern": LED_SHOWS[pattern][0].replace(" ", "_")}
 
 
+def led_shows(pattern: str | int) -> tuple[str, str]:
+    """What the LED does in ``pattern``, and what that means: ``("2 blinks, pause",
+    "fault jam")``."""
+    if isinstance(pattern, int):
+        return f"{pattern} blinks, pause", f"fault {FAULT_OF_BLINKS.get(pattern, 'unknown')}"
+    return LED_SHOWS[pattern]
+
+
 def led_meaning(pattern: str | int) -> str:
     """The LED as a person reads it: ``on: ready to shoot``, ``2 blinks, pause: fault jam``."""
-    if isinstance(pattern, int):
-        return f"{pattern} blinks, pause: fault {FAULT_OF_BLINKS.get(pattern, 'unknown')}"
-    shows, meaning = LED_SHOWS[pattern]
-    return f"{shows}: {meaning}"
+    return ": ".join(led_shows(pattern))
+
+
+def led_table() -> list[tuple[str, str]]:
+    """Every pattern and its meaning, faults by their number of blinks (the README's table)."""
+    return [led_shows(p) for p in (*LED_SHOWS, *sorted(FAULT_OF_BLINKS))]
 
 
 # --- events ------------------------------------------------------------------------------

@@ -137,3 +137,22 @@ def test_an_empty_footer_is_blank_and_typing_shows_there(jammed: Snapshot, typin
     assert len(lines) == 24
     assert lines[-1].rstrip() == (f":{typing}" if typing else "")
     assert not any("80 x 1" in x for x in lines)  # rich's placeholder for an empty region
+
+
+class _Tty(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+def test_a_terminal_without_the_tui_extra_gets_the_line_mode(settings, tmp_path, monkeypatch,
+                                                             capsys):
+    from launcher.cli import play as play_module
+
+    monkeypatch.setattr(play_module, "_live_screen", lambda: None)  # as without the extra
+    monkeypatch.setattr("launcher.firmware.runner.install_signal_handlers", lambda stop: None)
+    quiet = replace(settings, state_path=tmp_path / "s.json",
+                    audio=replace(settings.audio, backend="null"))
+    out = _Tty()
+    assert play_module.run_play(quiet, 1, stdin=_Tty("status\n"), stdout=out) == 0
+    assert "the live screen needs the tui extra" in capsys.readouterr().err
+    assert "\nok state=ready side=mild " in out.getvalue()
