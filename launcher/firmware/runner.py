@@ -79,13 +79,14 @@ def tune_gc() -> None:
 
     Everything built so far (config, pins, sound buffers, the console's command table,
     imported modules) lives until exit, yet each full collection would walk all of it again:
-    10-18 ms on the reactor thread, once every few thousand presses. One collection now,
-    then ``gc.freeze()`` moves the survivors to the permanent generation, which no
-    collection visits; later full collections walk only what was made since. The
-    thresholds stay Python's own: ``python -m bench`` measured no gain from changing them
-    (docs/PERFORMANCE.md).
+    10-18 ms on the reactor thread, once every few thousand presses. ``gc.freeze()`` moves
+    every object to the permanent generation, which no collection visits; later full
+    collections walk only what was made since. No collection first: the collector has run
+    all through the start, and one more found only a handful of unreachable objects (a few
+    hundred with what they hold) for about 7 ms of the start's CPU (``python -m
+    bench.startup``); those few stay. The thresholds stay Python's own: ``python -m bench``
+    measured no gain from changing them (docs/PERFORMANCE.md).
     """
-    gc.collect()
     gc.freeze()
 
 
