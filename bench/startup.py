@@ -14,8 +14,8 @@ the stock ``backend = "auto"``, which probes the sound device first. It is timed
 round: with a sound device that opens (ALSA's ``null`` PCM as the default device, as a Pi
 with its amplifier has one), and with this machine's own sound set-up (here: none, so
 ``auto`` falls through simpleaudio and aplay to silence). On a machine that is not a Pi,
-``launcher run`` runs the simulated board. When READY arrives the process is killed at
-once: what it spends after READY is not start-up.
+the config names the mock pin factory and ``launcher run`` runs the simulated board. When
+READY arrives the process is killed at once: what it spends after READY is not start-up.
 
 Before timing, ``launcher/`` and ``hal/`` are byte-compiled, as ``systemd/install.sh`` does
 on the Pi (the service cannot write ``__pycache__`` there, so without it every start would
@@ -122,8 +122,12 @@ class Unit:
         tty.setraw(self.slave)
         self.state = self.folder / "state.json"
         self.config = self.folder / "launcher.toml"
-        # No [audio] table: the stock backend ("auto").
-        self.config.write_text(f'[console]\nport = "{os.ttyname(self.slave)}"\n\n'
+        # No [audio] table: the stock backend ("auto"). Off a Pi the config names the mock
+        # pins, so the simulated board runs with this config's port and state file.
+        from hal.pins import pi_model
+
+        board = "" if pi_model() else '[board]\npin_factory = "mock"\n\n'
+        self.config.write_text(f'{board}[console]\nport = "{os.ttyname(self.slave)}"\n\n'
                                f'[state]\npath = "{self.state}"\n\n[luck]\nseed = {SEED}\n')
         self.alsa = self.folder / "alsa.conf"
         self.alsa.write_text("pcm.!default { type null }\nctl.!default { type null }\n")
