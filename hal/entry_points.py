@@ -3,9 +3,9 @@
 ``gpiozero.devices`` and ``gpiozero.pins.mock`` bind ``entry_points`` when they are
 imported, to look a pin factory (or a mock pin class) up by its name later. The launcher
 never asks them to: it builds its pin factory itself (``hal.gpio.make_factory``). Yet the
-binding imports ``importlib.metadata`` and, through it, the ``email`` package: about 18 ms
-of CPU here, an eighth of ``launcher run``'s start to READY (``python -m bench.startup``),
-most of a second on a Pi Zero 2 W.
+binding imports ``importlib.metadata`` and, through it, the ``email`` package: more CPU
+than any module of the launcher's own, on every start of the service (``python -m
+bench.startup`` lists the imports of ``launcher run``).
 
 Inside ``deferred_entry_points()`` the module gpiozero tries first, ``importlib_metadata``
 (the backport), is a stand-in whose ``entry_points`` imports the standard library's on its

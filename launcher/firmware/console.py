@@ -548,7 +548,7 @@ class Console:
         return status
 
     def _version(self, a: Args) -> dict[str, Any]:
-        import platform  # here: 2 ms of the service's start, for a command rarely typed
+        import platform  # here, not at the service's start: it compiles regexes on import
 
         b = self.app.board
         return {"firmware": launcher.__version__, "python": platform.python_version(),

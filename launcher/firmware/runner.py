@@ -82,10 +82,11 @@ def tune_gc() -> None:
     10-18 ms on the reactor thread, once every few thousand presses. ``gc.freeze()`` moves
     every object to the permanent generation, which no collection visits; later full
     collections walk only what was made since. No collection first: the collector has run
-    all through the start, and one more found only a handful of unreachable objects (a few
-    hundred with what they hold) for about 7 ms of the start's CPU (``python -m
-    bench.startup``); those few stay. The thresholds stay Python's own: ``python -m bench``
-    measured no gain from changing them (docs/PERFORMANCE.md).
+    all through the start, and one more, walking every object, found only a handful of
+    unreachable ones (a few hundred objects with what they hold); those few stay, and the
+    start is shorter by that walk (``python -m bench.startup``). The thresholds stay
+    Python's own: ``python -m bench`` measured no gain from changing them
+    (docs/PERFORMANCE.md).
     """
     gc.freeze()
 
