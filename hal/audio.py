@@ -115,15 +115,18 @@ def _libasound() -> Any:
     import ctypes
     import ctypes.util
 
-    # The soname first: find_library runs ldconfig in a subprocess.
-    for name in ("libasound.so.2", ctypes.util.find_library("asound")):
-        if name is None:
-            continue
-        try:
-            return ctypes.CDLL(name)
-        except OSError:
-            continue
-    return None
+    # The soname first: find_library runs ldconfig in a subprocess, so only if that fails.
+    try:
+        return ctypes.CDLL("libasound.so.2")
+    except OSError:
+        pass
+    name = ctypes.util.find_library("asound")
+    if name is None:
+        return None
+    try:
+        return ctypes.CDLL(name)
+    except OSError:
+        return None
 
 
 @contextlib.contextmanager

@@ -7,14 +7,16 @@ import io
 from collections.abc import Callable
 from typing import Any
 
-from gpiozero import DigitalInputDevice, DigitalOutputDevice, PWMOutputDevice
-from gpiozero.pins import Factory
-
 from hal.base import Board, HardwareError, Pins
+from hal.entry_points import deferred_entry_points
 
 # The board model and the pin-factory choice live in hal.pins (no gpiozero import there, so
 # `launcher doctor` stays light); they are re-exported here for the firmware.
 from hal.pins import MODEL_FILE, auto_factory_name, factory_name, header_gpiochip, pi_model
+
+with deferred_entry_points():  # gpiozero without importlib.metadata (hal/entry_points.py)
+    from gpiozero import DigitalInputDevice, DigitalOutputDevice, PWMOutputDevice
+    from gpiozero.pins import Factory
 
 __all__ = ["MODEL_FILE", "PWM_FREQUENCY", "GpioInput", "GpioOutput", "GpioRotator", "HBridgeMotor",
            "auto_factory_name", "build_board", "factory_name", "make_factory", "open_board",
@@ -58,10 +60,11 @@ def _hint(name: str, exc: BaseException) -> str:
 
 def make_factory(name: str) -> Factory:
     """Start the named pin factory; a failure says which one and what to do."""
-    from gpiozero.pins.mock import MockFactory, MockPWMPin
-
     try:
         if name == "mock":
+            with deferred_entry_points():
+                from gpiozero.pins.mock import MockFactory, MockPWMPin
+
             return MockFactory(pin_class=MockPWMPin)
         if name == "lgpio":
             from gpiozero.pins.lgpio import LGPIOFactory

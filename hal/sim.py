@@ -26,10 +26,12 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any, Protocol, TypeVar, overload
 
-from gpiozero.pins.mock import MockFactory, MockPWMPin, PinState
-
 from hal.base import NEVER, Board, Pins, Scheduler
+from hal.entry_points import deferred_entry_points
 from hal.gpio import build_board
+
+with deferred_entry_points():  # gpiozero without importlib.metadata (hal/entry_points.py)
+    from gpiozero.pins.mock import MockFactory, MockPWMPin, PinState
 
 # How much history the simulator keeps. The newest entries are what tests look at
 # (``motor_history[-1]``, a pin's last few states); older ones only cost memory.

@@ -451,6 +451,9 @@ install_code() {
     # Editable, so that the sound packs in $SRC/sounds are found next to the code.
     run "$VENV/bin/pip" install --disable-pip-version-check --upgrade --editable \
         "${SRC}[pi,audio]"
+    # Bytecode now: the service cannot write __pycache__ under $SRC (ProtectSystem=strict), so
+    # without it every start would compile every module again (python -m bench.startup).
+    run "$VENV/bin/python" -m compileall -q "$SRC/launcher" "$SRC/hal"
 }
 
 install_config() {

@@ -3,18 +3,17 @@
 from __future__ import annotations
 
 import argparse
-import logging
 import os
-import signal
 import sys
 from pathlib import Path
 
-from hal.base import HalError
 from launcher import __version__
-from launcher.core import config
-from launcher.core.errors import ConfigError, LauncherError
 
-log = logging.getLogger("launcher")
+# Only what `launcher --help` needs is imported here: each command imports what it runs
+# (the config, the firmware, logging) inside its function (tests/cli/test_startup_imports.py).
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing for --help
+if TYPE_CHECKING:
+    from launcher.core import config
 
 
 def _seed(settings: config.Settings, override: int | None) -> int:
@@ -26,6 +25,7 @@ def _seed(settings: config.Settings, override: int | None) -> int:
 
 
 def cmd_config_check(args: argparse.Namespace) -> int:
+    from launcher.core import config
     from launcher.firmware.sound import load_pack
 
     settings = config.load(args.file)
@@ -35,14 +35,18 @@ def cmd_config_check(args: argparse.Namespace) -> int:
 
 
 def cmd_config_default(args: argparse.Namespace) -> int:
+    from launcher.core import config
+
     sys.stdout.write(config.default_text())
     return 0
 
 
 def cmd_run(args: argparse.Namespace) -> int:
+    import logging
     import random
 
     from hal.gpio import factory_name, open_board, pi_model
+    from launcher.core import config
     from launcher.core.reactor import RealReactor
     from launcher.firmware.app import build_app
     from launcher.firmware.runner import run_firmware
@@ -56,6 +60,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     if name == "mock":
         from launcher.sim.unit import console_extras, simulated_app
 
+        log = logging.getLogger("launcher")
         log.warning("no Raspberry Pi found: running on the SIMULATED launcher")
         app, sim = simulated_app(settings, reactor, rng, log.warning)
         extras = console_extras(sim)
@@ -70,6 +75,7 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 def cmd_play(args: argparse.Namespace) -> int:
     from launcher.cli.play import run_play
+    from launcher.core import config
 
     settings = config.load(args.config)
     if args.state:
@@ -175,9 +181,16 @@ def main(argv: list[str] | None = None) -> int:
     parser = build_parser(_verb(words))
     args = parser.parse_args(argv)
     if args.command is None:
-        from hal.gpio import pi_model
+        from hal.pins import pi_model
 
         args = parser.parse_args(["run" if pi_model() else "play", *(argv or sys.argv[1:])])
+    # Parsed (`--help` and `--version` have exited by now): what every command needs.
+    import logging
+    import signal
+
+    from hal.base import HalError
+    from launcher.core.errors import ConfigError, LauncherError
+
     # The play screen shows every event on screen already; its log says only what goes wrong.
     level = logging.WARNING if args.command in ("play", "simulate", "tune") else logging.INFO
     logging.basicConfig(

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import copy
+import functools
 import math
 import os
 import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, fields
-from importlib import resources
 from pathlib import Path
 from typing import Any
 
@@ -353,10 +354,21 @@ def _profile(value: Any) -> Profile:
 
 def default_text() -> str:
     """The commented default file, as shipped."""
-    return resources.files("launcher").joinpath("default.toml").read_text(encoding="utf-8")
+    # Beside this package, as the sound packs are (launcher.firmware.sound.sounds_dir): the
+    # launcher is installed as files. importlib.resources would read the same file and cost
+    # `launcher run` its readers and zipfile at start.
+    return (Path(__file__).resolve().parents[1] / "default.toml").read_text(encoding="utf-8")
 
 
 def default_raw() -> dict[str, Any]:
+    """The shipped defaults as a table of one's own (the caller may change it)."""
+    return copy.deepcopy(_parsed_defaults())
+
+
+@functools.cache
+def _parsed_defaults() -> dict[str, Any]:
+    # Parsed once per process: `launcher run` needs the defaults twice at start (the
+    # settings, the console's config), and tomllib takes a few ms for the file.
     return tomllib.loads(default_text())
 
 

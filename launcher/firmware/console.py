@@ -14,7 +14,6 @@ import copy
 import dataclasses
 import json
 import logging
-import platform
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -549,6 +548,8 @@ class Console:
         return status
 
     def _version(self, a: Args) -> dict[str, Any]:
+        import platform  # here, not at the service's start: it compiles regexes on import
+
         b = self.app.board
         return {"firmware": launcher.__version__, "python": platform.python_version(),
                 "board": "simulated" if b.simulated else b.name}

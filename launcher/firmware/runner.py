@@ -79,13 +79,15 @@ def tune_gc() -> None:
 
     Everything built so far (config, pins, sound buffers, the console's command table,
     imported modules) lives until exit, yet each full collection would walk all of it again:
-    10-18 ms on the reactor thread, once every few thousand presses. One collection now,
-    then ``gc.freeze()`` moves the survivors to the permanent generation, which no
-    collection visits; later full collections walk only what was made since. The
-    thresholds stay Python's own: ``python -m bench`` measured no gain from changing them
+    10-18 ms on the reactor thread, once every few thousand presses. ``gc.freeze()`` moves
+    every object to the permanent generation, which no collection visits; later full
+    collections walk only what was made since. No collection first: the collector has run
+    all through the start, and one more, walking every object, found only a handful of
+    unreachable ones (a few hundred objects with what they hold); those few stay, and the
+    start is shorter by that walk (``python -m bench.startup``). The thresholds stay
+    Python's own: ``python -m bench`` measured no gain from changing them
     (docs/PERFORMANCE.md).
     """
-    gc.collect()
     gc.freeze()
 
 

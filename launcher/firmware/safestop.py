@@ -28,8 +28,7 @@ import tomllib
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-
-from gpiozero.pins import Factory
+from typing import TYPE_CHECKING
 
 from hal.base import HardwareError, Pins
 from hal.gpio import GpioOutput, factory_name, make_factory, pi_model
@@ -37,6 +36,9 @@ from launcher.core import config
 from launcher.core.config import Settings
 from launcher.core.errors import ConfigError
 from launcher.firmware.disk import atomic_write
+
+if TYPE_CHECKING:
+    from gpiozero.pins import Factory
 
 log = logging.getLogger(__name__)
 

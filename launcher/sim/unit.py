@@ -25,9 +25,10 @@ def simulated_app(settings: Settings, reactor: Reactor, rng: random.Random,
 
 def console_extras(sim: SimLauncher) -> dict[str, Any]:
     """What a console on the simulated board gets: the sim-only verbs and the self-test."""
-    from launcher.sim.selftest import run_auto
 
     def selftest(settings: Settings) -> Any:
+        from launcher.sim.selftest import run_auto  # when the command runs, not at start
+
         return run_auto(settings, None)
 
     return {"sim": sim, "selftest": selftest}

@@ -80,3 +80,73 @@ def test_help_and_run_load_no_verb_module_they_do_not_use() -> None:
         loaded = {line.rsplit("|", 1)[1].strip() for line in proc.stderr.splitlines()
                   if line.startswith("import time:") and line.count("|") == 2}
         assert not {m for m in loaded if m.startswith(unwanted)}, argv
+
+
+# What `launcher run` on a Pi must not load: it imports only what it runs (DESIGN.md).
+NOT_ON_THE_PI = ("launcher.sim", "hal.sim", "hal.gpiosim", "launcher.games", "launcher.tools",
+                 "launcher.cli.play", "launcher.cli.simulate", "launcher.cli.sounds",
+                 "launcher.cli.doctor", "launcher.cli.console_client", "launcher.cli.pi",
+                 "launcher.firmware.selftest", "gpiozero.pins.mock", "rich", "prompt_toolkit",
+                 "numpy", "matplotlib",
+                 # gpiozero binds entry_points at import; hal/entry_points.py defers them.
+                 "importlib.metadata", "email")
+
+
+def _loaded(names: set[str], prefixes: tuple[str, ...]) -> set[str]:
+    return {n for n in names if n in prefixes or n.startswith(tuple(p + "." for p in prefixes))}
+
+
+def test_run_on_a_pi_loads_only_what_it_runs(tmp_path: Path) -> None:
+    master, slave = os.openpty()
+    try:
+        alsa = tmp_path / "alsa.conf"
+        alsa.write_text("pcm.!default { type null }\n")  # a sound device that opens
+        cfg = tmp_path / "launcher.toml"
+        cfg.write_text(f'[console]\nport = "{os.ttyname(slave)}"\n'
+                       f'[state]\npath = "{tmp_path / "state.json"}"\n[luck]\nseed = 11\n')
+        out = tmp_path / "modules.txt"
+        env = {**os.environ, "ALSA_CONFIG_PATH": str(alsa), "GPIOZERO_PIN_FACTORY": "",
+               "NOTIFY_SOCKET": str(tmp_path / "notify.sock")}
+        proc = subprocess.run([sys.executable, str(Path(__file__).with_name("run_on_fake_pi.py")),
+                               str(out), str(cfg)], env=env, capture_output=True, text=True,
+                              timeout=120)
+    finally:
+        os.close(master)
+        os.close(slave)
+    assert proc.returncode == 0, proc.stderr
+    assert "started on lgpio" in proc.stderr and "luck seed 11" in proc.stderr, proc.stderr
+    names = set(out.read_text().split())
+    # The list is the Pi service's: its board, its firmware, its console.
+    assert {"gpiozero.pins.lgpio", "launcher.firmware.app", "launcher.firmware.transport",
+            "launcher.firmware.safestop", "serial"} <= names
+    assert not _loaded(names, NOT_ON_THE_PI), sorted(_loaded(names, NOT_ON_THE_PI))
+
+
+# What `launcher --help` must not load: everything a command imports when it runs.
+NOT_FOR_HELP = ("launcher.core", "launcher.firmware", "launcher.sim", "launcher.games",
+                "launcher.tools", "hal", "gpiozero", "serial", "tomllib", "logging", "rich",
+                "prompt_toolkit", "numpy", "matplotlib")
+
+
+def test_help_and_version_load_none_of_the_firmware() -> None:
+    for flag in ("--help", "--version"):
+        code = ("import sys\nfrom launcher.cli.main import main\n"
+                f"try:\n    main([{flag!r}])\nexcept SystemExit:\n    pass\n"
+                "sys.stderr.write('\\n'.join(sorted(sys.modules)))")
+        proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                              timeout=60, check=True)
+        names = set(proc.stderr.split())
+        assert "launcher.cli.main" in names and "argparse" in names, flag
+        assert not _loaded(names, NOT_FOR_HELP), (flag, sorted(_loaded(names, NOT_FOR_HELP)))
+
+
+def test_help_says_what_the_parser_with_every_module_loaded_says(monkeypatch) -> None:
+    from launcher.cli.main import build_parser
+
+    monkeypatch.setenv("COLUMNS", "100")
+    full = build_parser().format_help()  # every verb's module imported and registered
+    proc = subprocess.run([sys.executable, "-m", "launcher.cli.main", "--help"],
+                          env={**os.environ, "COLUMNS": "100"}, capture_output=True, text=True,
+                          timeout=60, check=True)
+    assert proc.stdout == full
+    assert "safe-stop" in full and "simulate" in full
