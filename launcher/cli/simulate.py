@@ -7,6 +7,7 @@ the function that plays and reports it. A new game adds a row.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import functools
 import logging
 import math
@@ -15,7 +16,9 @@ import random
 import statistics
 import sys
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any, Literal, TextIO, get_args, get_origin, get_type_hints
@@ -23,7 +26,7 @@ from typing import Any, Literal, TextIO, get_args, get_origin, get_type_hints
 from launcher.cli.paths import output_dir, writing
 from launcher.core import config, luck
 from launcher.core.config import Settings
-from launcher.core.errors import ConfigError
+from launcher.core.errors import ConfigError, LauncherError
 from launcher.firmware.disk import atomic_write
 from launcher.games.cards import SIDES, load_deck
 from launcher.games.flip_attack.bots import BOTS, make_bot
@@ -222,22 +225,43 @@ def _chunks(games: int, jobs: int) -> list[tuple[int, int]]:
     return [(start, min(games, start + size)) for start in range(0, games, size)]
 
 
-def _play_chunk(play: Callable[[int, int], Any], bounds: tuple[int, int]) -> Any:
+def _quiet_worker() -> None:
     # The workers log what goes wrong only: the firmware logs every event at INFO.
     logging.getLogger("launcher").setLevel(logging.WARNING)
-    return play(*bounds)
+
+
+@contextlib.contextmanager
+def _safe_path() -> Iterator[None]:
+    """Start worker processes with no current folder on their ``sys.path``.
+
+    A worker (and the forkserver every worker is forked from) is a fresh interpreter run
+    with ``-c``, which puts the current folder first on its path: a folder named ``launcher``
+    or ``hal`` there (an empty one will do, or ``/opt/launcher`` seen from ``/opt``) would be
+    imported in place of the installed package. ``PYTHONSAFEPATH`` (Python 3.11+) tells the
+    interpreter not to; it is set only while the processes start.
+    """
+    before = os.environ.get("PYTHONSAFEPATH")
+    os.environ["PYTHONSAFEPATH"] = "1"
+    try:
+        yield
+    finally:
+        if before is None:
+            del os.environ["PYTHONSAFEPATH"]
+        else:
+            os.environ["PYTHONSAFEPATH"] = before
 
 
 def play_games(play: Callable[[int, int], Any], games: int, jobs: int = 1,
                progress: Callable[[int], object] | None = None) -> Any:
     """``play(start, stop)`` plays games ``start`` to ``stop - 1`` and returns their summary;
-    chunks of games run on ``jobs`` processes (the standard library's multiprocessing) and
-    their summaries are merged in game order. ``play`` must be picklable (a module-level
-    function or a ``functools.partial`` of one)."""
+    chunks of games run on ``jobs`` processes (``concurrent.futures``) and their summaries
+    are merged in game order. ``play`` must be picklable (a module-level function or a
+    ``functools.partial`` of one). A worker process that dies stops the run with a
+    ``LauncherError`` (one line), never a pool that starts another forever."""
     chunks = _chunks(games, jobs)
+    pool: ProcessPoolExecutor | None = None
     if jobs <= 1 or len(chunks) == 1:
-        results: Any = (play(*c) for c in chunks)
-        pool = None
+        results: Iterator[Any] = (play(*c) for c in chunks)
     else:
         import multiprocessing
 
@@ -249,18 +273,22 @@ def play_games(play: Callable[[int, int], Any], games: int, jobs: int = 1,
             # The server imports the games once; each worker is forked from it, ready.
             context.set_forkserver_preload([play_games.__module__,
                                             getattr(play, "func", play).__module__])
-        pool = context.Pool(min(jobs, len(chunks)))
-        results = pool.imap(functools.partial(_play_chunk, play), chunks)
+        pool = ProcessPoolExecutor(min(jobs, len(chunks)), mp_context=context,
+                                   initializer=_quiet_worker)
+        with _safe_path():  # every process starts inside this call
+            results = pool.map(play, *zip(*chunks, strict=True))
     summary = None
     try:
         for (start, stop), part in zip(chunks, results, strict=True):
             summary = part if summary is None else merge_summary(summary, part)
             if progress is not None:
                 progress(stop - start)
+    except BrokenProcessPool as exc:
+        raise LauncherError(f"a worker process died ({exc}); "
+                            "--jobs 1 plays every game in this process") from None
     finally:
         if pool is not None:
-            pool.terminate()
-            pool.join()
+            pool.shutdown(wait=True, cancel_futures=True)
     return summary
 
 
