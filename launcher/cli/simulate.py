@@ -346,6 +346,11 @@ def cmd_simulate(args: argparse.Namespace) -> int:
             raise ConfigError("--variant", args.variant, "is for --game gin")
         if args.players is None:  # None only tells gin that --players was not given
             args.players = 4
+    if args.deal_with_launcher and args.game in ("flip-attack", "gin"):
+        why = ("the hands are dealt before the launcher is loaded" if args.game == "flip-attack"
+               else "the table deals the hands, the launcher holds the stock")
+        raise ConfigError("--game", args.game, "--deal-with-launcher is for uno, uno-splash and "
+                          f"uno-flip ({args.game}: {why})")
     return entry.run(args)
 
 
@@ -370,12 +375,7 @@ def _simulate_flip_attack(args: argparse.Namespace) -> int:
     where = "through the firmware (simulated launcher)" if args.through_firmware else \
         "direct luck model"
     print(format_summary(summary, f"UNO Flip Attack, {where}, seed {args.seed}"))
-    if args.through_firmware:
-        total = sum(summary.faults.values())
-        detail = ", ".join(f"{k} {v}" for k, v in sorted(summary.faults.items()))
-        print(f"firmware faults: {total}" + (f" ({detail})" if detail else ""))
-        return 1 if total else 0
-    return 0
+    return _firmware_faults(summary.faults) if args.through_firmware else 0
 
 
 # --- the table games: classic UNO, UNO Splash, UNO Flip --------------------------------------
@@ -433,10 +433,8 @@ def table_games(game: Any, bots: Sequence[str], options: Any, seed: int, check: 
             summary.add(table.play_game())  # the players draw for the first dealer
         finally:
             if through_firmware:
+                summary.faults.update(str(f.get("code", "?")) for f in launcher.faults)
                 launcher.close()
-        if through_firmware and launcher.faults:
-            raise ConfigError("--through-firmware", game.name,
-                              f"the firmware faulted: {launcher.faults[0]}")
     return summary
 
 
@@ -470,9 +468,19 @@ def _simulate_table_game(game: Any, args: argparse.Namespace) -> int:
     finally:
         if bar:
             bar.close()
-    print(format_uno_summary(summary, f"{game.title}, {len(bots)} players, seed {args.seed}",
-                             flips=len(game.sides) == 2))
-    return 0
+    where = "through the firmware (simulated launcher)" if args.through_firmware else \
+        "direct dealer"
+    print(format_uno_summary(summary, f"{game.title}, {len(bots)} players, {where}, "
+                                      f"seed {args.seed}", flips=len(game.sides) == 2))
+    return _firmware_faults(summary.faults) if args.through_firmware else 0
+
+
+def _firmware_faults(faults: Counter[str]) -> int:
+    """Print the ``firmware faults`` line of a ``--through-firmware`` run: 1 if any."""
+    total = sum(faults.values())
+    detail = ", ".join(f"{k} {v}" for k, v in sorted(faults.items()))
+    print(f"firmware faults: {total}" + (f" ({detail})" if detail else ""))
+    return 1 if total else 0
 
 
 def _table_game(module: str, name: str) -> Callable[[argparse.Namespace], int]:
@@ -672,6 +680,10 @@ def tune_plots(base: Summary, new: Summary, base_settings: Settings, new_setting
 
 
 def cmd_tune(args: argparse.Namespace) -> int:
+    if args.game != "flip-attack":
+        raise ConfigError("--game", args.game, "tune plays UNO Flip Attack only, the one game "
+                          "with luck to tune (`launcher simulate --game "
+                          f"{args.game}` plays the others)")
     base_settings = config.load(None)
     new_settings = config.load(args.config)
     bots = parse_bots(args.bots, args.players)
@@ -720,7 +732,9 @@ def _at_least(lo: int) -> Callable[[str], int]:
     return parse
 
 
-def _common(p: argparse.ArgumentParser, games: int) -> None:
+def _common(p: argparse.ArgumentParser, games: int, table_games: bool) -> None:
+    """The options ``simulate`` and ``tune`` share; ``table_games``: the UNO games and gin
+    too (simulate), not only UNO Flip Attack (tune)."""
     p.add_argument("--players", type=_at_least(2), default=4,
                    help="players at the table (default 4)")
     p.add_argument("--games", type=_at_least(1), default=games,
@@ -728,11 +742,13 @@ def _common(p: argparse.ArgumentParser, games: int) -> None:
     p.add_argument("--seed", type=int, default=1, help="seed of every random choice (default 1)")
     p.add_argument("--bots", default="heuristic,random",
                    help="bots by seat, repeated to fill the table: "
-                        f"{', '.join(BOTS)}; the UNO games also random-play "
-                        "(default heuristic,random)")
+                        f"{', '.join(BOTS)}" + ("; the UNO games also random-play"
+                                                if table_games else "")
+                        + " (default heuristic,random)")
     p.add_argument("--rule", action="append", default=[], metavar="NAME=VALUE",
-                   help="a house rule (see docs/games.md: GameOptions for flip-attack, "
-                        "UnoOptions for the others); repeatable")
+                   help="a house rule (see docs/games.md: GameOptions for flip-attack"
+                        + (", UnoOptions for the others" if table_games else "")
+                        + "); repeatable")
     p.add_argument("--progress", action="store_true",
                    help="show the progress bar even when stderr is not a terminal")
     p.add_argument("--no-progress", action="store_true", help="never show the progress bar")
@@ -746,7 +762,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     sim = subparsers.add_parser(
         "simulate", help="play whole games (UNO Flip Attack, UNO, UNO Splash, UNO Flip, Gin "
                          "Rummy) with bots and print statistics")
-    _common(sim, 100)
+    _common(sim, 100, table_games=True)
     sim.add_argument("--game", default="flip-attack", choices=list(GAMES),
                      help="; ".join(f"{k}: {v.help}" for k, v in GAMES.items()))
     sim.add_argument("--check", action="store_true",
@@ -763,8 +779,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     add_gin_arguments(sim)
 
     tune = subparsers.add_parser(
-        "tune", help="compare a luck configuration with the defaults over simulated games")
-    _common(tune, 300)
+        "tune", help="compare a luck configuration with the defaults over simulated games",
+        description="Play UNO Flip Attack with the default luck and with a config's luck, the "
+                    "same seeds for both, and write a report with plots. Only UNO Flip Attack "
+                    "has luck to tune: the other games deal one card a press.")
+    _common(tune, 300, table_games=False)
+    tune.add_argument("--game", default="flip-attack",
+                      help="flip-attack, the only game with luck to tune (default)")
     tune.add_argument("--config", metavar="FILE", required=True, help="TOML config to try")
     tune.add_argument("--out", metavar="DIR", default="tune-report",
                       help="folder for report.md and the plots (default ./tune-report)")
