@@ -3,7 +3,9 @@ in one line, the header says what drew the cards, and ``-v`` works after the ver
 
 from __future__ import annotations
 
-import logging
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 
@@ -50,25 +52,16 @@ def test_a_table_game_through_the_firmware_says_so_and_counts_its_faults(capsys,
     assert "firmware faults" not in direct
 
 
-@pytest.fixture
-def bare_root():
-    """A root logger with no handler, as in a fresh process (basicConfig sets it up only
-    then); pytest's own handlers and the level are put back afterwards."""
-    root = logging.getLogger()
-    handlers, level = root.handlers[:], root.level
-    root.handlers.clear()
-    yield root
-    root.handlers[:] = handlers
-    root.setLevel(level)
-
-
-@pytest.mark.parametrize(("argv", "level"), [
-    (["-v", "config", "default"], logging.DEBUG),
-    (["config", "default", "-v"], logging.DEBUG),
-    (["config", "-v", "default"], logging.DEBUG),
-    (["config", "default"], logging.INFO),
+@pytest.mark.parametrize(("argv", "debug"), [
+    (["-v", "play", "--lines"], True),
+    (["play", "-v", "--lines"], True),
+    (["play", "--lines", "-v"], True),
+    (["play", "--lines"], False),
 ])
-def test_verbose_before_or_after_the_verb(capsys, bare_root, argv, level):
-    assert main(argv) == 0
-    assert bare_root.level == level
-    capsys.readouterr()
+def test_verbose_before_or_after_the_verb(tmp_path, argv, debug):
+    done = subprocess.run([str(Path(sys.executable).with_name("launcher")), *argv,
+                           "--state", str(tmp_path / "state.json")], input="status\n",
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines()[-1].startswith("ok ")
+    assert ("DEBUG " in done.stderr) == debug
