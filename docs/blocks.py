@@ -54,7 +54,8 @@ class Block:
 
     @property
     def where(self) -> str:
-        return f"{self.path.relative_to(REPO)}:{self.line}"
+        path = self.path.relative_to(REPO) if self.path.is_relative_to(REPO) else self.path
+        return f"{path}:{self.line}"
 
     def render(self, output: str) -> str:
         """The body this block should hold for ``output`` of its command."""
