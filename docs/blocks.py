@@ -138,7 +138,33 @@ def blink_table() -> str:
     return "\n".join(rows) + "\n"
 
 
-FIGURES: dict[str, Callable[[], str]] = {"blinks": blink_table}
+def gin_variant_table(games: int = 200, seed: int = 1) -> str:
+    """Each Gin Rummy variant but standard, two heuristic bots: what
+    ``launcher simulate --game gin --variant V --games 200 --seed 1 --bots heuristic`` counts,
+    one row a variant (the summary's own figures, not its text read back)."""
+    import functools
+    import statistics
+
+    from launcher.cli.simulate import default_jobs, gin_games, play_games
+    from launcher.games.gin.variants import VARIANTS, variant_rules
+
+    rows = ["| variant | hands/game | knocks won | undercuts | gins | big gins | drawn | "
+            "turns/hand |", "|---|---:|---:|---:|---:|---:|---:|---:|"]
+    for name in VARIANTS:
+        if name == "standard":
+            continue
+        rules = variant_rules(name, {})
+        play = functools.partial(gin_games, ("heuristic", "heuristic"), rules, seed, False)
+        s = play_games(play, games, default_jobs())
+        share = [f"{s.endings[k] / s.hands:.1%}"
+                 for k in ("knock", "undercut", "gin", "big_gin", "draw")]
+        label = f"{name} ({rules.games} games)" if rules.games > 1 else name
+        rows.append(f"| {label} | {s.hands / s.games:.1f} | " + " | ".join(share)
+                    + f" | {statistics.fmean(s.turns):.1f} |")
+    return "\n".join(rows) + "\n"
+
+
+FIGURES: dict[str, Callable[[], str]] = {"blinks": blink_table, "gin-variants": gin_variant_table}
 
 
 def main(argv: list[str] | None = None) -> int:
