@@ -235,3 +235,17 @@ def test_a_template_is_skipped_and_a_real_command_is_not() -> None:
         "launcher simulate --game uno --games 3"
     assert plan(Command("x", "launcher simulate --games 1000 --seed 1"))[1] == \
         "launcher simulate --games 3 --seed 1"
+
+
+def test_every_test_a_page_names_exists() -> None:
+    """A path like ``tests/x/test_y.py`` (or ``...::test_z``) in a page is a file (and a test
+    in it) of this checkout: console.md and sounds/README.md once named tests that were not."""
+    missing = []
+    for page in DOCS:
+        for m in re.finditer(r"(tests/[\w/.*-]+\.py)(::(\w+))?", page.read_text()):
+            files = list(REPO.glob(m.group(1)))
+            name = m.group(3)
+            if not files or (name and not any(re.search(rf"def {name}\b", f.read_text())
+                                              for f in files)):
+                missing.append(f"{page.relative_to(REPO)}: {m.group(0)}")
+    assert missing == []
