@@ -45,8 +45,10 @@ benchmarks: $(STAMP)
 sounds: $(STAMP)
 	$(VENV)/bin/launcher sounds render
 
+# Every figure of the docs: the pictures, then each generated block (docs/blocks.py).
 figures: $(STAMP)
 	$(VENV)/bin/python docs/make_figures.py
+	$(VENV)/bin/python docs/blocks.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache .hypothesis

@@ -168,7 +168,19 @@ def build_parser(verb: str | None = None) -> argparse.ArgumentParser:
     # The help lists the verbs in one order, however many modules were loaded.
     order = ["run", "play", "config", *LAZY_VERBS]
     sub._choices_actions.sort(key=lambda action: order.index(action.dest))
+    _verbose_everywhere(p)
     return p
+
+
+def _verbose_everywhere(parser: argparse.ArgumentParser) -> None:
+    """``-v`` after any verb too (``launcher play -v`` as ``launcher -v play``); SUPPRESS
+    keeps a verb's parser from resetting a ``-v`` given before it."""
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for child in dict.fromkeys(action.choices.values()):
+                child.add_argument("-v", "--verbose", action="store_true",
+                                   default=argparse.SUPPRESS, help="log debug detail")
+                _verbose_everywhere(child)
 
 
 def _verb(words: list[str]) -> str:

@@ -7,6 +7,7 @@ the function that plays and reports it. A new game adds a row.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import functools
 import logging
 import math
@@ -15,7 +16,9 @@ import random
 import statistics
 import sys
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any, Literal, TextIO, get_args, get_origin, get_type_hints
@@ -23,7 +26,7 @@ from typing import Any, Literal, TextIO, get_args, get_origin, get_type_hints
 from launcher.cli.paths import output_dir, writing
 from launcher.core import config, luck
 from launcher.core.config import Settings
-from launcher.core.errors import ConfigError
+from launcher.core.errors import ConfigError, LauncherError
 from launcher.firmware.disk import atomic_write
 from launcher.games.cards import SIDES, load_deck
 from launcher.games.flip_attack.bots import BOTS, make_bot
@@ -222,22 +225,43 @@ def _chunks(games: int, jobs: int) -> list[tuple[int, int]]:
     return [(start, min(games, start + size)) for start in range(0, games, size)]
 
 
-def _play_chunk(play: Callable[[int, int], Any], bounds: tuple[int, int]) -> Any:
+def _quiet_worker() -> None:
     # The workers log what goes wrong only: the firmware logs every event at INFO.
     logging.getLogger("launcher").setLevel(logging.WARNING)
-    return play(*bounds)
+
+
+@contextlib.contextmanager
+def _safe_path() -> Iterator[None]:
+    """Start worker processes with no current folder on their ``sys.path``.
+
+    A worker (and the forkserver every worker is forked from) is a fresh interpreter run
+    with ``-c``, which puts the current folder first on its path: a folder named ``launcher``
+    or ``hal`` there (an empty one will do, or ``/opt/launcher`` seen from ``/opt``) would be
+    imported in place of the installed package. ``PYTHONSAFEPATH`` (Python 3.11+) tells the
+    interpreter not to; it is set only while the processes start.
+    """
+    before = os.environ.get("PYTHONSAFEPATH")
+    os.environ["PYTHONSAFEPATH"] = "1"
+    try:
+        yield
+    finally:
+        if before is None:
+            del os.environ["PYTHONSAFEPATH"]
+        else:
+            os.environ["PYTHONSAFEPATH"] = before
 
 
 def play_games(play: Callable[[int, int], Any], games: int, jobs: int = 1,
                progress: Callable[[int], object] | None = None) -> Any:
     """``play(start, stop)`` plays games ``start`` to ``stop - 1`` and returns their summary;
-    chunks of games run on ``jobs`` processes (the standard library's multiprocessing) and
-    their summaries are merged in game order. ``play`` must be picklable (a module-level
-    function or a ``functools.partial`` of one)."""
+    chunks of games run on ``jobs`` processes (``concurrent.futures``) and their summaries
+    are merged in game order. ``play`` must be picklable (a module-level function or a
+    ``functools.partial`` of one). A worker process that dies stops the run with a
+    ``LauncherError`` (one line), never a pool that starts another forever."""
     chunks = _chunks(games, jobs)
+    pool: ProcessPoolExecutor | None = None
     if jobs <= 1 or len(chunks) == 1:
-        results: Any = (play(*c) for c in chunks)
-        pool = None
+        results: Iterator[Any] = (play(*c) for c in chunks)
     else:
         import multiprocessing
 
@@ -249,18 +273,22 @@ def play_games(play: Callable[[int, int], Any], games: int, jobs: int = 1,
             # The server imports the games once; each worker is forked from it, ready.
             context.set_forkserver_preload([play_games.__module__,
                                             getattr(play, "func", play).__module__])
-        pool = context.Pool(min(jobs, len(chunks)))
-        results = pool.imap(functools.partial(_play_chunk, play), chunks)
+        pool = ProcessPoolExecutor(min(jobs, len(chunks)), mp_context=context,
+                                   initializer=_quiet_worker)
+        with _safe_path():  # every process starts inside this call
+            results = pool.map(play, *zip(*chunks, strict=True))
     summary = None
     try:
         for (start, stop), part in zip(chunks, results, strict=True):
             summary = part if summary is None else merge_summary(summary, part)
             if progress is not None:
                 progress(stop - start)
+    except BrokenProcessPool as exc:
+        raise LauncherError(f"a worker process died ({exc}); "
+                            "--jobs 1 plays every game in this process") from None
     finally:
         if pool is not None:
-            pool.terminate()
-            pool.join()
+            pool.shutdown(wait=True, cancel_futures=True)
     return summary
 
 
@@ -318,6 +346,11 @@ def cmd_simulate(args: argparse.Namespace) -> int:
             raise ConfigError("--variant", args.variant, "is for --game gin")
         if args.players is None:  # None only tells gin that --players was not given
             args.players = 4
+    if args.deal_with_launcher and args.game in ("flip-attack", "gin"):
+        why = ("the hands are dealt before the launcher is loaded" if args.game == "flip-attack"
+               else "the table deals the hands, the launcher holds the stock")
+        raise ConfigError("--game", args.game, "--deal-with-launcher is for uno, uno-splash and "
+                          f"uno-flip ({args.game}: {why})")
     return entry.run(args)
 
 
@@ -342,12 +375,7 @@ def _simulate_flip_attack(args: argparse.Namespace) -> int:
     where = "through the firmware (simulated launcher)" if args.through_firmware else \
         "direct luck model"
     print(format_summary(summary, f"UNO Flip Attack, {where}, seed {args.seed}"))
-    if args.through_firmware:
-        total = sum(summary.faults.values())
-        detail = ", ".join(f"{k} {v}" for k, v in sorted(summary.faults.items()))
-        print(f"firmware faults: {total}" + (f" ({detail})" if detail else ""))
-        return 1 if total else 0
-    return 0
+    return _firmware_faults(summary.faults) if args.through_firmware else 0
 
 
 # --- the table games: classic UNO, UNO Splash, UNO Flip --------------------------------------
@@ -405,10 +433,8 @@ def table_games(game: Any, bots: Sequence[str], options: Any, seed: int, check: 
             summary.add(table.play_game())  # the players draw for the first dealer
         finally:
             if through_firmware:
+                summary.faults.update(str(f.get("code", "?")) for f in launcher.faults)
                 launcher.close()
-        if through_firmware and launcher.faults:
-            raise ConfigError("--through-firmware", game.name,
-                              f"the firmware faulted: {launcher.faults[0]}")
     return summary
 
 
@@ -442,9 +468,19 @@ def _simulate_table_game(game: Any, args: argparse.Namespace) -> int:
     finally:
         if bar:
             bar.close()
-    print(format_uno_summary(summary, f"{game.title}, {len(bots)} players, seed {args.seed}",
-                             flips=len(game.sides) == 2))
-    return 0
+    where = "through the firmware (simulated launcher)" if args.through_firmware else \
+        "direct dealer"
+    print(format_uno_summary(summary, f"{game.title}, {len(bots)} players, {where}, "
+                                      f"seed {args.seed}", flips=len(game.sides) == 2))
+    return _firmware_faults(summary.faults) if args.through_firmware else 0
+
+
+def _firmware_faults(faults: Counter[str]) -> int:
+    """Print the ``firmware faults`` line of a ``--through-firmware`` run: 1 if any."""
+    total = sum(faults.values())
+    detail = ", ".join(f"{k} {v}" for k, v in sorted(faults.items()))
+    print(f"firmware faults: {total}" + (f" ({detail})" if detail else ""))
+    return 1 if total else 0
 
 
 def _table_game(module: str, name: str) -> Callable[[argparse.Namespace], int]:
@@ -644,6 +680,10 @@ def tune_plots(base: Summary, new: Summary, base_settings: Settings, new_setting
 
 
 def cmd_tune(args: argparse.Namespace) -> int:
+    if args.game != "flip-attack":
+        raise ConfigError("--game", args.game, "tune plays UNO Flip Attack only, the one game "
+                          "with luck to tune (`launcher simulate --game "
+                          f"{args.game}` plays the others)")
     base_settings = config.load(None)
     new_settings = config.load(args.config)
     bots = parse_bots(args.bots, args.players)
@@ -692,7 +732,9 @@ def _at_least(lo: int) -> Callable[[str], int]:
     return parse
 
 
-def _common(p: argparse.ArgumentParser, games: int) -> None:
+def _common(p: argparse.ArgumentParser, games: int, table_games: bool) -> None:
+    """The options ``simulate`` and ``tune`` share; ``table_games``: the UNO games and gin
+    too (simulate), not only UNO Flip Attack (tune)."""
     p.add_argument("--players", type=_at_least(2), default=4,
                    help="players at the table (default 4)")
     p.add_argument("--games", type=_at_least(1), default=games,
@@ -700,11 +742,13 @@ def _common(p: argparse.ArgumentParser, games: int) -> None:
     p.add_argument("--seed", type=int, default=1, help="seed of every random choice (default 1)")
     p.add_argument("--bots", default="heuristic,random",
                    help="bots by seat, repeated to fill the table: "
-                        f"{', '.join(BOTS)}; the UNO games also random-play "
-                        "(default heuristic,random)")
+                        f"{', '.join(BOTS)}" + ("; the UNO games also random-play"
+                                                if table_games else "")
+                        + " (default heuristic,random)")
     p.add_argument("--rule", action="append", default=[], metavar="NAME=VALUE",
-                   help="a house rule (see docs/games.md: GameOptions for flip-attack, "
-                        "UnoOptions for the others); repeatable")
+                   help="a house rule (see docs/games.md: GameOptions for flip-attack"
+                        + (", UnoOptions for the others" if table_games else "")
+                        + "); repeatable")
     p.add_argument("--progress", action="store_true",
                    help="show the progress bar even when stderr is not a terminal")
     p.add_argument("--no-progress", action="store_true", help="never show the progress bar")
@@ -718,7 +762,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     sim = subparsers.add_parser(
         "simulate", help="play whole games (UNO Flip Attack, UNO, UNO Splash, UNO Flip, Gin "
                          "Rummy) with bots and print statistics")
-    _common(sim, 100)
+    _common(sim, 100, table_games=True)
     sim.add_argument("--game", default="flip-attack", choices=list(GAMES),
                      help="; ".join(f"{k}: {v.help}" for k, v in GAMES.items()))
     sim.add_argument("--check", action="store_true",
@@ -735,8 +779,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     add_gin_arguments(sim)
 
     tune = subparsers.add_parser(
-        "tune", help="compare a luck configuration with the defaults over simulated games")
-    _common(tune, 300)
+        "tune", help="compare a luck configuration with the defaults over simulated games",
+        description="Play UNO Flip Attack with the default luck and with a config's luck, the "
+                    "same seeds for both, and write a report with plots. Only UNO Flip Attack "
+                    "has luck to tune: the other games deal one card a press.")
+    _common(tune, 300, table_games=False)
+    tune.add_argument("--game", default="flip-attack",
+                      help="flip-attack, the only game with luck to tune (default)")
     tune.add_argument("--config", metavar="FILE", required=True, help="TOML config to try")
     tune.add_argument("--out", metavar="DIR", default="tune-report",
                       help="folder for report.md and the plots (default ./tune-report)")

@@ -17,6 +17,10 @@ class ConfigError(LauncherError, ValueError):
         shown = "(missing)" if value is _MISSING else repr(value)
         super().__init__(f"{key} = {shown}: {reason}")
 
+    def __reduce__(self) -> tuple[type, tuple[str, object, str]]:
+        # Rebuilt from its three parts: a worker process of `launcher simulate` sends it back.
+        return type(self), (self.key, self.value, self.reason)
+
 
 class _Missing:
     def __repr__(self) -> str:

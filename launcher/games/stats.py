@@ -105,6 +105,7 @@ class UnoSummary(Tally):
     challenges: int = 0
     guilty: int = 0
     dark_endings: int = 0
+    faults: Counter[str] = field(default_factory=Counter)  # --through-firmware: by code
 
     def add(self, result: Any) -> None:
         """One game: an ``UnoGameResult`` (winner, hands of ``HandResult``)."""

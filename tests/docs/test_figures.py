@@ -26,7 +26,7 @@ def test_the_readme_shows_the_figures_and_names_the_command_that_makes_them():
     assert "make figures" in README
     makefile = (REPO / "Makefile").read_text()
     assert re.search(r"^figures: .*\n\t.*python docs/make_figures\.py$", makefile, re.M)
-    for name in ("play.svg", "play.txt", "tune-shot-sizes.png"):
+    for name in ("play.svg", "play.txt", "tune-shot-sizes.png", "tune-report.md"):
         assert (REPO / "docs" / "img" / name).stat().st_size > 0
 
 
@@ -38,6 +38,23 @@ def test_the_committed_screenshot_is_what_the_script_draws_now(tmp_path):
     assert "SIMULATED" in svg.read_text()
     lines = committed.splitlines()
     assert len(lines) == 30 and "SIMULATED" in lines[0]
+    # The play screen's own event list: replies after the keys, no echoed commands (the
+    # console's transcript would show "> status").
+    assert "ok state=ready" in committed and "> " not in committed
+    assert "flip side=wild" in committed and "WILD" in committed
+
+
+def test_the_committed_tune_plot_comes_from_the_run_whose_report_is_beside_it(tmp_path):
+    pytest.importorskip("matplotlib")
+    figures = _figures()
+    png, report = figures.write_tune(tmp_path)
+    committed = (REPO / "docs" / "img" / "tune-report.md").read_text()
+    assert report.read_text() == committed, "stale tune plot: run `make figures`"
+    assert f"{figures.TUNE_GAMES} games of UNO Flip Attack" in committed
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    # The README names the command that made it, at the size it was made.
+    assert (f"`launcher tune --config docs/examples/wild-party.toml --games "
+            f"{figures.TUNE_GAMES} --seed 1`") in README
 
 
 def test_the_docs_agree_with_the_help_and_with_each_other():
