@@ -124,17 +124,13 @@ def refreshed(path: Path, include_slow: bool = True,
 
 
 def blink_table() -> str:
-    """The status LED's patterns (``launcher.firmware.app.led_pattern``, ``LedDriver``) and
-    the fault blink codes (``launcher.core.machine.FAULT_BLINKS``), as a Markdown table."""
-    from launcher.core.machine import FAULT_BLINKS
+    """The status LED's patterns and the fault blink codes, as a Markdown table: the rows of
+    ``launcher.core.machine.led_table`` (the one table the firmware's LED and the play
+    screen read)."""
+    from launcher.core.machine import led_table
 
-    rows = ["| the LED | means |", "|---|---|",
-            "| on, steady | ready: a press shoots |",
-            "| fast blink | busy: shooting, the lid open, the cartridge "
-            "turning, or a turn waiting for the lid |",
-            "| off | asleep (a press wakes it) |"]
-    for code, n in sorted(FAULT_BLINKS.items(), key=lambda kv: kv[1]):
-        rows.append(f"| {n} blinks, a pause, again | fault `{code}` |")
+    rows = ["| the LED | means |", "|---|---|"]
+    rows += [f"| {shows} | {means} |" for shows, means in led_table()]
     return "\n".join(rows) + "\n"
 
 

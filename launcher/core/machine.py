@@ -54,7 +54,7 @@ FAULT_OF_BLINKS = {n: code for code, n in FAULT_BLINKS.items()}
 LED_SHOWS = {
     "ready": ("on", "ready to shoot"),
     "busy": ("fast blink", "busy, not ready to shoot (a shot, a turn, the lid open)"),
-    "off": ("off", "asleep"),
+    "off": ("off", "asleep (a press wakes it)"),
 }
 
 

@@ -51,7 +51,7 @@ def test_the_readme_shows_the_blink_codes_of_every_fault():
     (block,) = [b for b in BLOCKS if b.command.endswith("--print blinks")]
     assert block.path.name == "README.md"
     for code, n in FAULT_BLINKS.items():
-        assert f"| {n} blinks, a pause, again | fault `{code}` |" in block.body
+        assert f"| {n} blinks, pause | fault {code} |" in block.body
 
 
 def test_the_tool_finds_rewrites_and_checks_blocks(tmp_path):
