@@ -46,6 +46,7 @@ from launcher.games.flip_attack.core import (
     SIDE_NAMES,
     Core,
     Move,
+    variant,
 )
 from launcher.games.flip_attack.rules import (
     CATCH,
@@ -73,17 +74,6 @@ _PASS: Move = (M_PASS, -1, -1, -1, False)
 _TAKE_HIT: Move = (M_TAKE_HIT, -1, -1, -1, False)
 _PRESS_LUCK: Move = (M_PRESS_LUCK, -1, -1, -1, False)
 _HURTS = frozenset({K_HIT2, K_HIT5, K_ATTACK, K_SKIP, K_SKIPE})
-
-
-def _variant(w: Core, card: int, v: int) -> Move:
-    """The ``v``-th play of ``card``, in the order ``rules._play_variants`` makes them."""
-    st = w.sides[w.side]
-    kind = st.behaviour[card]
-    if kind == K_WDA:
-        return (M_PLAY, card, v % 4, v // 4, False)
-    if st.wild[card] or (kind == K_FLIP and w.flip_needs_colour(card)):
-        return (M_PLAY, card, v, -1, False)
-    return (M_PLAY, card, -1, -1, False)
 
 
 def _uno_move(move: Move, w: Core, player: int, rng: random.Random, forget: float) -> Move:
@@ -205,7 +195,7 @@ class RandomBot:
             choice(1)  # one play of this card: no colour to name
             move: Move = (M_PLAY, card, -1, -1, False)
         else:
-            move = _variant(w, card, choice(w.variants(card)))
+            move = variant(w, card, choice(w.variants(card)))
         return _uno_move(move, w, player, rng, self.forget_uno)
 
     def observe(self, effect: Effect) -> None:
