@@ -137,12 +137,12 @@ def test_the_pure_interface_plays_the_same_hands_as_the_table(name):
     options, players = OPTIONS[name], 3
     effects_seen = 0
     for seed in range(4):
-        seen: list[str] = []
+        seen: list[fa.Effect] = []
         table_bots = [make_bot(n, random.Random(seed + i), LUCK)
                       for i, n in enumerate(["heuristic", "random", "random"])]
         table = Table(DirectLauncher(LUCK, random.Random(seed)), table_bots,
                       random.Random(seed), options, DECK,
-                      observers=[lambda e: seen.append(repr(e))])
+                      observers=[seen.append])
         expected = table.play_hand(dealer=1)
 
         bots = [make_bot(n, random.Random(seed + i), LUCK)
@@ -174,7 +174,7 @@ def test_the_pure_interface_plays_the_same_hands_as_the_table(name):
                 legal = fa.legal_actions(state)
                 action = bots[step.player].choose(state, step.player, legal)
                 state, pending = fa.act(state, action, rng)
-        assert told == seen
+        assert told == [repr(e) for e in seen]
         assert state == expected.state
         assert fa.hand_points(state) == expected.points_won
         effects_seen += len(told)
