@@ -431,22 +431,13 @@ def _to_core(state: HandState, deck: core.Deck | None, extra: Sequence[Card]) ->
 
 def _freeze(w: Core) -> HandState:
     """The core's hand as a HandState (cards as objects again)."""
-    cards = w.cards
-    side = SIDE_NAMES[w.side]
-    colours = SIDE_COLOURS[w.side]
-    luck = None
-    if w.luck is not None:
-        p, card, col, discards = w.luck
-        luck = LuckRun(p, cards[card], colours[col], tuple(cards[c] for c in discards))
-    top = None if w.top < 0 else cards[w.top].face(side)
+    v = View(w)
     return HandState(
-        options=w.options, players=w.players, dealer=w.dealer, side=side,
-        hands=tuple(tuple(cards[c] for c in h) for h in w.hands),
-        discard=tuple(cards[c] for c in w.discard), top=top,
-        colour=None if w.colour == NO_COLOUR else colours[w.colour],
-        direction=w.direction, agenda=tuple(w.agenda),
-        launcher_count=w.launcher_count, luck=luck, winner=w.winner, over=w.over,
-        turns=w.turns, presses=w.presses, flips=w.flips, reloads=w.reloads)
+        options=w.options, players=w.players, dealer=w.dealer, side=v.side, hands=v.hands,
+        discard=v.discard, top=v.top, colour=v.colour, direction=w.direction,
+        agenda=tuple(w.agenda), launcher_count=w.launcher_count, luck=v.luck,
+        winner=w.winner, over=w.over, turns=w.turns, presses=w.presses, flips=w.flips,
+        reloads=w.reloads)
 
 
 class View:
