@@ -179,3 +179,23 @@ def test_the_pure_interface_plays_the_same_hands_as_the_table(name):
         assert fa.hand_points(state) == expected.points_won
         effects_seen += len(told)
     assert effects_seen > 200
+
+
+def test_a_face_to_match_that_no_card_of_the_state_shows_is_still_matched():
+    """After a whole-pile reload the face on top may be on no card the state holds: the
+    pure functions still match it (number or colour), and refuse what does not."""
+    from dataclasses import replace
+
+    from flip_position import Cards, face, position
+
+    c = Cards()
+    hand = [c("yellow 7"), c("red 4"), c("red 9"), c("wild")]
+    state = replace(position([hand, c.many(3)], [c("blue 1")]), discard=(),
+                    top=face("yellow 4"), colour="yellow", launcher_count=20)
+    offered = {a.card.id for a in fa.legal_actions(state) if isinstance(a, fa.Play)}
+    assert offered == {hand[0].id, hand[1].id, hand[3].id}
+    after, effects = fa.act(state, fa.Play(hand[1]), random.Random(0))
+    assert after.top == face("red 4") and after.colour == "red"
+    assert [e.card for e in effects if isinstance(e, fa.Played)] == [hand[1]]
+    with pytest.raises(RuleViolation):
+        fa.act(state, fa.Play(hand[2]), random.Random(0))

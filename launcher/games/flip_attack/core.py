@@ -15,7 +15,6 @@ back. The agenda's ``Step``s live here too.
 
 from __future__ import annotations
 
-import copy
 import random
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -154,14 +153,16 @@ def compile_deck(cards: tuple[Card, ...]) -> Deck:
 
 
 def deck_holding(cards: Sequence[Card]) -> Deck:
-    """A compiled deck that holds every one of ``cards``: the last one compiled with them,
-    or a new one of just these."""
+    """A compiled deck that holds every one of ``cards``: the last one compiled with the
+    first of them, grown by any it lacks (so a hand played through the pure functions,
+    cards coming back from the launcher, compiles a deck only when it sees new cards)."""
     deck = _HOME.get(cards[0]) if cards else None
-    if deck is not None:
-        index = deck.index
-        if all(c in index for c in cards):
-            return deck
-    return compile_deck(tuple(sorted(set(cards), key=lambda c: c.id)))
+    if deck is None:
+        return compile_deck(tuple(dict.fromkeys(cards)))
+    index = deck.index
+    if all(c in index for c in cards):
+        return deck
+    return compile_deck((*deck.cards, *(c for c in dict.fromkeys(cards) if c not in index)))
 
 
 class Core:
@@ -241,13 +242,13 @@ class Core:
 
     def copy(self) -> Core:
         """Another hand in the same position (stepping one leaves the other as it was)."""
-        w = copy.copy(self)  # every field shared, then the ones a step changes in place
-        w.hands = [list(h) for h in self.hands]
-        w.discard = list(self.discard)
-        w.agenda = list(self.agenda)
-        if self.luck is not None:
-            p, card, colour, discards = self.luck
-            w.luck = [p, card, colour, list(discards)]
+        w = Core.__new__(Core)
+        for name in _SHARED:
+            setattr(w, name, getattr(self, name))
+        w.hands = [h[:] for h in self.hands]
+        w.discard = self.discard[:]
+        w.agenda = self.agenda[:]
+        w.luck = None if self.luck is None else [*self.luck[:3], self.luck[3][:]]
         return w
 
     def held(self) -> list[int]:
@@ -330,6 +331,10 @@ def variant(w: Core, card: int, v: int) -> Move:
         return (M_PLAY, card, v, -1, False)
     return (M_PLAY, card, -1, -1, False)
 
+
+
+# What ``Core.copy`` shares: the fields no step changes in place (the rest are lists).
+_SHARED = tuple(sorted(set(Core.__slots__) - {"hands", "discard", "agenda", "luck"}))
 
 
 class Hooks:

@@ -354,6 +354,7 @@ def deal(deck: Sequence[Card], players: int, dealer: int, options: GameOptions,
     if players * options.hand_size + 2 > len(deck):
         raise RuleViolation(f"{len(deck)} cards cannot deal {options.hand_size} to {players}")
     cards = list(deck)
+    core.deck_holding(cards)  # compiled once, all of it: the launcher's cards come back later
     rng.shuffle(cards)
     hands: list[list[Card]] = [[] for _ in range(players)]
     i = 0
@@ -398,12 +399,25 @@ def _starts_pile(face: Face, options: GameOptions) -> bool:
 
 
 def as_core(state: HandState | View, extra: Sequence[Card] = ()) -> Core:
-    """The core's own hand for ``state`` (a View's is shared, not copied: do not step it).
+    """The core's hand for ``state``, to read, not to step (a View's own core; a
+    HandState's, kept for the next call on the same state: a HandState never changes).
 
     ``extra``: cards that are not in the state but may join it (the cards of a shot)."""
     if isinstance(state, View):
         return state.core
-    return _to_core(state, None, extra)
+    last = _LAST[0]
+    if last is not None and last[0] is state:
+        index = last[1].deck.index
+        if all(c in index for c in extra):
+            return last[1]
+    w = _to_core(state, None, extra)
+    _LAST[0] = (state, w)
+    return w
+
+
+# The last HandState read into a core (a bot's ``choose``, then ``legal_actions`` and
+# ``act`` on the same state read it once).
+_LAST: list[tuple[HandState, Core] | None] = [None]
 
 
 def _to_core(state: HandState, deck: core.Deck | None, extra: Sequence[Card]) -> Core:
@@ -429,12 +443,16 @@ def _to_core(state: HandState, deck: core.Deck | None, extra: Sequence[Card]) ->
     return Core(deck, state, found)
 
 
-def _freeze(w: Core) -> HandState:
-    """The core's hand as a HandState (cards as objects again)."""
+def _freeze(w: Core, hands: tuple[tuple[Card, ...], ...] | None = None,
+            discard: tuple[Card, ...] | None = None) -> HandState:
+    """The core's hand as a HandState (cards as objects again; ``hands`` and ``discard``
+    when the caller has them already)."""
     v = View(w)
     return HandState(
-        options=w.options, players=w.players, dealer=w.dealer, side=v.side, hands=v.hands,
-        discard=v.discard, top=v.top, colour=v.colour, direction=w.direction,
+        options=w.options, players=w.players, dealer=w.dealer, side=v.side,
+        hands=v.hands if hands is None else hands,
+        discard=v.discard if discard is None else discard, top=v.top, colour=v.colour,
+        direction=w.direction,
         agenda=tuple(w.agenda), launcher_count=w.launcher_count, luck=v.luck,
         winner=w.winner, over=w.over, turns=w.turns, presses=w.presses, flips=w.flips,
         reloads=w.reloads)
@@ -683,12 +701,12 @@ def _play_move(w: Core, p: int, a: Play) -> Move:
 def act(state: HandState | View, action: Action,
         rng: random.Random) -> tuple[HandState, list[Effect]]:
     """Apply the decision of the player to move; raises RuleViolation if it is not legal."""
-    w = as_core(state)
-    move = _to_move(w, action)  # every check before any change
-    w = w.copy() if isinstance(state, View) else w
+    before = as_core(state)
+    move = _to_move(before, action)  # every check before any change
+    w = before.copy()
     out: list[Effect] = []
     core.step_move(w, move, rng, _recording(w, out.append))
-    return _freeze(w), out
+    return _stepped(state, before, w), out
 
 
 def shot(state: HandState | View, cards: Sequence[Card],
@@ -700,14 +718,38 @@ def shot(state: HandState | View, cards: Sequence[Card],
     if len(cards) > w.launcher_count:
         raise LauncherFault(f"{len(cards)} cards shot from a launcher holding "
                             f"{w.launcher_count}")
-    if isinstance(state, View):
-        w = w.copy()
-        if not all(c in w.deck.index for c in cards):
-            w = _to_core(_freeze(w), None, cards)
+    before = w
+    if not all(c in w.deck.index for c in cards):  # a View's deck may lack them
+        before = _to_core(_freeze(w), None, cards)
+    w = before.copy()
     out: list[Effect] = []
     index = w.deck.index
     core.step_shot(w, [index[c] for c in cards], rng, _recording(w, out.append))
-    return _freeze(w), out
+    return _stepped(state, before, w), out
+
+
+def _stepped(state: HandState | View, before: Core, w: Core) -> HandState:
+    """The next state: ``w`` (``before`` stepped) frozen, reusing what ``state`` holds of
+    it (a hand or pile unchanged, or only grown); kept for ``as_core``, as the next call
+    usually reads it."""
+    if isinstance(state, HandState) and w.deck is before.deck:
+        cards = w.cards
+        hands = tuple(_objects(cards, h, b, old) for h, b, old in
+                      zip(w.hands, before.hands, state.hands, strict=True))
+        new = _freeze(w, hands, _objects(cards, w.discard, before.discard, state.discard))
+    else:
+        new = _freeze(w)
+    _LAST[0] = (new, w)
+    return new
+
+
+def _objects(cards: tuple[Card, ...], now: list[int], was: list[int],
+             objects: tuple[Card, ...]) -> tuple[Card, ...]:
+    """``now`` as cards, given that ``was`` was ``objects``."""
+    n = len(was)
+    if len(now) >= n and now[:n] == was:
+        return objects + tuple(cards[c] for c in now[n:]) if len(now) > n else objects
+    return tuple(cards[c] for c in now)
 
 
 def _recording(w: Core, emit: Callable[[Effect], None]) -> core.Hooks:
