@@ -1003,10 +1003,13 @@ class Table:
     def _collect(self) -> None:
         """Gather every card for a new deal: hands, pile and what is left in the launcher."""
         back = self.launcher.unload()
-        if self._hand is not None:
-            s = _freeze(self._hand)
-            back += [c for h in s.hands for c in h] + list(s.discard) + list(s.held)
-            if sorted(c.id for c in back) != sorted(self.ids):
+        w = self._hand
+        if w is not None:
+            cards = w.cards
+            back += [cards[c] for h in w.hands for c in h]
+            back += [cards[c] for c in w.discard]
+            back += [cards[c] for c in w.held()]
+            if len(back) != len(self.ids) or {c.id for c in back} != self.ids:
                 raise RuleViolation("cards missing when gathering them for the next deal")
         self._hand = None
 
