@@ -1,9 +1,10 @@
-"""The fast core plays the same games as the object engine: effect by effect, over options.
+"""Our bots deciding on the core play the same games as through the object interface.
 
-``Table`` plays on the integer core (``flip_attack/core.py``) when every bot is one of ours,
-and on the object engine (``rules._Draft``, ``legal_actions``, ``choose``) otherwise. A bot
-wrapped in a pass-through player is "another bot", so the same seeds played both ways must
-give the same effects, the same decisions' outcomes and the same final states.
+``Table`` lets every bot of ours decide on the integer core (``decide``), and asks any other
+bot ``choose`` with a view of the hand and ``legal_actions`` (its answer read back into a
+core decision). A bot wrapped in a pass-through player is "another bot", so the same seeds
+played both ways must give the same effects, the same decisions' outcomes and the same
+final states.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ import random
 import pytest
 
 from launcher.core import config
+from launcher.games import flip_attack as fa
 from launcher.games.cards import load_deck
 from launcher.games.flip_attack import GameOptions, Pressed, RuleViolation, Table
 from launcher.games.flip_attack.bots import HeuristicBot, RandomBot, make_bot
@@ -126,3 +128,74 @@ def test_the_core_tells_observers_every_press():
     hand = table.play_hand(dealer=0)
     assert table._fast_bots
     assert len(seen) == hand.state.presses > 0
+
+
+@pytest.mark.parametrize("name", list(OPTIONS))
+def test_the_pure_interface_plays_the_same_hands_as_the_table(name):
+    """``deal``, ``legal_actions``, ``act`` and ``shot`` on frozen states, the launcher
+    driven by hand: the same effects and final state as a table's hand from the same seeds."""
+    options, players = OPTIONS[name], 3
+    effects_seen = 0
+    for seed in range(4):
+        seen: list[fa.Effect] = []
+        table_bots = [make_bot(n, random.Random(seed + i), LUCK)
+                      for i, n in enumerate(["heuristic", "random", "random"])]
+        table = Table(DirectLauncher(LUCK, random.Random(seed)), table_bots,
+                      random.Random(seed), options, DECK,
+                      observers=[seen.append])
+        expected = table.play_hand(dealer=1)
+
+        bots = [make_bot(n, random.Random(seed + i), LUCK)
+                for i, n in enumerate(["heuristic", "random", "random"])]
+        launcher, rng = DirectLauncher(LUCK, random.Random(seed)), random.Random(seed)
+        state, effects = fa.deal(DECK, players, 1, options, rng)
+        told: list[str] = []
+        pending = list(effects)
+        while True:
+            for e in pending:
+                if isinstance(e, fa.Load):
+                    launcher.load(list(e.cards))
+                    while launcher.side != e.side:
+                        flip = fa.FlipLid(launcher.flip())
+                        for b in bots:
+                            b.observe(flip)
+                        told.append(repr(flip))
+                elif isinstance(e, fa.FlipLid):
+                    assert launcher.flip() == e.side
+                for b in bots:
+                    b.observe(e)
+                told.append(repr(e))
+            if state.over:
+                break
+            step = state.step
+            if step.kind in fa.PRESS_STEPS:
+                state, pending = fa.shot(state, launcher.press(), rng)
+            else:
+                legal = fa.legal_actions(state)
+                action = bots[step.player].choose(state, step.player, legal)
+                state, pending = fa.act(state, action, rng)
+        assert told == [repr(e) for e in seen]
+        assert state == expected.state
+        assert fa.hand_points(state) == expected.points_won
+        effects_seen += len(told)
+    assert effects_seen > 200
+
+
+def test_a_face_to_match_that_no_card_of_the_state_shows_is_still_matched():
+    """After a whole-pile reload the face on top may be on no card the state holds: the
+    pure functions still match it (number or colour), and refuse what does not."""
+    from dataclasses import replace
+
+    from flip_position import Cards, face, position
+
+    c = Cards()
+    hand = [c("yellow 7"), c("red 4"), c("red 9"), c("wild")]
+    state = replace(position([hand, c.many(3)], [c("blue 1")]), discard=(),
+                    top=face("yellow 4"), colour="yellow", launcher_count=20)
+    offered = {a.card.id for a in fa.legal_actions(state) if isinstance(a, fa.Play)}
+    assert offered == {hand[0].id, hand[1].id, hand[3].id}
+    after, effects = fa.act(state, fa.Play(hand[1]), random.Random(0))
+    assert after.top == face("red 4") and after.colour == "red"
+    assert [e.card for e in effects if isinstance(e, fa.Played)] == [hand[1]]
+    with pytest.raises(RuleViolation):
+        fa.act(state, fa.Play(hand[2]), random.Random(0))

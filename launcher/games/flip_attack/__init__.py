@@ -1,11 +1,11 @@
-"""UNO Flip Attack: the rule engine (``rules``), its integer core (``core``, which ``Table``
-plays on with this package's bots), its players (``bots``) and its summary recorder.
+"""UNO Flip Attack: the rules on small integers (``core``), their object interface and the
+table that plays them (``rules``), its players (``bots``) and its summary recorder.
 
 The engine's public names are re-exported here, so ``from launcher.games.flip_attack import
 Table`` reads as it always has.
 """
 
-from launcher.games.flip_attack.rules import (
+from launcher.games.flip_attack.core import (
     CATCH,
     HIT,
     LUCK,
@@ -14,6 +14,9 @@ from launcher.games.flip_attack.rules import (
     PRESS,
     PRESS_STEPS,
     TURN,
+    Step,
+)
+from launcher.games.flip_attack.rules import (
     Action,
     Bot,
     Catch,
@@ -37,7 +40,6 @@ from launcher.games.flip_attack.rules import (
     Pressed,
     PressLuck,
     RuleViolation,
-    Step,
     StopLuck,
     Table,
     TakeHit,

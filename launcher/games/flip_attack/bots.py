@@ -3,27 +3,11 @@
 from __future__ import annotations
 
 import random
-from collections import Counter
 from collections.abc import Callable, Sequence
-from dataclasses import replace
 
 from launcher.core import config
 from launcher.core import luck as luck_model
 from launcher.core.config import Luck
-from launcher.games.cards import (
-    BACK_SIDES,
-    DISCARD_ALL,
-    FLIP,
-    HIT_2,
-    HIT_5,
-    SKIP,
-    SKIP_EVERYONE,
-    WILD_ALL_OUT_ATTACK,
-    WILD_DISCARD_ALL,
-    WILD_PRESS_YOUR_LUCK,
-    Card,
-    other_side,
-)
 from launcher.games.flip_attack.core import (
     K_ATTACK,
     K_DA,
@@ -46,6 +30,7 @@ from launcher.games.flip_attack.core import (
     SIDE_NAMES,
     Core,
     Move,
+    variant,
 )
 from launcher.games.flip_attack.rules import (
     CATCH,
@@ -53,18 +38,12 @@ from launcher.games.flip_attack.rules import (
     LUCK,
     LUCK_DISCARD,
     Action,
-    Catch,
-    Discard,
     Effect,
     FlipLid,
     HandState,
-    Pass,
-    Play,
-    Press,
     Pressed,
-    PressLuck,
-    StopLuck,
-    TakeHit,
+    as_action,
+    as_core,
 )
 from launcher.games.roster import Roster
 
@@ -75,19 +54,9 @@ _PRESS_LUCK: Move = (M_PRESS_LUCK, -1, -1, -1, False)
 _HURTS = frozenset({K_HIT2, K_HIT5, K_ATTACK, K_SKIP, K_SKIPE})
 
 
-def _variant(w: Core, card: int, v: int) -> Move:
-    """The ``v``-th play of ``card``, in the order ``rules._play_variants`` makes them."""
-    st = w.sides[w.side]
-    kind = st.behaviour[card]
-    if kind == K_WDA:
-        return (M_PLAY, card, v % 4, v // 4, False)
-    if st.wild[card] or (kind == K_FLIP and w.flip_needs_colour(card)):
-        return (M_PLAY, card, v, -1, False)
-    return (M_PLAY, card, -1, -1, False)
-
-
 def _uno_move(move: Move, w: Core, player: int, rng: random.Random, forget: float) -> Move:
-    """``_with_uno`` on the core: the same draw, the same call."""
+    """Call UNO on a play that leaves one card (after a Discard All's discards), unless
+    this player forgets: one draw from ``rng`` for every play and every stop of a luck run."""
     what = move[0]
     if (what != M_PLAY and what != M_STOP_LUCK) or rng.random() < forget:
         return move
@@ -106,28 +75,26 @@ def _uno_move(move: Move, w: Core, player: int, rng: random.Random, forget: floa
     return move
 
 
-def _with_uno(action: Action, state: HandState, player: int, rng: random.Random,
-              forget: float) -> Action:
-    """Call UNO on a play that leaves one card, unless this player forgets."""
-    cls = action.__class__
-    if (cls is not Play and cls is not StopLuck) or rng.random() < forget:
-        return action
-    left = len(state.hands[player]) - (1 if cls is Play else 0)
-    if cls is Play:
-        assert isinstance(action, Play)
-        face = action.card.face(state.side)
-        if face.kind in (DISCARD_ALL, WILD_DISCARD_ALL):
-            colour = face.colour if face.kind == DISCARD_ALL else action.discard_colour
-            left -= sum(1 for c in state.hands[player]
-                        if c is not action.card and c.face(state.side).colour == colour)
-    return replace(action, uno=True) if left == 1 else action
+class _OnCore:
+    """What both bots share: they decide on the rules' core (``decide``, which ``Table``
+    calls directly); ``choose`` is that decision read from and back into objects."""
+
+    def choose(self, state: HandState, player: int, legal: Sequence[Action]) -> Action:
+        """The decision ``decide`` makes in ``state`` (``legal`` is the state's own
+        ``legal_actions``, which the decision is one of)."""
+        w = as_core(state)
+        return as_action(w, self.decide(w, player))
+
+    def decide(self, w: Core, player: int) -> Move:
+        raise NotImplementedError
 
 
-class RandomBot:
+class RandomBot(_OnCore):
     """Picks uniformly among pressing and the playable cards, then any legal colour."""
 
     name = "random"
-    decides_on_core = True  # ``decide``: ``choose`` on the fast core (``Table`` uses it)
+    # ``Table`` asks ``decide`` of this class exactly (a subclass may have its own choose).
+    decides_on_core = True
 
     def __init__(self, rng: random.Random, forget_uno: float = 0.25, catch: float = 0.5) -> None:
         self.rng = rng
@@ -147,28 +114,9 @@ class RandomBot:
             self._below_of = (rng, below)
         return self._below_of[1]
 
-    def choose(self, state: HandState, player: int, legal: Sequence[Action]) -> Action:
-        rng = self.rng
-        step = state.agenda[0]
-        if step.kind == CATCH:
-            return Catch() if rng.random() < self.catch else Pass()
-        # Group the variants (colours) of each card, so that a wild is not picked more
-        # often just because it can name four colours. A card's variants, and the
-        # discards of a Wild Press Your Luck run, stand next to each other in ``legal``.
-        options: list[list[Action]] = []
-        last: object = None
-        for a in legal:
-            key = a.card if a.__class__ is Play else a.__class__  # type: ignore[union-attr]
-            if key is last:
-                options[-1].append(a)
-            else:
-                options.append([a])
-                last = key
-        action = rng.choice(rng.choice(options))
-        return _with_uno(action, state, player, rng, self.forget_uno)
-
     def decide(self, w: Core, player: int) -> Move:
-        """``choose`` on the core: the same draws from ``rng``, the same decision."""
+        """Catch or pass at random; else press or a playable card, uniformly (a card first,
+        then one of its colours: a wild is not picked more often for naming four)."""
         rng = self.rng
         step = w.agenda[0]
         kind = step.kind
@@ -205,14 +153,14 @@ class RandomBot:
             choice(1)  # one play of this card: no colour to name
             move: Move = (M_PLAY, card, -1, -1, False)
         else:
-            move = _variant(w, card, choice(w.variants(card)))
+            move = variant(w, card, choice(w.variants(card)))
         return _uno_move(move, w, player, rng, self.forget_uno)
 
     def observe(self, effect: Effect) -> None:
         pass
 
 
-class HeuristicBot:
+class HeuristicBot(_OnCore):
     """A greedy player that presses its luck knowingly.
 
     It knows the launcher's luck settings (the hazard curve and the shot sizes, as a
@@ -279,21 +227,9 @@ class HeuristicBot:
 
     # -- decisions --
 
-    def choose(self, state: HandState, player: int, legal: Sequence[Action]) -> Action:
-        step = state.agenda[0]
-        if step.kind == CATCH:
-            return Catch() if self.rng.random() < self.catch else Pass()
-        if step.kind == HIT:
-            plays = [a for a in legal if isinstance(a, Play)]
-            return self._uno(plays[0] if plays else TakeHit(), state, player)
-        if step.kind == LUCK:
-            return self._luck(state, player, legal)
-        if step.kind == LUCK_DISCARD:
-            return self._luck_discard(state, legal)
-        return self._uno(self._turn(state, player, legal), state, player)
-
     def decide(self, w: Core, player: int) -> Move:
-        """``choose`` on the core: the same draws from ``rng``, the same decision."""
+        """Catch always; pass a hit on if it can; press its luck while one more card away
+        is worth the risk; else the best-scoring play (``_turn``)."""
         kind = w.agenda[0].kind
         rng = self.rng
         if kind == CATCH:
@@ -327,12 +263,15 @@ class HeuristicBot:
                     if k2 > key:
                         best, key = c, k2
             return (M_DISCARD, best, -1, -1, False)
-        return _uno_move(self._turn_fast(w, player, side, hand), w, player, rng,
+        return _uno_move(self._turn(w, player, side, hand), w, player, rng,
                          self.forget_uno)
 
-    def _turn_fast(self, w: Core, player: int, side: str, hand: list[int]) -> Move:
-        """``_turn`` on the core: the same scores (the same float additions in the same
-        order), the first best play among the same plays in the same order."""
+    def _turn(self, w: Core, player: int, side: str, hand: list[int]) -> Move:
+        """The first best play by score, or a press when nothing plays: a card's points,
+        less 45 for a wild; a Discard All's discards (12 each and their points); a hit's
+        expected cards times ``hit_weight``; 25 to hurt a next player near out; a Wild Press
+        Your Luck's expected discards; a Flip's gain in points per card on the other side
+        (15 more when someone is near out); and 2 per kept card of the colour named."""
         mask = w.mask
         cards = [c for c in hand if mask[c]]
         if not cards:
@@ -362,11 +301,9 @@ class HeuristicBot:
                         if c != card and colour_of[c] == d:
                             n += 1
                             total += pts[c]
-                    # No other term applies to a Discard All: the same additions in the
-                    # same order as ``score``, so the same floats.
                     gone = base + (12.0 * n + total)
                     for col in range(4):
-                        sc = gone + 2.0 * self._colour_count_fast(w, hand, card, k, col, d, held)
+                        sc = gone + 2.0 * self._colour_count(w, hand, card, k, col, d, held)
                         if first or sc > best_score:
                             best, best_score, first = (M_PLAY, card, col, d, False), sc, False
                 continue
@@ -399,14 +336,14 @@ class HeuristicBot:
                 base += gain
             if wild[card] or (k == K_FLIP and w.flip_needs_colour(card)):
                 for col in range(4):
-                    sc = base + 2.0 * self._colour_count_fast(w, hand, card, k, col, -1, held)
+                    sc = base + 2.0 * self._colour_count(w, hand, card, k, col, -1, held)
                     if first or sc > best_score:
                         best, best_score, first = (M_PLAY, card, col, -1, False), sc, False
             elif first or base > best_score:
                 best, best_score, first = (M_PLAY, card, -1, -1, False), base, False
         return best
 
-    def _colour_count_fast(self, w: Core, hand: list[int], card: int, k: int, col: int,
+    def _colour_count(self, w: Core, hand: list[int], card: int, k: int, col: int,
                            dcol: int, held: list[list[int] | None]) -> int:
         si = 1 - w.side if k == K_FLIP else w.side
         if col == dcol:
@@ -418,98 +355,6 @@ class HeuristicBot:
             for c in hand:
                 counts[colour_of[c]] += 1  # a wild's -1 counts in the last slot
         return counts[col] - (w.sides[si].colour[card] == col)
-
-    def _uno(self, action: Action, state: HandState, player: int) -> Action:
-        return _with_uno(action, state, player, self.rng, self.forget_uno)
-
-    def _luck(self, state: HandState, player: int, legal: Sequence[Action]) -> Action:
-        run = state.luck
-        assert run is not None
-        p = self.shot_chance(state.side)
-        shot = min(self._mean[state.side], state.launcher_count)
-        hand = state.hands[player]
-        # One more press: one card away with chance 1-p, or with chance p the shot plus
-        # every discard so far come back. With one card left, stopping already means UNO.
-        worth = (1.0 - p) > p * (shot + len(run.discards)) and len(hand) > 1
-        if worth and any(isinstance(a, PressLuck) for a in legal):
-            return PressLuck()
-        return StopLuck(uno=len(hand) == 1 and self.rng.random() >= self.forget_uno)
-
-    def _luck_discard(self, state: HandState, legal: Sequence[Action]) -> Action:
-        side = state.side
-
-        def keep(a: Action) -> tuple[int, int]:
-            assert isinstance(a, Discard)
-            face = a.card.face(side)
-            return (0 if face.is_wild else 1, face.points)
-
-        return max(legal, key=keep)
-
-    def _turn(self, state: HandState, player: int, legal: Sequence[Action]) -> Action:
-        plays = [a for a in legal if isinstance(a, Play)]
-        if not plays:
-            return Press()
-        hand = state.hands[player]
-        side = state.side
-        nxt_cards = len(state.hands[state.next_player(player)])
-        threat = min(len(h) for q, h in enumerate(state.hands) if q != player)
-        presses = {HIT_2: 2, HIT_5: 5, WILD_ALL_OUT_ATTACK: state.players}
-
-        back = side in BACK_SIDES
-        colours: dict[str, Counter[str | None]] = {}  # per side: colours held, for _colour_count
-
-        def score(a: Play) -> float:
-            face = a.card.wild if back else a.card.mild
-            k = face.kind
-            s = float(face.points)
-            if face.is_wild:
-                s -= 45.0  # keep wilds for when nothing else plays
-            if k in (DISCARD_ALL, WILD_DISCARD_ALL):
-                colour = face.colour if k == DISCARD_ALL else a.discard_colour
-                gone = [c for c in hand if c is not a.card and c.face(side).colour == colour]
-                s += 12.0 * len(gone) + sum(c.face(side).points for c in gone)
-            if k in presses:
-                s += self.hit_weight * self.expected_cards(side, presses[k])
-            if k in (HIT_2, HIT_5, WILD_ALL_OUT_ATTACK, SKIP, SKIP_EVERYONE) and nxt_cards <= 2:
-                s += 25.0
-            if k == WILD_PRESS_YOUR_LUCK:
-                s += 10.0 * (len(hand) - 1) * (1.0 - self.shot_chance(side))
-            if k == FLIP:
-                s += self._flip_gain(state, player, threat)
-            if a.colour is not None:
-                s += 2.0 * self._colour_count(hand, a, side, colours)
-            return s
-
-        return max(plays, key=score)
-
-    def _colour_count(self, hand: Sequence[Card], a: Play, side: str,
-                      colours: dict[str, Counter[str | None]] | None = None) -> int:
-        """How many kept cards would follow the colour named (on the new side after a Flip).
-
-        ``colours`` caches, per side, how many cards of each colour the hand holds (one
-        count per decision instead of one pass over the hand per play considered)."""
-        if a.card.face(side).kind == FLIP:
-            side = other_side(side)
-        if a.colour == a.discard_colour:
-            return 0  # the cards of that colour are discarded with it
-        if colours is None:
-            colours = {}
-        held = colours.get(side)
-        if held is None:
-            held = colours[side] = Counter(c.face(side).colour for c in hand)
-        return held[a.colour] - (a.card.face(side).colour == a.colour)
-
-    def _flip_gain(self, state: HandState, player: int, threat: int) -> float:
-        """Flip when this hand is worth less on the other side, or to shake a near winner."""
-        side = state.side
-        other = other_side(side)
-        hand = state.hands[player]
-        here = sum(c.face(side).points for c in hand)
-        there = sum(c.face(other).points for c in hand)
-        gain = (here - there) / max(len(hand), 1)
-        if threat <= 2:
-            gain += 15.0
-        return gain
 
 
 _PRESSES = {K_HIT2: 2, K_HIT5: 5, K_ATTACK: 0}  # the attack's: the players at the table

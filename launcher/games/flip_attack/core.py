@@ -1,18 +1,16 @@
-"""Flip Attack's fast core: one hand on small integers, stepped in place by ``Table``.
+"""Flip Attack's rules: one hand on small integers, stepped in place.
 
-Cards are indexes into the deck (``Card.id``), faces are looked up in the shared
+Cards are indexes into a compiled deck (``Deck``), faces are looked up in the shared
 ``engine.CardTable`` (per side: kind code, colour index, match symbol, points) and whether a
 card may be laid is one byte of a precomputed mask. No object is made per turn: a decision
 is a small tuple (``Move``), an effect is a call to the table's hooks, and the Flip Attack
 objects (``Card``, ``Play``, the ``Effect``s, ``HandState``) are made at the boundary only,
 when a listener or a caller asks for them.
 
-``Table`` plays on this core when every bot is one of this package's bots (they decide on
-it directly, drawing from their generators exactly as they do from the objects) and the
-hand's cards are the deck's; any other bot gets the object interface (``rules._Draft``).
-The two paths play the same games from the same seeds: tests/games/test_flip_core.py
-compares them effect by effect under four option sets. The agenda's ``Step``s live here and
-are shared by both paths (``rules`` re-exports them).
+This is the only rule engine. ``Table`` steps a ``Core`` for the whole hand: this
+package's bots decide on it directly (``decide``); other bots, and the pure ``act`` /
+``shot`` / ``legal_actions``, go through ``rules``, which reads its objects into a Core and
+back. The agenda's ``Step``s live here too.
 """
 
 from __future__ import annotations
@@ -101,25 +99,70 @@ Move = tuple[int, int, int, int, bool]
 PRESS_MOVE: Move = (M_PRESS, -1, -1, -1, False)
 
 
-_TABLES: dict[int, tuple[tuple[Card, ...], CardTable | None]] = {}
+class Deck:
+    """A deck compiled for the core: its ``CardTable``, its cards in index order, each
+    card's index (``index[card]``; a card is equal only to itself) and id (``ids``).
+
+    The table is built over copies numbered 0..n-1 when the cards' own ids are not.
+    """
+
+    __slots__ = ("_faces", "cards", "ids", "index", "plain", "plays", "table")
+
+    def __init__(self, cards: Sequence[Card]) -> None:
+        self.cards = tuple(cards)
+        self.ids = tuple(c.id for c in self.cards)
+        self.plain = self.ids == tuple(range(len(self.cards)))
+        numbered = self.cards if self.plain else tuple(
+            Card(i, c.mild, c.wild) for i, c in enumerate(self.cards))
+        try:
+            self.table = CardTable(numbered, SIDE_NAMES, (POINTS, POINTS)).with_codes(KIND_CODES)
+        except KeyError as e:
+            raise ValueError(f"not a UNO Flip Attack card kind: {e}") from None
+        self.index = {c: i for i, c in enumerate(self.cards)}
+        self.plays: dict[tuple[int, int, bool], tuple[list[Any], list[Move]]] = {}
+        self._faces: list[dict[Any, int] | None] = [None, None]
+
+    def find(self, side: int, face: Any) -> int:
+        """A card showing ``face`` on ``side`` (its index), or -1."""
+        faces = self._faces[side]
+        if faces is None:
+            name = SIDE_NAMES[side]
+            faces = self._faces[side] = {}
+            for i, c in enumerate(self.cards):
+                faces.setdefault(c.face(name), i)
+        return faces.get(face, -1)
 
 
-def card_table(deck: tuple[Card, ...]) -> CardTable | None:
-    """The deck compiled (once per deck, kept while the deck lives in the cache), or None
-    when the core cannot play it (ids not 0..n-1 in order, a kind not Flip Attack's)."""
-    key = id(deck)
-    hit = _TABLES.get(key)
-    if hit is not None and hit[0] is deck:
-        return hit[1]
-    table: CardTable | None
-    try:
-        table = CardTable(deck, SIDE_NAMES, (POINTS, POINTS)).with_codes(KIND_CODES)
-    except (ValueError, KeyError):
-        table = None  # kept too: the object engine plays this deck
-    if len(_TABLES) > 64:  # decks made and dropped (tests): start again
-        _TABLES.clear()
-    _TABLES[key] = (deck, table)
-    return table
+_DECKS: dict[int, Deck] = {}  # id(cards) -> the deck compiled from them
+_HOME: dict[Card, Deck] = {}  # a card -> the deck last compiled with it
+
+
+def compile_deck(cards: tuple[Card, ...]) -> Deck:
+    """``cards`` compiled (once per tuple, kept while it lives in the cache)."""
+    deck = _DECKS.get(id(cards))
+    if deck is not None and deck.cards is cards:
+        return deck
+    deck = Deck(cards)
+    if len(_DECKS) > 64:  # decks made and dropped (tests): start again
+        _DECKS.clear()
+        _HOME.clear()
+    _DECKS[id(cards)] = deck
+    for c in deck.cards:
+        _HOME[c] = deck
+    return deck
+
+
+def deck_holding(cards: Sequence[Card]) -> Deck:
+    """A compiled deck that holds every one of ``cards``: the last one compiled with the
+    first of them, grown by any it lacks (so a hand played through the pure functions,
+    cards coming back from the launcher, compiles a deck only when it sees new cards)."""
+    deck = _HOME.get(cards[0]) if cards else None
+    if deck is None:
+        return compile_deck(tuple(dict.fromkeys(cards)))
+    index = deck.index
+    if all(c in index for c in cards):
+        return deck
+    return compile_deck((*deck.cards, *(c for c in dict.fromkeys(cards) if c not in index)))
 
 
 class Core:
@@ -137,6 +180,7 @@ class Core:
         "cards",
         "colour",
         "dealer",
+        "deck",
         "direction",
         "discard",
         "flips",
@@ -158,17 +202,22 @@ class Core:
         "winner",
     )
 
-    def __init__(self, table: CardTable, s: Any) -> None:
+    def __init__(self, deck: Deck, s: Any, top: int) -> None:
+        """From a HandState ``s`` (its cards all ``deck``'s), ``top`` the index of a card
+        showing the face to match (-1: none)."""
+        table = deck.table
+        ix = deck.index.__getitem__
+        self.deck = deck
         self.t = table
         self.sides = table.sides
-        self.cards = table.cards
+        self.cards = deck.cards
         self.options = s.options
         self.players = s.players
         self.dealer = s.dealer
         self.side = 1 if s.side == WILD else 0
-        self.hands = [[c.id for c in h] for h in s.hands]
-        self.discard = [c.id for c in s.discard]
-        self.top = self.discard[-1] if self.discard else -1
+        self.hands = [[ix(c) for c in h] for h in s.hands]
+        self.discard = [ix(c) for c in s.discard]
+        self.top = top
         self.colour = NO_COLOUR if s.colour is None else SIDE_COLOURS[self.side].index(s.colour)
         self.direction = s.direction
         self.agenda: list[Step] = list(s.agenda)
@@ -176,8 +225,8 @@ class Core:
         run = s.luck
         self.luck: list | None = None
         if run is not None:
-            self.luck = [run.player, run.card.id, SIDE_COLOURS[self.side].index(run.colour),
-                         [c.id for c in run.discards]]
+            self.luck = [run.player, ix(run.card), SIDE_COLOURS[self.side].index(run.colour),
+                         [ix(c) for c in run.discards]]
         self.winner = s.winner
         self.over = s.over
         self.turns = s.turns
@@ -191,25 +240,16 @@ class Core:
         self.after = [_step(TURN, q) for q in range(self.players)]
         self.press_turn = [_step(PRESS, q, q, "turn") for q in range(self.players)]
 
-    @staticmethod
-    def fits(table: CardTable, s: Any) -> bool:
-        """Whether ``s`` can be played on the core: the deck's cards, a top that is the
-        pile's top card, colours of the side."""
-        cards = table.cards
-        n = len(cards)
-        for place in (*s.hands, s.discard, s.held):
-            for c in place:
-                if not (0 <= c.id < n and cards[c.id] is c):
-                    return False
-        side = s.side
-        if side not in SIDE_NAMES:
-            return False
-        if not s.discard or s.top is None or s.discard[-1].face(side) != s.top:
-            return False
-        colours = COLOURS[side]
-        if s.colour is not None and s.colour not in colours:
-            return False
-        return s.luck is None or s.luck.colour in colours
+    def copy(self) -> Core:
+        """Another hand in the same position (stepping one leaves the other as it was)."""
+        w = Core.__new__(Core)
+        for name in _SHARED:
+            setattr(w, name, getattr(self, name))
+        w.hands = [h[:] for h in self.hands]
+        w.discard = self.discard[:]
+        w.agenda = self.agenda[:]
+        w.luck = None if self.luck is None else [*self.luck[:3], self.luck[3][:]]
+        return w
 
     def held(self) -> list[int]:
         if self.luck is None:
@@ -279,6 +319,22 @@ class Core:
         if self.winner is None:
             return 0
         return sum(self.points(q) for q in range(self.players) if q != self.winner)
+
+
+def variant(w: Core, card: int, v: int) -> Move:
+    """The ``v``-th play of ``card``, as ``legal_actions`` orders them."""
+    st = w.sides[w.side]
+    kind = st.behaviour[card]
+    if kind == K_WDA:
+        return (M_PLAY, card, v % 4, v // 4, False)
+    if st.wild[card] or (kind == K_FLIP and w.flip_needs_colour(card)):
+        return (M_PLAY, card, v, -1, False)
+    return (M_PLAY, card, -1, -1, False)
+
+
+
+# What ``Core.copy`` shares: the fields no step changes in place (the rest are lists).
+_SHARED = tuple(sorted(set(Core.__slots__) - {"hands", "discard", "agenda", "luck"}))
 
 
 class Hooks:

@@ -1,4 +1,4 @@
-"""UNO Flip Attack rules: a pure, seeded engine (actions and shots in, new state out).
+"""UNO Flip Attack rules: a pure, seeded interface (actions and shots in, new state out).
 
 The engine never touches the launcher. A hand is a ``HandState`` whose ``agenda`` says
 what happens next: a player's decision (``act``) or a press of the launcher, whose
@@ -6,6 +6,9 @@ cards come back through ``shot``. Both return the new state and the effects the 
 must carry out on the launcher (``Load``, ``FlipLid``) or may show (the rest). ``Table``
 is that shell: it asks bots, presses the launcher, and checks after every step that no
 card was made or lost.
+
+The rules themselves are ``core``'s, on small integers; this module reads its objects
+into the core and back (``as_core``, ``View``, ``as_action``).
 """
 
 from __future__ import annotations
@@ -13,49 +16,49 @@ from __future__ import annotations
 import random
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, fields
+from operator import attrgetter
 from typing import TYPE_CHECKING, Literal, Protocol
 
 from launcher.core.errors import LauncherError
 from launcher.games.cards import (
-    BACK_SIDES,
     COLOURS,
-    DISCARD_ALL,
-    FLIP,
-    HIT_PRESSES,
     MILD,
-    REVERSE,
-    SKIP,
-    SKIP_EVERYONE,
-    WILD_ALL_OUT_ATTACK,
+    NUMBER,
+    WILD,
     WILD_CARD,
-    WILD_DISCARD_ALL,
-    WILD_PRESS_YOUR_LUCK,
     Card,
     Face,
     load_deck,
-    other_side,
 )
 from launcher.games.engine import NO_COLOUR
 from launcher.games.flip_attack import core
 from launcher.games.flip_attack.core import (
-    _STEPS,  # noqa: F401  (the agenda's shared Steps)
     CATCH,
     HIT,
+    K_FLIP,
+    K_WDA,
     LUCK,
     LUCK_DISCARD,
-    LUCK_PRESS,
-    PRESS,
+    M_CATCH,
+    M_DISCARD,
+    M_PASS,
+    M_PLAY,
+    M_PRESS,
+    M_PRESS_LUCK,
+    M_STOP_LUCK,
+    M_TAKE_HIT,
+    PRESS_MOVE,
     PRESS_STEPS,
     SIDE_COLOURS,
     SIDE_NAMES,
     TURN,
     Core,
+    Move,
     Step,
-    _step,
+    variant,
 )
 
 if TYPE_CHECKING:
-    from launcher.games.engine import CardTable
     from launcher.games.launchers import Launcher
 
 
@@ -329,9 +332,7 @@ class HandState:
 
 def hand_points(state: HandState) -> int:
     """What the winner of a finished hand scores: the other hands, on the side in play."""
-    if state.winner is None:
-        return 0
-    return sum(state.points(q) for q in range(state.players) if q != state.winner)
+    return as_core(state).hand_points()
 
 
 def playable(face: Face, top: Face | None, colour: str | None) -> bool:
@@ -353,6 +354,7 @@ def deal(deck: Sequence[Card], players: int, dealer: int, options: GameOptions,
     if players * options.hand_size + 2 > len(deck):
         raise RuleViolation(f"{len(deck)} cards cannot deal {options.hand_size} to {players}")
     cards = list(deck)
+    core.deck_holding(cards)  # compiled once, all of it: the launcher's cards come back later
     rng.shuffle(cards)
     hands: list[list[Card]] = [[] for _ in range(players)]
     i = 0
@@ -389,461 +391,382 @@ def _starts_pile(face: Face, options: GameOptions) -> bool:
     return not face.is_action or (face.kind == WILD_CARD and options.first_card_wild == "play")
 
 
-# --- what may be done --------------------------------------------------------------
+# --- the pure interface, over the core ---------------------------------------------
+#
+# The rules live once, in ``core`` (integers, stepped in place). ``act``, ``shot`` and
+# ``legal_actions`` read a HandState into a ``core.Core``, step it, and read it back; a
+# ``Table`` keeps one Core for the whole hand and shows other bots a ``View`` of it.
 
 
-def _flip_needs_colour(state: HandState, card: Card) -> bool:
-    """Whether playing this Flip turns a wild face to the top, so its player names a colour."""
-    if state.options.flip_wild_top != "flipper_chooses":
-        return False
-    # Turning the pile over brings its bottom card to the top (the Flip itself, if alone).
-    bottom = state.discard[0] if state.discard else card
-    return bottom.face(other_side(state.side)).is_wild
+def as_core(state: HandState | View, extra: Sequence[Card] = ()) -> Core:
+    """The core's hand for ``state``, to read, not to step (a View's own core; a
+    HandState's, kept for the next call on the same state: a HandState never changes).
+
+    ``extra``: cards that are not in the state but may join it (the cards of a shot)."""
+    if isinstance(state, View):
+        return state.core
+    last = _LAST[0]
+    if last is not None and last[0] is state:
+        index = last[1].deck.index
+        if all(c in index for c in extra):
+            return last[1]
+    w = _to_core(state, None, extra)
+    _LAST[0] = (state, w)
+    return w
 
 
-def _luck_can_discard(state: HandState, face: Face) -> bool:
-    rule = state.options.pyl_discard
-    if rule == "any":
-        return True
-    run = state.luck
-    assert run is not None
-    if rule == "colour":
-        return face.colour == run.colour
-    if run.discards:
-        last = run.discards[-1].face(state.side)
-        return playable(face, last, last.colour)
-    return playable(face, state.top, state.colour)
+# The last HandState read into a core (a bot's ``choose``, then ``legal_actions`` and
+# ``act`` on the same state read it once).
+_LAST: list[tuple[HandState, Core] | None] = [None]
 
 
-def legal_actions(state: HandState) -> list[Action]:
-    """Every legal action for the player to move (empty while a press is awaited)."""
-    step = state.step
-    if step is None or state.over:
-        return []
-    p, side = step.player, state.side
-    if step.kind == TURN:
-        out: list[Action] = [_PRESS]
-        top, colour = state.top, state.colour
-        key = None if top is None else top.key
-        back = side in BACK_SIDES
-        cache = _VARIANTS
-        for card in state.hands[p]:
-            face = card.wild if back else card.mild
-            # ``playable``, inlined: this loop is the engine's hottest.
-            if face.is_wild or colour is None or face.colour == colour or face.key == key:
-                if face.kind == FLIP:
-                    out += _play_variants(state, card, face)
-                    continue
-                variants = cache.get((card, back))
-                if variants is None:
-                    variants = cache[(card, back)] = _play_variants(state, card, face)
-                out += variants
-        if len(cache) > 100_000:  # decks made and dropped (tests): start again
-            cache.clear()
-        return out
-    if step.kind == LUCK:
-        hand = state.hands[p]
-        can = any(_luck_can_discard(state, c.face(side)) for c in hand)
-        return [PressLuck(), StopLuck()] if can else [StopLuck()]
-    if step.kind == LUCK_DISCARD:
-        return [Discard(c) for c in state.hands[p] if _luck_can_discard(state, c.face(side))]
-    if step.kind == CATCH:
-        return [Catch(), Pass()]
-    if step.kind == HIT:
-        assert state.top is not None
-        kind = state.top.kind
-        return [TakeHit(), *(Play(c) for c in state.hands[p] if c.face(side).kind == kind)]
-    return []
+def _to_core(state: HandState, deck: core.Deck | None, extra: Sequence[Card]) -> Core:
+    cards = [c for h in state.hands for c in h]
+    cards += state.discard
+    cards += state.held
+    cards += extra
+    if deck is None or not all(c in deck.index for c in cards):
+        deck = core.deck_holding(cards)
+    side = 1 if state.side == WILD else 0
+    top = state.top
+    if top is None:
+        return Core(deck, state, -1)
+    pile = state.discard
+    if pile and pile[-1].face(state.side) == top:
+        return Core(deck, state, deck.index[pile[-1]])
+    found = deck.find(side, top)
+    if found < 0:  # no card shows the face to match: a card that does, in no place
+        blank = Face(NUMBER, COLOURS[SIDE_NAMES[1 - side]][0], 1)
+        stand_in = Card(-1, *((top, blank) if side == 0 else (blank, top)))
+        deck = core.compile_deck((*deck.cards, stand_in))
+        found = len(deck.cards) - 1
+    return Core(deck, state, found)
 
 
-# A Play is immutable: each card's plays (one per colour for a wild) are made once and
-# reused, instead of every turn. A Flip's depend on the pile, so they are not kept.
-_VARIANTS: dict[tuple[Card, bool], list[Action]] = {}
+def _freeze(w: Core, hands: tuple[tuple[Card, ...], ...] | None = None,
+            discard: tuple[Card, ...] | None = None) -> HandState:
+    """The core's hand as a HandState (cards as objects again; ``hands`` and ``discard``
+    when the caller has them already)."""
+    v = View(w)
+    return HandState(
+        options=w.options, players=w.players, dealer=w.dealer, side=v.side,
+        hands=v.hands if hands is None else hands,
+        discard=v.discard if discard is None else discard, top=v.top, colour=v.colour,
+        direction=w.direction,
+        agenda=tuple(w.agenda), launcher_count=w.launcher_count, luck=v.luck,
+        winner=w.winner, over=w.over, turns=w.turns, presses=w.presses, flips=w.flips,
+        reloads=w.reloads)
 
 
-def _play_variants(state: HandState, card: Card, face: Face) -> list[Action]:
-    colours = COLOURS[state.side]
-    if face.kind == WILD_DISCARD_ALL:
-        return [Play(card, c, d) for d in colours for c in colours]
-    if face.is_wild:
-        return [Play(card, c) for c in colours]
-    if face.kind == FLIP and _flip_needs_colour(state, card):
-        return [Play(card, c) for c in COLOURS[other_side(state.side)]]
-    return [Play(card)]
+class View:
+    """A ``Core`` read as a HandState, live: what a ``Table`` shows bots that are not this
+    package's. It changes as the table steps the hand; ``Table.state`` is a snapshot."""
 
+    __slots__ = ("core",)
 
-def _check_play(state: HandState, p: int, a: Play) -> Face:
-    hand = state.hands[p]
-    if not any(c is a.card for c in hand):
-        raise RuleViolation(f"player {p} does not hold {a.card}")
-    face = a.card.face(state.side)
-    if not playable(face, state.top, state.colour):
-        raise RuleViolation(f"{face} cannot be played on {state.top} (colour {state.colour})")
-    colours = COLOURS[state.side]
-    if face.is_wild:
-        if a.colour not in colours:
-            raise RuleViolation(f"{face} needs a colour out of {', '.join(colours)}")
-        if (face.kind == WILD_DISCARD_ALL) != (a.discard_colour is not None):
-            raise RuleViolation("only a Wild Discard All names a colour to discard")
-        if a.discard_colour is not None and a.discard_colour not in colours:
-            raise RuleViolation(f"{a.discard_colour} is not a {state.side} colour")
-        return face
-    if a.discard_colour is not None:
-        raise RuleViolation("only a Wild Discard All names a colour to discard")
-    if face.kind == FLIP and _flip_needs_colour(state, a.card):
-        if a.colour not in COLOURS[other_side(state.side)]:
-            raise RuleViolation("the Flip turns a wild face up: name the new colour")
-    elif a.colour is not None:
-        raise RuleViolation(f"{face} does not take a colour")
-    return face
+    def __init__(self, w: Core) -> None:
+        self.core = w
 
+    options = property(attrgetter("core.options"))
+    players = property(attrgetter("core.players"))
+    dealer = property(attrgetter("core.dealer"))
+    direction = property(attrgetter("core.direction"))
+    launcher_count = property(attrgetter("core.launcher_count"))
+    winner = property(attrgetter("core.winner"))
+    over = property(attrgetter("core.over"))
+    turns = property(attrgetter("core.turns"))
+    presses = property(attrgetter("core.presses"))
+    flips = property(attrgetter("core.flips"))
+    reloads = property(attrgetter("core.reloads"))
 
-# --- the mutable draft of one step ---------------------------------------------------
+    @property
+    def side(self) -> str:
+        return SIDE_NAMES[self.core.side]
 
+    @property
+    def hands(self) -> tuple[tuple[Card, ...], ...]:
+        cards = self.core.cards
+        return tuple(tuple(cards[c] for c in h) for h in self.core.hands)
 
-class _Draft:
-    """A HandState being changed in place: the same fields, mutable (lists for the hands,
-    the pile and the agenda), and the effects of the current step in ``out``.
+    @property
+    def discard(self) -> tuple[Card, ...]:
+        cards = self.core.cards
+        return tuple(cards[c] for c in self.core.discard)
 
-    ``act`` and ``shot`` make one from a HandState and ``freeze`` it into the next state,
-    as the pure interface promises; a ``Table`` keeps one for the whole hand and steps it
-    in place (``_act``, ``_shot``), so playing a hand copies no state per step. Bots read
-    it as they read a HandState.
-    """
+    @property
+    def top(self) -> Face | None:
+        w = self.core
+        return None if w.top < 0 else w.cards[w.top].face(SIDE_NAMES[w.side])
 
-    __slots__ = ("agenda", "colour", "dealer", "direction", "discard", "flips", "hands",
-                 "launcher_count", "luck", "options", "out", "over", "players", "presses",
-                 "reloads", "side", "top", "turns", "winner")
+    @property
+    def colour(self) -> str | None:
+        w = self.core
+        return None if w.colour == NO_COLOUR else SIDE_COLOURS[w.side][w.colour]
 
-    def __init__(self, s: HandState) -> None:
-        self.options = s.options
-        self.players = s.players
-        self.dealer = s.dealer
-        self.side = s.side
-        self.hands = list(s.hands)
-        self.discard = list(s.discard)
-        self.top = s.top
-        self.colour = s.colour
-        self.direction = s.direction
-        self.agenda = list(s.agenda)
-        self.launcher_count = s.launcher_count
-        self.luck = s.luck
-        self.winner = s.winner
-        self.over = s.over
-        self.turns = s.turns
-        self.presses = s.presses
-        self.flips = s.flips
-        self.reloads = s.reloads
-        self.out: list[Effect] = []
+    @property
+    def agenda(self) -> tuple[Step, ...]:
+        return tuple(self.core.agenda)
 
-    # HandState's reading interface, for the bots.
+    @property
+    def luck(self) -> LuckRun | None:
+        w = self.core
+        if w.luck is None:
+            return None
+        p, card, col, discards = w.luck
+        return LuckRun(p, w.cards[card], SIDE_COLOURS[w.side][col],
+                       tuple(w.cards[c] for c in discards))
+
     step = HandState.step
     awaiting_press = HandState.awaiting_press
     held = HandState.held
     visible = HandState.visible
     points = HandState.points
-
-    def next_player(self, player: int, steps: int = 1) -> int:
-        return (player + steps * self.direction) % self.players
-
-    nxt = next_player
-
-    def freeze(self) -> HandState:
-        return HandState(
-            options=self.options, players=self.players, dealer=self.dealer, side=self.side,
-            hands=tuple(self.hands), discard=tuple(self.discard), top=self.top,
-            colour=self.colour, direction=self.direction, agenda=tuple(self.agenda),
-            launcher_count=self.launcher_count, luck=self.luck, winner=self.winner,
-            over=self.over, turns=self.turns, presses=self.presses, flips=self.flips,
-            reloads=self.reloads,
-        )
+    next_player = HandState.next_player
 
 
-def _freeze_core(w: Core) -> HandState:
-    """The fast core's hand as a HandState (cards as objects again)."""
-    cards = w.cards
-    side = SIDE_NAMES[w.side]
-    colours = SIDE_COLOURS[w.side]
-    luck = None
-    if w.luck is not None:
-        p, card, col, discards = w.luck
-        luck = LuckRun(p, cards[card], colours[col], tuple(cards[c] for c in discards))
-    top = None if w.top < 0 else cards[w.top].face(side)
-    return HandState(
-        options=w.options, players=w.players, dealer=w.dealer, side=side,
-        hands=tuple(tuple(cards[c] for c in h) for h in w.hands),
-        discard=tuple(cards[c] for c in w.discard), top=top,
-        colour=None if w.colour == NO_COLOUR else colours[w.colour],
-        direction=w.direction, agenda=tuple(w.agenda),
-        launcher_count=w.launcher_count, luck=luck, winner=w.winner, over=w.over,
-        turns=w.turns, presses=w.presses, flips=w.flips, reloads=w.reloads)
+# --- what may be done --------------------------------------------------------------
+
+_PRESS_LUCK: Move = (M_PRESS_LUCK, -1, -1, -1, False)
+_STOP_LUCK: Move = (M_STOP_LUCK, -1, -1, -1, False)
 
 
-# --- actions in --------------------------------------------------------------------
+def legal_actions(state: HandState | View) -> list[Action]:
+    """Every legal action for the player to move (empty while a press is awaited)."""
+    return _legal(as_core(state))[0]
 
 
-def act(state: HandState, action: Action, rng: random.Random) -> tuple[HandState, list[Effect]]:
-    """Apply the decision of the player to move; raises RuleViolation if it is not legal."""
-    w = _Draft(state)
-    _act(w, action, rng)
-    return w.freeze(), w.out
-
-
-def _act(w: _Draft, action: Action, rng: random.Random, offered: bool = False) -> None:
-    """``act`` in place: ``w`` becomes the next state, its effects in ``w.out``.
-
-    ``offered``: the action is one of ``legal_actions(w)`` itself (the very object), so
-    the play need not be checked again.
-    """
-    state = w  # read before the step changes it: every check comes before any change
-    step = state.step
-    if step is None or state.over:
-        raise RuleViolation("the hand is over")
-    w.out = []
-    p = step.player
-    kind = step.kind
-    if kind == TURN:
-        if isinstance(action, Press):
-            w.turns += 1
-            w.agenda[0:1] = [_step(PRESS, p, p, "turn"), _step(TURN, w.nxt(p))]
-        elif isinstance(action, Play):
-            if not offered:
-                _check_play(state, p, action)
-            w.turns += 1
-            _play(w, p, action, 0)
-        else:
-            raise RuleViolation(f"player {p} must play or press, not {action}")
-    elif kind == LUCK:
-        if isinstance(action, PressLuck):
-            if not any(_luck_can_discard(state, c.face(state.side)) for c in state.hands[p]):
-                raise RuleViolation("no card to discard for another press: stop")
-            w.agenda[0] = _step(LUCK_PRESS, p, p, "luck")
-        elif isinstance(action, StopLuck):
-            _end_luck(w, busted=False, uno=action.uno)
-        else:
-            raise RuleViolation(f"player {p} is pressing their luck: press or stop, not {action}")
-    elif kind == LUCK_DISCARD:
-        if not isinstance(action, Discard):
-            raise RuleViolation(f"player {p} must discard a card for that press")
-        if not any(c is action.card for c in state.hands[p]):
-            raise RuleViolation(f"player {p} does not hold {action.card}")
-        if not _luck_can_discard(state, action.card.face(state.side)):
-            raise RuleViolation(f"{action.card.face(state.side)} may not be discarded "
-                                f"(pyl_discard = {state.options.pyl_discard})")
-        w.hands[p] = tuple(c for c in state.hands[p] if c is not action.card)
-        assert w.luck is not None
-        w.luck = LuckRun(w.luck.player, w.luck.card, w.luck.colour,
-                         (*w.luck.discards, action.card))
-        w.agenda[0] = _step(LUCK, p)
-    elif kind == CATCH:
-        exposed = step.arg
-        if isinstance(action, Catch):
-            while w.agenda and w.agenda[0].kind == CATCH and w.agenda[0].arg == exposed:
-                w.agenda.pop(0)
-            w.agenda[0:0] = [_step(PRESS, exposed, exposed, "uno")] * w.options.uno_penalty_presses
-            w.out.append(Caught(exposed, p))
-        elif isinstance(action, Pass):
-            w.agenda.pop(0)
-        else:
-            raise RuleViolation(f"player {p} may catch player {exposed} or pass, not {action}")
-    elif kind == HIT:
-        owed = step.arg
-        if isinstance(action, TakeHit):
-            w.turns += 1
-            w.agenda[0:1] = [*[_step(PRESS, p, p, "hit")] * owed, _step(TURN, w.nxt(p))]
-        elif isinstance(action, Play):
-            assert state.top is not None
-            if action.card.face(state.side).kind != state.top.kind:
-                raise RuleViolation(f"only a {state.top.kind} passes a {state.top.kind} on")
-            _check_play(state, p, action)
-            w.turns += 1
-            _play(w, p, action, owed)
-        else:
-            raise RuleViolation(f"player {p} must take the hit or pass it on, not {action}")
-    else:
-        raise RuleViolation(f"waiting for player {p} to press the launcher, not {action}")
-    _settle(w, rng)
-
-
-def _play(w: _Draft, p: int, a: Play, carried: int) -> None:
-    card, side = a.card, w.side
-    face = card.face(side)
-    k = face.kind
-    hand = [c for c in w.hands[p] if c is not card]
-    if k == WILD_PRESS_YOUR_LUCK and hand:
-        # The card is held aside until the run ends: it goes on top of the discards.
-        w.hands[p] = tuple(hand)
-        assert a.colour is not None
-        w.luck = LuckRun(p, card, a.colour)
-        w.out.append(Played(p, card, side))
-        w.agenda = [_step(LUCK, p)]
-        return
-    gone: list[Card] = []
-    if k in (DISCARD_ALL, WILD_DISCARD_ALL):
-        colour = face.colour if k == DISCARD_ALL else a.discard_colour
-        gone = [c for c in hand if c.face(side).colour == colour]
-        hand = [c for c in hand if c.face(side).colour != colour]
-        w.discard += gone
-    w.hands[p] = tuple(hand)
-    w.discard.append(card)
-    w.top = face
-    w.colour = a.colour if face.is_wild else face.colour
-    w.out.append(Played(p, card, side, len(gone)))
-    if k == FLIP:
-        _flip(w, a.colour)
-    then = _after_play(w, p, k, carried)
-    if not hand:
-        _goes_out(w, p, then)
-        return
-    w.agenda = then
-    if len(hand) == 1 and not a.uno:
-        _expose(w, p)
-
-
-def _after_play(w: _Draft, p: int, kind: str, carried: int) -> list[Step]:
-    """What a card does to the order of play."""
-    if kind == REVERSE:
-        if w.players == 2 and w.options.two_player_reverse == "skip":
-            return [_step(TURN, p)]
-        w.direction = -w.direction
-        return [_step(TURN, w.nxt(p))]
-    if kind == SKIP:
-        return [_step(TURN, w.nxt(p, 2))]
-    if kind == SKIP_EVERYONE:
-        return [_step(TURN, p)]
-    if kind in HIT_PRESSES:
-        victim = w.nxt(p)
-        owed = carried + HIT_PRESSES[kind]
-        if w.options.stack_hits:
-            return [_step(HIT, victim, owed)]
-        return [*[_step(PRESS, victim, victim, "hit")] * owed, _step(TURN, w.nxt(victim))]
-    if kind == WILD_ALL_OUT_ATTACK:
-        target = w.nxt(p)
-        order = [w.nxt(target, i) for i in range(w.players)]
-        if not w.options.attack_includes_attacker:
-            order.remove(p)
-        return [*(_step(PRESS, q, target, "attack") for q in order), _step(TURN, target)]
-    return [_step(TURN, w.nxt(p))]
-
-
-def _flip(w: _Draft, colour: str | None) -> None:
-    w.side = other_side(w.side)
-    w.discard.reverse()
-    w.top = w.discard[-1].face(w.side)
-    if w.top.is_wild:
-        w.colour = colour if w.options.flip_wild_top == "flipper_chooses" else None
-    else:
-        w.colour = w.top.colour
-    w.flips += 1
-    w.out.append(FlipLid(w.side))
-
-
-def _goes_out(w: _Draft, p: int, then: list[Step]) -> None:
-    w.winner = p
-    penalties: list[Step] = []
-    if w.options.last_card_penalties:
-        for s in then:
-            if s.kind == PRESS:
-                penalties.append(s)
-            elif s.kind == HIT:
-                penalties += [_step(PRESS, s.player, s.player, "hit")] * s.arg
-    w.agenda = penalties
-
-
-def _expose(w: _Draft, p: int) -> None:
-    """``p`` has one card and did not call UNO: the others may catch them, next player first."""
-    w.agenda[0:0] = [_step(CATCH, w.nxt(p, i), p) for i in range(1, w.players)]
-
-
-def _end_luck(w: _Draft, busted: bool, uno: bool) -> None:
-    run = w.luck
-    assert run is not None
-    p = run.player
-    w.luck = None
-    face = run.card.face(w.side)
-    if busted:
-        w.hands[p] = (*w.hands[p], *run.discards)
-        if w.options.pyl_card_returns:
-            w.hands[p] = (*w.hands[p], run.card)
-        else:
-            w.discard.append(run.card)
-            w.top, w.colour = face, run.colour
-    else:
-        w.discard += run.discards
-        w.discard.append(run.card)
-        w.top, w.colour = face, run.colour
-    w.out.append(LuckEnded(p, len(run.discards), busted))
-    then = [_step(TURN, w.nxt(p))]
+def _legal(w: Core) -> tuple[list[Action], list[Move]]:
+    """The legal actions and, side by side, the core's decisions they stand for."""
+    if not w.agenda or w.over:
+        return [], []
+    step = w.agenda[0]
+    p, kind = step.player, step.kind
     hand = w.hands[p]
-    if not hand:
-        _goes_out(w, p, then)
-        return
-    w.agenda = then
-    if len(hand) == 1 and not uno:
-        _expose(w, p)
+    cards = w.cards
+    if kind == TURN:
+        actions: list[Action] = [_PRESS]
+        moves: list[Move] = [PRESS_MOVE]
+        mask = w.mask
+        for c in hand:
+            if mask[c]:
+                a, m = _plays(w, c)
+                actions += a
+                moves += m
+        return actions, moves
+    if kind == LUCK:
+        if any(w.luck_can_discard(c) for c in hand):
+            return [PressLuck(), StopLuck()], [_PRESS_LUCK, _STOP_LUCK]
+        return [StopLuck()], [_STOP_LUCK]
+    if kind == LUCK_DISCARD:
+        can = [c for c in hand if w.luck_can_discard(c)]
+        return [Discard(cards[c]) for c in can], [(M_DISCARD, c, -1, -1, False) for c in can]
+    if kind == CATCH:
+        return [Catch(), Pass()], [(M_CATCH, -1, -1, -1, False), (M_PASS, -1, -1, -1, False)]
+    if kind == HIT:
+        b = w.sides[w.side].behaviour
+        same = [c for c in hand if b[c] == b[w.top]]
+        return ([TakeHit(), *(Play(cards[c]) for c in same)],
+                [(M_TAKE_HIT, -1, -1, -1, False), *((M_PLAY, c, -1, -1, False) for c in same)])
+    return [], []
 
 
-# --- shots in ----------------------------------------------------------------------
+def _plays(w: Core, c: int) -> tuple[list[Action], list[Move]]:
+    """A playable card's plays (one per colour it may name), made once per deck: a Play is
+    immutable."""
+    flip_colour = w.sides[w.side].behaviour[c] == K_FLIP and w.flip_needs_colour(c)
+    key = (c, w.side, flip_colour)
+    made = w.deck.plays.get(key)
+    if made is None:
+        card = w.cards[c]
+        n = w.variants(c)
+        names = SIDE_COLOURS[1 - w.side] if flip_colour else SIDE_COLOURS[w.side]
+        moves = [variant(w, c, v) for v in range(n)]
+        actions: list[Action] = [
+            Play(card, None if m[2] < 0 else names[m[2]],
+                 None if m[3] < 0 else SIDE_COLOURS[w.side][m[3]]) for m in moves]
+        made = w.deck.plays[key] = (actions, moves)
+    return made
 
 
-def shot(state: HandState, cards: Sequence[Card],
+def as_action(w: Core, move: Move) -> Action:
+    """The action a core decision stands for."""
+    what = move[0]
+    if what == M_PRESS:
+        return _PRESS
+    if what == M_PLAY:
+        c = move[1]
+        names = SIDE_COLOURS[w.side]
+        flip = w.sides[w.side].behaviour[c] == K_FLIP
+        colour = None if move[2] < 0 else SIDE_COLOURS[1 - w.side if flip else w.side][move[2]]
+        return Play(w.cards[c], colour, None if move[3] < 0 else names[move[3]], move[4])
+    if what == M_STOP_LUCK:
+        return StopLuck(move[4])
+    if what == M_DISCARD:
+        return Discard(w.cards[move[1]])
+    return _SIMPLE[what]
+
+
+_SIMPLE: dict[int, Action] = {M_PRESS_LUCK: PressLuck(), M_CATCH: Catch(), M_PASS: Pass(),
+                              M_TAKE_HIT: TakeHit()}
+
+
+def _to_move(w: Core, a: Action) -> Move:
+    """The core's decision for ``a``; raises RuleViolation if the rules forbid it now."""
+    if not w.agenda or w.over:
+        raise RuleViolation("the hand is over")
+    step = w.agenda[0]
+    p, kind = step.player, step.kind
+    if kind == TURN:
+        if isinstance(a, Press):
+            return PRESS_MOVE
+        if isinstance(a, Play):
+            return _play_move(w, p, a)
+        raise RuleViolation(f"player {p} must play or press, not {a}")
+    if kind == LUCK:
+        if isinstance(a, PressLuck):
+            if not any(w.luck_can_discard(c) for c in w.hands[p]):
+                raise RuleViolation("no card to discard for another press: stop")
+            return _PRESS_LUCK
+        if isinstance(a, StopLuck):
+            return (M_STOP_LUCK, -1, -1, -1, a.uno)
+        raise RuleViolation(f"player {p} is pressing their luck: press or stop, not {a}")
+    if kind == LUCK_DISCARD:
+        if not isinstance(a, Discard):
+            raise RuleViolation(f"player {p} must discard a card for that press")
+        c = _held_card(w, p, a.card)
+        if not w.luck_can_discard(c):
+            raise RuleViolation(f"{a.card.face(SIDE_NAMES[w.side])} may not be discarded "
+                                f"(pyl_discard = {w.options.pyl_discard})")
+        return (M_DISCARD, c, -1, -1, False)
+    if kind == CATCH:
+        if isinstance(a, Catch):
+            return (M_CATCH, -1, -1, -1, False)
+        if isinstance(a, Pass):
+            return (M_PASS, -1, -1, -1, False)
+        raise RuleViolation(f"player {p} may catch player {step.arg} or pass, not {a}")
+    if kind == HIT:
+        if isinstance(a, TakeHit):
+            return (M_TAKE_HIT, -1, -1, -1, False)
+        if isinstance(a, Play):
+            b = w.sides[w.side].behaviour
+            if b[_held_card(w, p, a.card)] != b[w.top]:
+                top = w.cards[w.top].face(SIDE_NAMES[w.side]).kind
+                raise RuleViolation(f"only a {top} passes a {top} on")
+            return _play_move(w, p, a)
+        raise RuleViolation(f"player {p} must take the hit or pass it on, not {a}")
+    raise RuleViolation(f"waiting for player {p} to press the launcher, not {a}")
+
+
+def _held_card(w: Core, p: int, card: Card) -> int:
+    c = w.deck.index.get(card, -1)
+    if c < 0 or c not in w.hands[p]:
+        raise RuleViolation(f"player {p} does not hold {card}")
+    return c
+
+
+def _play_move(w: Core, p: int, a: Play) -> Move:
+    c = _held_card(w, p, a.card)
+    side = SIDE_NAMES[w.side]
+    st = w.sides[w.side]
+    face = a.card.face(side)
+    if not w.mask[c]:
+        top = None if w.top < 0 else w.cards[w.top].face(side)
+        colour = None if w.colour == NO_COLOUR else SIDE_COLOURS[w.side][w.colour]
+        raise RuleViolation(f"{face} cannot be played on {top} (colour {colour})")
+    colours = SIDE_COLOURS[w.side]
+    if st.wild[c]:
+        if a.colour not in colours:
+            raise RuleViolation(f"{face} needs a colour out of {', '.join(colours)}")
+        if (st.behaviour[c] == K_WDA) != (a.discard_colour is not None):
+            raise RuleViolation("only a Wild Discard All names a colour to discard")
+        if a.discard_colour is not None and a.discard_colour not in colours:
+            raise RuleViolation(f"{a.discard_colour} is not a {side} colour")
+        discard = -1 if a.discard_colour is None else colours.index(a.discard_colour)
+        return (M_PLAY, c, colours.index(a.colour), discard, a.uno)
+    if a.discard_colour is not None:
+        raise RuleViolation("only a Wild Discard All names a colour to discard")
+    if st.behaviour[c] == K_FLIP and w.flip_needs_colour(c):
+        turned = SIDE_COLOURS[1 - w.side]
+        if a.colour not in turned:
+            raise RuleViolation("the Flip turns a wild face up: name the new colour")
+        return (M_PLAY, c, turned.index(a.colour), -1, a.uno)
+    if a.colour is not None:
+        raise RuleViolation(f"{face} does not take a colour")
+    return (M_PLAY, c, -1, -1, a.uno)
+
+
+# --- actions and shots in ----------------------------------------------------------
+
+
+def act(state: HandState | View, action: Action,
+        rng: random.Random) -> tuple[HandState, list[Effect]]:
+    """Apply the decision of the player to move; raises RuleViolation if it is not legal."""
+    before = as_core(state)
+    move = _to_move(before, action)  # every check before any change
+    w = before.copy()
+    out: list[Effect] = []
+    core.step_move(w, move, rng, _recording(w, out.append))
+    return _stepped(state, before, w), out
+
+
+def shot(state: HandState | View, cards: Sequence[Card],
          rng: random.Random) -> tuple[HandState, list[Effect]]:
     """The cards one press shot (maybe none), for the press the agenda was waiting on."""
-    w = _Draft(state)
-    _shot(w, cards, rng)
-    return w.freeze(), w.out
-
-
-def _shot(w: _Draft, cards: Sequence[Card], rng: random.Random) -> None:
-    """``shot`` in place."""
-    step = w.step
-    if step is None or step.kind not in PRESS_STEPS:
+    w = as_core(state, cards)
+    if not w.agenda or w.agenda[0].kind not in PRESS_STEPS:
         raise RuleViolation("no press was due")
     if len(cards) > w.launcher_count:
         raise LauncherFault(f"{len(cards)} cards shot from a launcher holding "
                             f"{w.launcher_count}")
-    w.out = []
-    got = tuple(cards)
-    was_empty = w.launcher_count == 0
-    w.launcher_count -= len(got)
-    w.presses += 1
-    w.out.append(Pressed(step.player, step.arg, got, w.side, step.why, was_empty))
-    if step.kind == PRESS:
-        w.hands[step.arg] = (*w.hands[step.arg], *got)
-        w.agenda.pop(0)
-    elif got:
-        w.hands[step.player] = (*w.hands[step.player], *got)
-        _end_luck(w, busted=True, uno=False)
+    before = w
+    if not all(c in w.deck.index for c in cards):  # a View's deck may lack them
+        before = _to_core(_freeze(w), None, cards)
+    w = before.copy()
+    out: list[Effect] = []
+    index = w.deck.index
+    core.step_shot(w, [index[c] for c in cards], rng, _recording(w, out.append))
+    return _stepped(state, before, w), out
+
+
+def _stepped(state: HandState | View, before: Core, w: Core) -> HandState:
+    """The next state: ``w`` (``before`` stepped) frozen, reusing what ``state`` holds of
+    it (a hand or pile unchanged, or only grown); kept for ``as_core``, as the next call
+    usually reads it."""
+    if isinstance(state, HandState) and w.deck is before.deck:
+        cards = w.cards
+        hands = tuple(_objects(cards, h, b, old) for h, b, old in
+                      zip(w.hands, before.hands, state.hands, strict=True))
+        new = _freeze(w, hands, _objects(cards, w.discard, before.discard, state.discard))
     else:
-        w.agenda[0] = _step(LUCK_DISCARD, step.player)
-    _settle(w, rng)
+        new = _freeze(w)
+    _LAST[0] = (new, w)
+    return new
 
 
-def _settle(w: _Draft, rng: random.Random) -> None:
-    """After every step: end the hand when it is over, reload an empty launcher."""
-    if w.winner is not None and not w.agenda:
-        w.over = True
-        w.out.append(HandOver(w.winner, w.side, hand_points(w)))
-    elif w.winner is None and w.turns >= w.options.max_turns:
-        w.over = True
-        w.agenda = []
-        w.out.append(HandOver(None, w.side, 0))
-    if w.launcher_count == 0 and not w.over:
-        _reload(w, rng)
+def _objects(cards: tuple[Card, ...], now: list[int], was: list[int],
+             objects: tuple[Card, ...]) -> tuple[Card, ...]:
+    """``now`` as cards, given that ``was`` was ``objects``."""
+    n = len(was)
+    if len(now) >= n and now[:n] == was:
+        return objects + tuple(cards[c] for c in now[n:]) if len(now) > n else objects
+    return tuple(cards[c] for c in now)
 
 
-def _reload(w: _Draft, rng: random.Random) -> None:
-    """The discard pile, shuffled, goes into the launcher with the side in play at the back."""
-    if w.options.reload_keep_top:
-        pool, w.discard = w.discard[:-1], w.discard[-1:]
-    else:
-        pool, w.discard = w.discard, []
-    if not pool:
-        return
-    rng.shuffle(pool)
-    w.launcher_count = len(pool)
-    w.reloads += 1
-    w.out.append(Load(tuple(pool), w.side, "reload"))
+def _recording(w: Core, emit: Callable[[Effect], None]) -> core.Hooks:
+    """Hooks that hand each of the core's effects to ``emit`` as an effect object."""
+    cards = w.cards
+    names = SIDE_NAMES
+    return core.Hooks(
+        flip=lambda side: emit(FlipLid(names[side])),
+        load=lambda pool, side: emit(Load(tuple(cards[c] for c in pool), names[side],
+                                          "reload")),
+        pressed=lambda player, recipient, got, side, why, empty: emit(
+            Pressed(player, recipient, tuple(cards[c] for c in got), names[side], why, empty)),
+        played=lambda player, card, side, gone: emit(
+            Played(player, cards[card], names[side], gone)),
+        caught=lambda player, by: emit(Caught(player, by)),
+        luck_ended=lambda player, gone, busted: emit(LuckEnded(player, gone, busted)),
+        over=lambda winner, side, points: emit(HandOver(winner, names[side], points)))
 
 
 # --- the shell: bots, a launcher, and the checks -------------------------------------
@@ -865,6 +788,8 @@ class GameResult:
     scores: list[int]
     winner: int | None
     hands: list[FinishedHand] = field(default_factory=list)
+
+
 
 
 class Table:
@@ -889,10 +814,11 @@ class Table:
         self.ids = frozenset(c.id for c in self.deck)
         if len(self.ids) != len(self.deck):
             raise ValueError("card ids in the deck are not unique")
+        self._deck = core.compile_deck(self.deck)
         self.observers = list(observers)
-        self._hand: _Draft | None = None
-        self._bound: tuple[_Draft | None, list[Callable[[Effect], None]]] = (None, [])
-        self._fast_bots: bool | None = None  # the last hand was played on the core
+        self._hand: Core | None = None
+        self._bound: tuple[Core | None, list[Callable[[Effect], None]]] = (None, [])
+        self._fast_bots: bool | None = None  # the last hand's bots decided on the core
         self.checks = 0
         # The conservation check after every step costs about as much as the step: on for
         # tests and ``simulate --check``, off for long simulations and benchmarks.
@@ -931,64 +857,65 @@ class Table:
     @property
     def state(self) -> HandState | None:
         """The hand as it stands (a snapshot; the table steps its own copy in place)."""
-        hand = self._hand
-        if hand is None:
-            return None
-        return hand.freeze() if isinstance(hand, _Draft) else _freeze_core(hand)
+        return None if self._hand is None else _freeze(self._hand)
 
     def play(self, state: HandState, effects: Sequence[Effect] = ()) -> FinishedHand:
         """Play on from ``state`` (after carrying out ``effects``) until the hand is over.
 
-        The hand is stepped in place (one mutable copy of ``state``); bots see that copy,
-        which reads as a HandState. ``state`` itself is not changed. When every bot is one of
-        ``bots``' own and the cards are the deck's, the copy is the integer core's
-        (``core.Core``) and the bots decide on it (``decide``): the same game, faster.
+        The hand is stepped in place on the core (one ``core.Core`` made from ``state``,
+        which is not changed). This package's bots decide on the core itself (``decide``);
+        any other bot is asked ``choose`` with a ``View`` of it and the legal actions.
         """
-        fast = self._core_for(state)
-        if fast is not None:
-            return self._play_core(fast, state, effects)
-        w = self._hand = _Draft(state)
+        w = self._hand = _to_core(state, self._deck, self.launcher.contents())
+        # ``decides_on_core`` on the bot's own class: a subclass may decide otherwise.
+        fast = self._fast_bots = all(type(b).__dict__.get("decides_on_core", False)
+                                     for b in self.bots)
         self._apply(w, list(effects))
-        bots, launcher, rng = self.bots, self.launcher, self.rng
+        launcher, rng = self.launcher, self.rng
+        hooks = self._hooks(w, fast)
+        decide = [b.decide for b in self.bots] if fast else None  # type: ignore[attr-defined]
+        view = View(w)
+        step_shot, step_move = core.step_shot, core.step_move
+        index = w.deck.index
+        check = self.check if self.check_steps else None
         while not w.over:
             step = w.agenda[0]
             if step.kind in PRESS_STEPS:
-                _shot(w, launcher.press(), rng)
+                got = launcher.press()
+                if len(got) > w.launcher_count:
+                    raise LauncherFault(f"{len(got)} cards shot from a launcher holding "
+                                        f"{w.launcher_count}")
+                step_shot(w, [index[c] for c in got] if got else got, rng, hooks)
+            elif decide is not None:
+                step_move(w, decide[step.player](w, step.player), rng, hooks)
             else:
-                legal = legal_actions(w)  # type: ignore[arg-type]
-                action = bots[step.player].choose(w, step.player, legal)  # type: ignore[arg-type]
-                _act(w, action, rng, any(action is a for a in legal))
-            self._apply(w, w.out)
-        final = w.freeze()
-        return FinishedHand(final, hand_points(final))
+                step_move(w, self._ask(w, view, step.player), rng, hooks)
+            if check is not None:
+                check(w)
+        return FinishedHand(_freeze(w), w.hand_points())
 
-    def _core_for(self, state: HandState) -> CardTable | None:
-        """The compiled deck when this hand can be played on the fast core: every bot one
-        of this package's (exactly: a subclass may decide otherwise), the deck's cards."""
-        # ``decides_on_core`` on the bot's own class: a subclass may decide otherwise.
-        self._fast_bots = all(type(b).__dict__.get("decides_on_core", False)
-                              for b in self.bots)
-        if not self._fast_bots:
-            return None
-        table = core.card_table(self.deck)
-        if table is None or not core.Core.fits(table, state):
-            return None
-        return table
+    def _ask(self, w: Core, view: View, player: int) -> Move:
+        """A bot that is not this package's decides from the legal actions."""
+        actions, moves = _legal(w)
+        action = self.bots[player].choose(view, player, actions)
+        for a, m in zip(actions, moves, strict=True):
+            if a is action:
+                return m  # offered by the rules: legal as made
+        return _to_move(w, action)
 
-    def _play_core(self, table: CardTable, state: HandState,
-                   effects: Sequence[Effect]) -> FinishedHand:
-        """``play`` on the integer core: the same steps, the same draws, no objects per step
-        (effect objects only for the observers, when there are any)."""
-        w = self._hand = core.Core(table, state)
-        self._apply(w, list(effects))
-        launcher, rng, observers = self.launcher, self.rng, self.observers
-        cards = table.cards
-        watchers = [b for b in self.bots if hasattr(b, "dry_streak")]
-        names = core.SIDE_NAMES
+    def _hooks(self, w: Core, fast: bool) -> core.Hooks:
+        """What the core's steps do at this table: the launcher flips and reloads, and
+        every effect goes to the listeners. This package's bots count the dry streak on
+        the core (``watchers``) and hear only loads and flips; without observers, the
+        other effects are not made at all."""
+        launcher, observers, cards = self.launcher, self.observers, w.cards
+        names = SIDE_NAMES
+        watchers = [b for b in self.bots if hasattr(b, "dry_streak")] if fast else []
+        listeners = observers if fast else self._listeners
 
         def tell(e: Effect) -> None:
-            for o in observers:
-                o(e)
+            for listen in listeners:
+                listen(e)
 
         def flip(side: int) -> None:
             got = launcher.flip()
@@ -996,56 +923,20 @@ class Table:
                 raise LauncherFault(f"the lid cycle left {got} at the back, not {names[side]}")
             for b in watchers:
                 b.dry_streak = 0
-            if observers:
+            if listeners:
                 tell(FlipLid(got))
 
         def load(pool: list[int], side: int) -> None:
-            e = Load(tuple(cards[c] for c in pool), names[side], "reload")
-            self._apply(w, [e], check=False)
+            self._apply(w, [Load(tuple(cards[c] for c in pool), names[side], "reload")],
+                        check=False)
 
-        def pressed(player: int, recipient: int, got: list[int], side: int, why: str,
-                    empty: bool) -> None:
-            tell(Pressed(player, recipient, tuple(cards[c] for c in got), names[side], why,
-                         empty))
+        if not listeners:
+            return core.Hooks(flip, load, None, None, None, None, None, watchers)
+        told = _recording(w, tell)
+        return core.Hooks(flip, load, told.pressed, told.played, told.caught,
+                          told.luck_ended, told.over, watchers)
 
-        def played(player: int, card: int, side: int, discarded: int) -> None:
-            tell(Played(player, cards[card], names[side], discarded))
-
-        def caught(player: int, by: int) -> None:
-            tell(Caught(player, by))
-
-        def luck_ended(player: int, discarded: int, busted: bool) -> None:
-            tell(LuckEnded(player, discarded, busted))
-
-        def over(winner: int | None, side: int, points: int) -> None:
-            tell(HandOver(winner, names[side], points))
-
-        if observers:
-            hooks = core.Hooks(flip, load, pressed, played, caught, luck_ended, over, watchers)
-        else:
-            hooks = core.Hooks(flip, load, None, None, None, None, None, watchers)
-        decide = [b.decide for b in self.bots]
-        step_shot, step_move = core.step_shot, core.step_move
-        check = self.check if self.check_steps else None
-        while not w.over:
-            step = w.agenda[0]
-            if step.kind in PRESS_STEPS:
-                got = launcher.press()
-                if got:
-                    got = [c.id for c in got]
-                if len(got) > w.launcher_count:
-                    raise LauncherFault(f"{len(got)} cards shot from a launcher holding "
-                                        f"{w.launcher_count}")
-                step_shot(w, got, rng, hooks)
-            else:
-                step_move(w, decide[step.player](w, step.player), rng, hooks)
-            if check is not None:
-                check(w)
-        final = _freeze_core(w)
-        self._hand = _Draft(final)  # for ``_collect`` and ``state``: the hand is over
-        return FinishedHand(final, hand_points(final))
-
-    def _apply(self, state: HandState | _Draft, effects: list[Effect],
+    def _apply(self, state: HandState | Core, effects: list[Effect],
                check: bool = True) -> None:
         launcher = self.launcher
         for e in effects:
@@ -1080,17 +971,20 @@ class Table:
         self._bound = (hand, listeners)
         return listeners
 
-    def check(self, state: HandState | _Draft) -> None:
+    def check(self, state: HandState | Core) -> None:
         """Card conservation, and the launcher's count against the rules' count."""
         self.checks += 1
-        if isinstance(state, (HandState, _Draft)):
-            ids = [c.id for h in state.hands for c in h]
-            ids += [c.id for c in state.discard]
-            ids += [c.id for c in state.held]
-        else:  # the fast core: cards are their ids already
+        if isinstance(state, Core):  # cards are indexes into the deck
             ids = [c for h in state.hands for c in h]
             ids += state.discard
             ids += state.held()
+            if not state.deck.plain:
+                of = state.deck.ids
+                ids = [of[c] for c in ids]
+        else:
+            ids = [c.id for h in state.hands for c in h]
+            ids += [c.id for c in state.discard]
+            ids += [c.id for c in state.held]
         inside = self.launcher.contents()
         ids += [c.id for c in inside]
         if len(ids) != len(self.ids) or set(ids) != self.ids:
@@ -1109,13 +1003,14 @@ class Table:
     def _collect(self) -> None:
         """Gather every card for a new deal: hands, pile and what is left in the launcher."""
         back = self.launcher.unload()
-        s = self._hand
-        if s is not None and not isinstance(s, _Draft):
-            s = _freeze_core(s)  # type: ignore[assignment]
-        if s is not None:
-            back += [c for h in s.hands for c in h] + list(s.discard) + list(s.held)
-        if s is not None and sorted(c.id for c in back) != sorted(self.ids):
-            raise RuleViolation("cards missing when gathering them for the next deal")
+        w = self._hand
+        if w is not None:
+            cards = w.cards
+            back += [cards[c] for h in w.hands for c in h]
+            back += [cards[c] for c in w.discard]
+            back += [cards[c] for c in w.held()]
+            if len(back) != len(self.ids) or {c.id for c in back} != self.ids:
+                raise RuleViolation("cards missing when gathering them for the next deal")
         self._hand = None
 
 
