@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from launcher.games.gin.cards import DECK_SIZE, SUIT_BITS, VALUE, cards_of, value
+from launcher.games.gin.cards import DECK_SIZE, RANK_VALUE, SUIT_BITS, VALUE, cards_of, value
 
 _SPREAD = 1 | 1 << 13 | 1 << 26 | 1 << 39  # one bit per suit slice, same rank
 # Bits of ranks that can start a three-card run with aces low (A..J): rank <= 10.
@@ -185,7 +185,9 @@ class Solver:
 
     def discard_deadwood(self, mask: int, forbidden: int = 0) -> list[tuple[int, int]]:
         """(card, deadwood of the hand without it) for every card of ``mask`` not forbidden."""
-        meld = self._meldable(mask)[0]
+        return self._discard_deadwood(mask, forbidden, self._meldable(mask)[0])
+
+    def _discard_deadwood(self, mask: int, forbidden: int, meld: int) -> list[tuple[int, int]]:
         out: list[tuple[int, int]] = []
         base = -1
         for c in cards_of(mask & ~forbidden):
@@ -211,19 +213,29 @@ class Solver:
 
         Removing a card never makes a loose card meldable, so no discard can do better.
         """
-        meld = self.meldable(mask)
-        loose = mask & ~meld
-        top = 0
-        for c in cards_of(loose & ~forbidden):
-            if VALUE[c] > top:
-                top = VALUE[c]
-        return value(loose) - top
+        return self._floor(mask & ~self._meldable(mask)[0], forbidden)
+
+    @staticmethod
+    def _floor(loose: int, forbidden: int) -> int:
+        throwable = loose & ~forbidden
+        # The dearest loose card that may go: the highest rank held in any suit.
+        ranks = (throwable | throwable >> 13 | throwable >> 26 | throwable >> 39) & SUIT_BITS
+        return value(loose) - (RANK_VALUE[ranks.bit_length() - 1] if ranks else 0)
 
     def knock_discards(self, mask: int, limit: int, forbidden: int = 0) -> list[int]:
         """Every card whose discard leaves deadwood of ``limit`` or less (sorted by card)."""
-        if limit < 0 or self.discard_lower_bound(mask, forbidden) > limit:
-            return []
-        return [c for c, dw in self.discard_deadwood(mask, forbidden) if dw <= limit]
+        return self.discard_options(mask, limit, forbidden)[0]
+
+    def discard_options(self, mask: int, limit: int, forbidden: int = 0) -> tuple[list[int],
+                                                                                 bool]:
+        """(``knock_discards``, whether every card of ``mask`` melds: big gin) at the cost of
+        one look at the hand's meldable cards, which settles most hands alone."""
+        meld, clash = self._meldable(mask)
+        loose = mask & ~meld
+        gin = not loose and (not clash or self._search(meld) >> _DW_SHIFT == 0)
+        if limit < 0 or self._floor(loose, forbidden) > limit:
+            return [], gin
+        return [c for c, dw in self._discard_deadwood(mask, forbidden, meld) if dw <= limit], gin
 
     # --- melds as sets of cards ----------------------------------------------------------
 

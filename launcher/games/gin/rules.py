@@ -317,8 +317,10 @@ class GinHand:
         hand = self.hands[self.player]
         forbidden = 0 if self.rules.discard_taken or self.taken < 0 else 1 << self.taken
         actions = list(cards_of(hand & ~forbidden))
-        actions += [KNOCK + c for c in self.solver.knock_discards(hand, self.limit, forbidden)]
-        if self.rules.big_gin and self.solver.deadwood(hand) == 0:
+        knocks, gin = self.solver.discard_options(hand, self.limit, forbidden)
+        for c in knocks:
+            actions.append(KNOCK + c)
+        if gin and self.rules.big_gin:
             actions.append(BIG_GIN)
         return actions
 
@@ -336,7 +338,10 @@ class GinHand:
             if action >= KNOCK:
                 return self.solver.deadwood(hand & ~(1 << c)) <= self.limit
             return True
-        return action in self.legal_actions()
+        if phase == DRAW:
+            return action == DRAW_STOCK or (action == DRAW_UPCARD and bool(self.pile)
+                                            and not self.stock_forced)
+        return phase == UPCARD and action in (DRAW_UPCARD, PASS)
 
     # --- doing it ---------------------------------------------------------------------------
 
@@ -488,9 +493,14 @@ class GinHand:
                           tuple(self.legal_actions()) if self.player == player else ())
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class PlayerView:
-    """One player's information: their hand, the pile, and what the opponent showed."""
+    """One player's information: their hand, the pile, and what the opponent showed.
+
+    Made afresh for every decision from copies (ints and tuples), so nothing a bot does to
+    it reaches the hand; not frozen, because a frozen dataclass costs four times as much to
+    make, and it is made at every decision.
+    """
 
     player: int
     phase: str
