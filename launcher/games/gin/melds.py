@@ -21,7 +21,15 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from launcher.games.gin.cards import DECK_SIZE, RANK_VALUE, SUIT_BITS, VALUE, cards_of, value
+from launcher.games.gin.cards import (
+    DECK_SIZE,
+    RANK_VALUE,
+    SUIT_BITS,
+    SUIT_SUM,
+    VALUE,
+    cards_of,
+    value,
+)
 
 _SPREAD = 1 | 1 << 13 | 1 << 26 | 1 << 39  # one bit per suit slice, same rank
 # Bits of ranks that can start a three-card run with aces low (A..J): rank <= 10.
@@ -48,6 +56,15 @@ def _all_melds(aces_high: bool) -> tuple[int, ...]:
         for skip in four:
             melds.append(sum(1 << c for c in four if c != skip))
     return tuple(melds)
+
+
+def _floor(loose: int, forbidden: int) -> int:
+    """The value of the ``loose`` cards less the dearest one that may be thrown."""
+    t = loose & ~forbidden
+    ranks = (t | t >> 13 | t >> 26 | t >> 39) & SUIT_BITS  # every rank held, any suit
+    return (SUIT_SUM[loose & SUIT_BITS] + SUIT_SUM[loose >> 13 & SUIT_BITS]
+            + SUIT_SUM[loose >> 26 & SUIT_BITS] + SUIT_SUM[loose >> 39]
+            - (RANK_VALUE[ranks.bit_length() - 1] if ranks else 0))
 
 
 class Solver:
@@ -213,14 +230,7 @@ class Solver:
 
         Removing a card never makes a loose card meldable, so no discard can do better.
         """
-        return self._floor(mask & ~self._meldable(mask)[0], forbidden)
-
-    @staticmethod
-    def _floor(loose: int, forbidden: int) -> int:
-        throwable = loose & ~forbidden
-        # The dearest loose card that may go: the highest rank held in any suit.
-        ranks = (throwable | throwable >> 13 | throwable >> 26 | throwable >> 39) & SUIT_BITS
-        return value(loose) - (RANK_VALUE[ranks.bit_length() - 1] if ranks else 0)
+        return _floor(mask & ~self._meldable(mask)[0], forbidden)
 
     def knock_discards(self, mask: int, limit: int, forbidden: int = 0) -> list[int]:
         """Every card whose discard leaves deadwood of ``limit`` or less (sorted by card)."""
@@ -232,8 +242,13 @@ class Solver:
         one look at the hand's meldable cards, which settles most hands alone."""
         meld, clash = self._meldable(mask)
         loose = mask & ~meld
-        gin = not loose and (not clash or self._search(meld) >> _DW_SHIFT == 0)
-        if limit < 0 or self._floor(loose, forbidden) > limit:
+        if loose:
+            if _floor(loose, forbidden) > limit:
+                return [], False  # loose cards stay whatever is thrown: no knock, no gin
+            gin = False
+        else:
+            gin = not clash or self._search(meld) >> _DW_SHIFT == 0
+        if limit < 0:
             return [], gin
         return [c for c, dw in self._discard_deadwood(mask, forbidden, meld) if dw <= limit], gin
 

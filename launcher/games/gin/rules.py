@@ -45,6 +45,9 @@ DRAW_UPCARD = 105
 PASS = 106
 BIG_GIN = 107
 NUM_ACTIONS = 108
+_STOCK_ONLY = (DRAW_STOCK,)
+_EITHER_PILE = (DRAW_STOCK, DRAW_UPCARD)
+_UPCARD_CHOICE = (DRAW_UPCARD, PASS)
 
 
 def describe(action: int) -> str:
@@ -302,26 +305,29 @@ class GinHand:
     # --- what may be done ---------------------------------------------------------------
 
     def legal_actions(self) -> list[int]:
+        return list(self._legal())
+
+    def _legal(self) -> tuple[int, ...]:
         phase = self.phase
         if phase == DISCARD:
             return self._discard_actions()
         if phase == DRAW:
             if self.stock_forced or not self.pile:
-                return [DRAW_STOCK]
-            return [DRAW_STOCK, DRAW_UPCARD]
+                return _STOCK_ONLY
+            return _EITHER_PILE
         if phase == UPCARD:
-            return [DRAW_UPCARD, PASS]
-        return []
+            return _UPCARD_CHOICE
+        return ()
 
-    def _discard_actions(self) -> list[int]:
+    def _discard_actions(self) -> tuple[int, ...]:
         hand = self.hands[self.player]
         forbidden = 0 if self.rules.discard_taken or self.taken < 0 else 1 << self.taken
-        actions = list(cards_of(hand & ~forbidden))
+        actions = cards_of(hand & ~forbidden)
         knocks, gin = self.solver.discard_options(hand, self.limit, forbidden)
-        for c in knocks:
-            actions.append(KNOCK + c)
+        if knocks:
+            actions += tuple(KNOCK + c for c in knocks)
         if gin and self.rules.big_gin:
-            actions.append(BIG_GIN)
+            actions += (BIG_GIN,)
         return actions
 
     def is_legal(self, action: int) -> bool:
@@ -490,7 +496,7 @@ class GinHand:
                           self.stock_left, self.public[o], self.discarded[o],
                           self.discarded[player], self.limit, self.multiplier, self.taken,
                           self.upcard, self.dealer, self.turns, self.rules,
-                          tuple(self.legal_actions()) if self.player == player else ())
+                          self._legal() if self.player == player else ())
 
 
 @dataclass(slots=True)
