@@ -419,14 +419,13 @@ def deal(rules: Rules, players: int, dealer: int, rng: random.Random) -> UnoStat
         raise RuleViolation(f"{rules.size} cards cannot deal {o.hand_size} to {players}")
     cards = list(range(rules.size))
     shuffle(cards, rng)
+    # One card at a time from the dealer's left: the k-th player left of the dealer gets
+    # every players-th card from the (k-1)-th.
+    dealt = players * o.hand_size
     hands: list[list[int]] = [[] for _ in range(players)]
-    i = 0
-    for _ in range(o.hand_size):
-        for k in range(1, players + 1):
-            hands[(dealer + k) % players].append(cards[i])
-            i += 1
-    rest = cards[i:]
-    return start(rules, hands, rest, dealer, rng)
+    for k in range(1, players + 1):
+        hands[(dealer + k) % players] = cards[k - 1:dealt:players]
+    return start(rules, hands, cards[dealt:], dealer, rng)
 
 
 def start(rules: Rules, hands: list[list[int]], rest: list[int], dealer: int,
