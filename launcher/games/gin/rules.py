@@ -264,7 +264,7 @@ class GinHand:
         if stock_left + 2 * rules.hand_size + 1 != DECK_SIZE:
             raise RuleViolation(f"stock of {stock_left} does not complete the deck")
         self.hands = hands
-        self.pile = [upcard]
+        self.pile: tuple[int, ...] = (upcard,)  # a tuple: every view shares it, uncopied
         self.upcard = upcard
         self.stock_left = stock_left
         self.limit = rules.hand_limit(upcard)
@@ -283,7 +283,6 @@ class GinHand:
         for slot in GinHand.__slots__:
             setattr(other, slot, getattr(self, slot))
         other.hands = list(self.hands)
-        other.pile = list(self.pile)
         other.public = list(self.public)
         other.discarded = list(self.discarded)
         return other
@@ -389,7 +388,8 @@ class GinHand:
         if stock_card is not None:
             raise RuleViolation(f"{describe(action)} takes no stock card")
         if action == DRAW_UPCARD:
-            c = self.pile.pop()
+            c = self.pile[-1]
+            self.pile = self.pile[:-1]
             self.hands[p] |= 1 << c
             self.public[p] |= 1 << c
             self.taken = c
@@ -408,7 +408,7 @@ class GinHand:
         self.hands[p] &= ~bit
         self.public[p] &= ~bit
         self.discarded[p] |= bit
-        self.pile.append(c)
+        self.pile += (c,)
         self.turns += 1
         if action >= KNOCK:
             return self._end_knock(p, self.hands[p], big=False, melds=melds)
@@ -492,7 +492,7 @@ class GinHand:
     def view(self, player: int) -> PlayerView:
         """Everything ``player`` is entitled to know, and nothing more."""
         o = 1 - player
-        return PlayerView(player, self.phase, self.hands[player], tuple(self.pile),
+        return PlayerView(player, self.phase, self.hands[player], self.pile,
                           self.stock_left, self.public[o], self.discarded[o],
                           self.discarded[player], self.limit, self.multiplier, self.taken,
                           self.upcard, self.dealer, self.turns, self.rules,
