@@ -38,8 +38,14 @@ test-slow: $(STAMP)
 test-kernel: $(STAMP)
 	bash .ci/kernel/run $(VENV)
 
+# The peers bench/games.py times ours against (RLCard, open-spiel): the `bench` extra.
+BENCH_STAMP := $(VENV)/.bench-stamp
+$(BENCH_STAMP): $(STAMP)
+	$(VENV)/bin/python -m pip install -q -e '.[bench]'
+	touch $@
+
 # Every benchmark, repeated; writes docs/PERFORMANCE.md (BENCH_ARGS=--quick: under a minute).
-benchmarks: $(STAMP)
+benchmarks: $(BENCH_STAMP)
 	$(VENV)/bin/python -m bench $(BENCH_ARGS)
 
 sounds: $(STAMP)

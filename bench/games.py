@@ -1,19 +1,29 @@
 """Games per second and steps per second of every engine, the peers beside them, in one process.
 
-Each engine is a runner that plays whole games for a time budget and returns (games,
-steps, seconds). The runners take turns in short slices, so a busy machine slows them
-alike. A step is a turn (a play or a draw) in our engines, and one ``game.step`` /
-``apply_action`` call in the peers. The peers (RLCard, OpenSpiel) are optional: a runner
-that cannot be built says why, and is skipped.
+Each engine is a runner that plays whole games for a budget of CPU time
+(``time.process_time``: the shared machine's load does not count against it) and returns
+(games, steps, CPU seconds). The runners take turns in short slices, so whatever the
+machine does slows them alike. A step is a turn (a play or a draw) in our UNO engines, a
+decision in Gin, and one ``game.step`` / ``apply_action`` call in the peers. The peers
+(RLCard, OpenSpiel: the ``bench`` extra) are optional: a runner that cannot be built says
+why, and is skipped.
 
     python -m bench.games [--seconds 3] [--slices 3]
-    python -m bench.games --peers 5 [--seconds 4]    # the peers only, medians of 5 rounds
+    python -m bench.games --peers 5 [--seconds 4] [--slices 4] [--docs docs/games.md]
+
+``--peers ROUNDS`` runs only the peer comparisons (2-player classic UNO against RLCard; Gin
+Rummy against OpenSpiel and RLCard), ROUNDS times, and prints min / median / max of each
+rate and of ours against it, each peer's simplifications beside its figure, and the Gin
+solver alone; ``--docs FILE`` writes the same block into FILE between its markers.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
+import platform
 import random
+import statistics
 import sys
 import time
 from collections.abc import Callable
@@ -25,14 +35,17 @@ Runner = Callable[[float], tuple[int, int, float]]
 def _timed(play: Callable[[], int]) -> Runner:
     """A runner from ``play()``, which plays one game and returns its steps."""
 
+    clock = time.process_time
+
     def run(budget: float) -> tuple[int, int, float]:
         games = steps = 0
-        start = time.perf_counter()
+        start = clock()
         while True:
             steps += play()
             games += 1
-            if time.perf_counter() - start >= budget:
-                return games, steps, time.perf_counter() - start
+            spent = clock() - start
+            if spent >= budget:
+                return games, steps, spent
 
     return run
 
@@ -115,49 +128,184 @@ def our_engines(seed: int = 1) -> dict[str, Runner]:
     }
 
 
-# What each peer leaves out or does differently, shown beside its figure (docs/games.md has
-# the longer account, read from the peers' code).
+# --- the peers -------------------------------------------------------------------------
+
+
+def uno_round(bot: str = "random-play", seed: int = 1) -> Callable[[], int]:
+    """One 2-player classic UNO round (``single_round``, RLCard's game is one round) a call
+    between two ``bot``s; steps are turns. ``random-play`` is the random player RLCard's
+    rules make: a random playable card, drawing only when nothing plays."""
+    from launcher.games.launchers import DirectDealer
+    from launcher.games.uno.bots import make_uno_bot
+    from launcher.games.uno.rules import CLASSIC_UNO, UnoTable
+
+    rules = CLASSIC_UNO.rules(CLASSIC_UNO.options(single_round=True))
+    table = UnoTable(rules, DirectDealer(), [make_uno_bot(bot, random.Random(seed + i))
+                                             for i in range(2)], random.Random(seed))
+    n = [0]
+
+    def play() -> int:
+        result = table.play_game(first_dealer=n[0] % 2)
+        n[0] += 1
+        return result.hands[0].turns
+
+    return play
+
+
+def rlcard_uno(seed: int = 1) -> Callable[[], int] | str:
+    """RLCard's ``UnoGame`` (2 players), stepped with a random legal action as its random
+    agent does; steps are ``game.step`` calls."""
+    try:
+        from rlcard.games.uno.game import UnoGame
+    except ImportError as exc:
+        return f"rlcard not importable ({exc})"
+    game = UnoGame(num_players=2)
+    game.np_random.seed(seed)
+    rng = random.Random(seed)
+
+    def play() -> int:
+        state, _ = game.init_game()
+        steps = 0
+        while not game.round.is_over:
+            legal = state["legal_actions"]
+            state, _ = game.step(legal[int(rng.random() * len(legal))])
+            steps += 1
+        return steps
+
+    return play
+
+
+def gin_hand(seed: int = 1, bots: str = "random") -> Callable[[], int]:
+    """One Gin Rummy hand a call between two ``bots`` bots, as ``launcher simulate --game
+    gin`` plays it (the direct stock dealer, the card check at the end of the hand); steps
+    are decisions."""
+    from launcher.games.gin.bots import make_bot
+    from launcher.games.gin.rules import GinRules
+    from launcher.games.gin.table import GinTable
+
+    table = GinTable(GinRules(), [make_bot(bots, random.Random(seed + i)) for i in range(2)],
+                     random.Random(seed + 2))
+    steps = [0]
+
+    def count(_hand: object, _player: int, _action: int) -> None:
+        steps[0] += 1
+
+    table.observers.append(count)
+    n = [0]
+
+    def play() -> int:
+        steps[0] = 0
+        table.play_hand(n[0] % 2)
+        n[0] += 1
+        return steps[0]
+
+    return play
+
+
+def openspiel_gin(seed: int = 1) -> Callable[[], int] | str:
+    """OpenSpiel's ``gin_rummy`` (C++ through pyspiel), chance nodes sampled and actions
+    picked in Python, as any Python caller plays it; steps are decisions."""
+    try:
+        import pyspiel
+    except ImportError as exc:
+        return f"open-spiel not importable ({exc})"
+    game = pyspiel.load_game("gin_rummy")
+    rng = random.Random(seed)
+
+    def play() -> int:
+        state = game.new_initial_state()
+        steps = 0
+        while not state.is_terminal():
+            if state.is_chance_node():
+                outcomes = state.chance_outcomes()
+                state.apply_action(outcomes[int(rng.random() * len(outcomes))][0])
+            else:
+                legal = state.legal_actions()
+                state.apply_action(legal[int(rng.random() * len(legal))])
+                steps += 1
+        return steps
+
+    return play
+
+
+def rlcard_gin(seed: int = 1) -> Callable[[], int] | str:
+    """RLCard's ``GinRummyGame`` (pure Python) through its judge's legal actions."""
+    try:
+        from rlcard.games.gin_rummy.game import GinRummyGame
+    except ImportError as exc:
+        return f"rlcard not importable ({exc})"
+    import numpy as np
+
+    game = GinRummyGame()
+    game.np_random = np.random.RandomState(seed)
+    rng = random.Random(seed)
+
+    def play() -> int:
+        game.init_game()
+        steps = 0
+        while not game.is_over():
+            legal = game.judge.get_legal_actions()
+            game.step(legal[int(rng.random() * len(legal))])
+            steps += 1
+        return steps
+
+    return play
+
+
+OURS_UNO = "ours (random-play bots)"
+RLCARD_UNO = "RLCard UnoGame"
+OURS_GIN = "ours (random bots)"
+OPENSPIEL_GIN = "OpenSpiel gin_rummy (C++)"
+RLCARD_GIN = "RLCard GinRummyGame"
+
+# What each engine plays, and what each peer leaves out or does differently, shown beside
+# its figure (read from the peers' code: rlcard/games/uno/round.py, rlcard/games/gin_rummy/,
+# open_spiel/games/gin_rummy/gin_rummy.cc).
 PEER_NOTES = {
-    "ours (random-play bots)": "our full rules: challenges, UNO calls and catches, reneging "
-                               "allowed (the bot does not), first-card rules, scoring",
-    "RLCard 1.2 UnoGame": "no Wild Draw Four challenge (legal only when nothing else plays); "
-                          "a drawn playable card is played automatically and drawing is "
-                          "legal only with nothing to play; no UNO call or penalty; no "
-                          "scoring; a first Wild Draw Four is not returned; player 0 starts",
-    "ours (random bots)": "our full hand: upcard phase, exact knock checks each turn, "
-                          "layoffs, undercuts, a player view per decision, a card check",
-    "OpenSpiel gin_rummy (C++)": "one hand, no game to 100 or its bonuses; knocking and laying "
-                                 "each meld are separate actions; upcard draws limited to 50; "
-                                 "C++ driven from Python, chance nodes sampled in Python",
-    "RLCard GinRummyGame": "one hand; the non-dealer starts with 11 cards (no upcard phase); "
-                           "gin forced when available; payoff not a score (no undercut or gin "
-                           "bonus, layoffs do not count); stops at 200 moves",
+    OURS_UNO: "our full rules: challenges, UNO calls and catches, reneging allowed (the bot "
+              "does not), first-card rules, scoring",
+    RLCARD_UNO: "no Wild Draw Four challenge (legal only when nothing else plays); a drawn "
+                "playable card is played automatically and drawing is legal only with "
+                "nothing to play; no UNO call or penalty; no scoring (+1/-1); a first Wild "
+                "Draw Four is not returned; the reshuffle takes the top card too; player 0 "
+                "starts",
+    OURS_GIN: "our full hand: upcard phase, exact knock checks each turn, layoffs, "
+              "undercuts, a player view per decision, the card check at the end",
+    OPENSPIEL_GIN: "one hand, no game to 100 or its bonuses; knocking and laying each meld "
+                   "are separate actions; upcard draws limited to 50; C++ driven from "
+                   "Python, chance nodes sampled in Python",
+    RLCARD_GIN: "one hand; the non-dealer starts with 11 cards (no upcard phase); gin forced "
+                "when available; payoff not a score (no undercut or gin bonus, layoffs do "
+                "not count); stops at 200 moves",
 }
+
+# The goals of games issue 22: ours at least this many times the peer's games per second.
+PEER_TARGETS = {RLCARD_UNO: 3.0, OPENSPIEL_GIN: 5.0}
 
 
 def peer_pairs(seed: int = 1) -> list[tuple[str, str, dict[str, Runner | str]]]:
-    """The comparisons of the games issues: (title, unit, {engine: runner or why skipped})."""
-    from bench import bench_gin, bench_uno
-
-    uno: dict[str, Runner | str] = {"ours (random-play bots)": bench_uno.ours("random-play",
-                                                                              seed)}
-    rl = bench_uno.rlcard_runner(seed)
-    uno["RLCard 1.2 UnoGame"] = rl if rl is not None else "rlcard is not installed"
-    gin: dict[str, Runner | str] = {}
-    for label, made in (("ours (random bots)", bench_gin.ours(seed)),
-                        ("OpenSpiel gin_rummy (C++)", bench_gin.openspiel(seed)),
-                        ("RLCard GinRummyGame", bench_gin.rlcard(seed))):
-        gin[label] = made if isinstance(made, str) else _timed(made)
-    return [("2-player classic UNO, one round a game, random legal players", "games", uno),
-            ("Gin Rummy, one hand a game, uniformly random legal players", "hands", gin)]
+    """The comparisons of the games issues: (title, unit, {engine: runner or why skipped}),
+    ours first."""
+    out: list[tuple[str, str, dict[str, Runner | str]]] = []
+    for title, unit, made in (
+            ("2-player classic UNO, one round a game, random legal players", "games",
+             {OURS_UNO: uno_round("random-play", seed), RLCARD_UNO: rlcard_uno(seed)}),
+            ("Gin Rummy, one hand a game, uniformly random legal players", "hands",
+             {OURS_GIN: gin_hand(seed), OPENSPIEL_GIN: openspiel_gin(seed),
+              RLCARD_GIN: rlcard_gin(seed)})):
+        out.append((title, unit, {k: v if isinstance(v, str) else _timed(v)
+                                  for k, v in made.items()}))
+    return out
 
 
 def alternate(runners: dict[str, Runner], seconds: float, slices: int) -> dict[str, dict]:
-    """Each runner ``seconds`` in all, in ``slices`` turns: games/s and steps/s."""
+    """Each runner ``seconds`` of CPU time in all, in ``slices`` turns: games and steps per
+    CPU second."""
     totals = {k: [0, 0, 0.0] for k in runners}
-    for _ in range(slices):
-        for name, run in runners.items():
-            g, s, e = run(seconds / slices)
+    names = list(runners)
+    for i in range(slices):
+        for name in names[i % len(names):] + names[:i % len(names)]:  # each leads in turn
+            g, s, e = runners[name](seconds / slices)
             totals[name][0] += g
             totals[name][1] += s
             totals[name][2] += e
@@ -245,39 +393,117 @@ def default_jobs() -> list[int]:
     return sorted({1, 2, cores()})
 
 
-def peer_medians(rounds: int, seconds: float, slices: int = 2, seed: int = 1) -> None:
-    """Each comparison ``rounds`` times (each round: every engine ``seconds`` in ``slices``
-    alternating slices); prints the median games (hands) per second of each engine, the
-    range, and ours against it, with what each peer simplifies."""
-    import statistics
+def solver_rates(seed: int = 1, hands: int = 20000) -> list[tuple[str, float]]:
+    """Gin's deadwood solver alone: random hands a CPU second, each solver with a fresh memo."""
+    from launcher.games.gin.melds import Solver
 
-    pairs = peer_pairs(seed)
-    for title, unit, runners in pairs:
-        print(f"{title}: median of {rounds} rounds (min-max), {unit}/s")
-        ready = {k: v for k, v in runners.items() if not isinstance(v, str)}
-        for k, v in runners.items():
-            if isinstance(v, str):
-                print(f"  {k:<30} skipped: {v}")
+    rng = random.Random(seed)
+    out = []
+    for label, n, method in (("deadwood, 10 cards", 10, "deadwood"),
+                             ("deadwood, 13 cards", 13, "deadwood"),
+                             ("best discard, 11 cards", 11, "best_discard")):
+        masks = [sum(1 << c for c in rng.sample(range(52), n)) for _ in range(hands)]
+        call = getattr(Solver(), method)
+        start = time.process_time()
+        for m in masks:
+            call(m)
+        out.append((label, len(masks) / (time.process_time() - start)))
+    return out
+
+
+def _spread(values: list[float], fmt: str) -> str:
+    return (f"{fmt.format(min(values))} / {fmt.format(statistics.median(values))} / "
+            f"{fmt.format(max(values))}")
+
+
+def _version(dist: str) -> str:
+    from importlib import metadata
+
+    try:
+        return metadata.version(dist)
+    except metadata.PackageNotFoundError:
+        return "not installed"
+
+
+def peer_report(rounds: int, seconds: float, slices: int, seed: int = 1,
+                command: str = "") -> str:
+    """Each comparison ``rounds`` times (a round: every engine ``seconds`` of CPU time in
+    ``slices`` alternating slices), as markdown: min / median / max of each engine's rate,
+    of its steps, and of ours against it (the ratio of each round), what each plays, and
+    whether the issue's goal is met by the median."""
+    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
+    stamp = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
+    lines = [f"`{command}` on {stamp}: Python {platform.python_version()} on "
+             f"{platform.machine()}, {os.cpu_count()} cores, load average {load:.1f} at the "
+             f"start; RLCard {_version('rlcard')}, open-spiel {_version('open_spiel')}. "
+             f"{rounds} rounds; in each, every engine plays whole games for {seconds:g} s of "
+             f"CPU time (`time.process_time`) in {slices} alternating slices, all in one "
+             "process. Figures are min / median / max over the rounds; \"ours ÷ this\" is "
+             "taken in each round, then summarised. A step is a turn (UNO) or a decision "
+             "(Gin) in ours, one `step` / `apply_action` call in the peers.", ""]
+    for title, unit, runners in peer_pairs(seed):
+        ready: dict[str, Runner] = {k: v for k, v in runners.items() if not isinstance(v, str)}
+        for run in ready.values():
+            run(0.0)  # one game each before the clock counts (first calls, caches)
         runs = [alternate(ready, seconds, slices) for _ in range(rounds)]
-        mine = next(iter(ready), None)
+        lines += [f"{title}, {unit} per CPU second:", "",
+                  f"| engine | {unit}/s | steps/s | ours ÷ this | goal | what it plays |",
+                  "|---|---|---|---|---|---|"]
+        mine = next(iter(ready))
         for name in ready:
-            rates = [r[name]["games_per_s"] for r in runs]
-            ratio = statistics.median(r[mine]["games_per_s"] / r[name]["games_per_s"]
-                                      for r in runs)
-            vs = "" if name == mine else f", ours {ratio:.2f}x this"
-            print(f"  {name:<30} {statistics.median(rates):>9,.0f} ({min(rates):,.0f}-"
-                  f"{max(rates):,.0f}){vs}\n      plays: {PEER_NOTES.get(name, '')}")
+            rate = [r[name]["games_per_s"] for r in runs]
+            steps = [r[name]["steps_per_s"] for r in runs]
+            ratio = [r[mine]["games_per_s"] / r[name]["games_per_s"] for r in runs]
+            goal = PEER_TARGETS.get(name)
+            verdict = ("" if goal is None else
+                       f"≥ {goal:g}x: {'met' if statistics.median(ratio) >= goal else 'NOT met'}")
+            lines.append(f"| {name} | {_spread(rate, '{:,.0f}')} | {_spread(steps, '{:,.0f}')}"
+                         f" | {'' if name == mine else _spread(ratio, '{:.2f}')} | {verdict} | "
+                         f"{PEER_NOTES[name]} |")
+        for name, why in runners.items():
+            if isinstance(why, str):
+                lines.append(f"| {name} | skipped: {why} | | | | {PEER_NOTES[name]} |")
+        lines.append("")
+    lines += ["Gin's deadwood solver alone (random hands, a fresh memo each):", ""]
+    lines += [f"- {label}: {rate:,.0f} hands per CPU second" for label, rate in
+              solver_rates(seed)]
+    return "\n".join(lines) + "\n"
+
+
+BEGIN = "<!-- begin: python -m bench.games --peers (generated, do not edit) -->"
+END = "<!-- end: python -m bench.games --peers -->"
+
+
+def write_block(path: str, block: str) -> None:
+    """Replace what lies between ``BEGIN`` and ``END`` in ``path`` with ``block``."""
+    with open(path, encoding="utf-8") as f:
+        text = f.read()
+    head, sep, rest = text.partition(BEGIN)
+    _, sep2, tail = rest.partition(END)
+    if not sep or not sep2:
+        raise SystemExit(f"{path}: no {BEGIN!r} ... {END!r} markers to write between")
+    with open(path, "w", encoding="utf-8") as f:
+        f.write(f"{head}{BEGIN}\n{block}{END}{tail}")
 
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--seconds", type=float, default=3.0, help="per engine")
+    p.add_argument("--seconds", type=float, default=3.0, help="CPU seconds per engine a round")
     p.add_argument("--slices", type=int, default=3)
     p.add_argument("--peers", type=int, metavar="ROUNDS", default=0,
-                   help="only the peer comparisons, medians over ROUNDS rounds (5 or more)")
+                   help="only the peer comparisons, over ROUNDS rounds (5 or more)")
+    p.add_argument("--docs", metavar="FILE",
+                   help="with --peers: also write the report into FILE between its markers")
     a = p.parse_args(argv)
+    if a.docs and not a.peers:
+        p.error("--docs goes with --peers")
     if a.peers:
-        peer_medians(a.peers, a.seconds, a.slices)
+        command = " ".join(["python -m bench.games", *(argv if argv is not None
+                                                        else sys.argv[1:])])
+        report = peer_report(a.peers, a.seconds, a.slices, command=command)
+        print(report)
+        if a.docs:
+            write_block(a.docs, report)
         return 0
     ours = alternate(our_engines(), a.seconds, a.slices)
     for name, r in ours.items():

@@ -1,4 +1,4 @@
-"""What every game's bots share: a roster of bots by name, and a uniform pick.
+"""What every game's bots share: a roster of bots by name.
 
 Each game keeps its own players (``flip_attack.bots``, ``uno.bots``, ``gin.bots``); what
 they have in common lives here, so the command line, the benchmarks and the tests name and
@@ -8,11 +8,10 @@ build a bot the same way in every game.
 from __future__ import annotations
 
 import random
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any, Generic, TypeVar
 
 B = TypeVar("B")
-T = TypeVar("T")
 
 
 class Roster(Generic[B]):
@@ -37,8 +36,3 @@ class Roster(Generic[B]):
             raise ValueError(f"unknown bot {name!r}: choose from {', '.join(self._makers)}")
         return maker(rng, *args)
 
-
-def pick(rng: random.Random, options: Sequence[T]) -> T:
-    """One of ``options``, uniformly: ``int(random() * n)``, one C call (``choice`` loops in
-    Python to draw unbiased bits; this draws one float, as every game's random bot does)."""
-    return options[int(rng.random() * len(options))]

@@ -349,24 +349,3 @@ def test_summary_counts_endings() -> None:
     assert sum(summary.endings.values()) == summary.hands == len(summary.turns)
     assert sum(summary.game_wins) == 3
     assert "knocks (all)" in summary.format("t")
-
-
-# --- the benchmark skips a peer that is not installed ------------------------------------------
-
-
-def test_bench_skips_missing_peers(monkeypatch: pytest.MonkeyPatch) -> None:
-    import importlib.util
-    import sys
-    from pathlib import Path
-
-    path = Path(__file__).resolve().parents[2] / "bench" / "bench_gin.py"
-    spec = importlib.util.spec_from_file_location("bench_gin", path)
-    assert spec is not None and spec.loader is not None
-    bench = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(bench)
-    monkeypatch.setitem(sys.modules, "pyspiel", None)  # import now raises ImportError
-    monkeypatch.setitem(sys.modules, "rlcard.games.gin_rummy.game", None)
-    assert "open-spiel not importable" in bench.openspiel(1)
-    assert "rlcard not importable" in bench.rlcard(1)
-    hands, steps, _ = bench.timed(bench.ours(1), 0.0)
-    assert hands == 8 and steps > 8 * 10

@@ -348,3 +348,29 @@ def test_the_wild_is_worth_40_or_50_on_either_side():
     assert r50.table.sides[1].points[r50.card("wild_draw_colour", side=1)] == 60
     with pytest.raises(ValueError, match="wild_points"):
         rules(wild_points=45)
+
+
+def test_the_dealer_draw_where_the_two_readings_disagree(monkeypatch):
+    # Player 0 draws a red Skip (20 points; a symbol, so zero by number), player 1 a red 9.
+    for dealer_by, expected in (("number", 1), ("points", 0)):
+        r = rules(dealer_by=dealer_by)
+        skip, nine = r.card("red skip"), r.card("red 9")
+
+        def rig(cards, _rng, skip=skip, nine=nine):  # the draws come off the end
+            cards.remove(skip)
+            cards.remove(nine)
+            cards += [nine, skip]
+
+        monkeypatch.setattr(uno, "shuffle", rig)
+        dealer, rounds = choose_dealer(r, 2, random.Random(0))
+        assert rounds == [[skip, nine]] and dealer == expected, dealer_by
+
+
+def test_a_wild_left_in_hand_scores_40_or_50():
+    for options, wild_value in (({}, 40), ({"wild_points": 50}, 50)):
+        pick = Pick(rules(**options))
+        last = pick("yellow 3")
+        run = Run(*position(pick, [[last], [pick("wild"), pick("red 8")]], [pick("yellow 5")]),
+                  [(0, last)])
+        assert run.result is not None and run.result.winner == 0
+        assert run.result.points == wild_value + 8

@@ -21,7 +21,15 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from launcher.games.gin.cards import DECK_SIZE, SUIT_BITS, VALUE, cards_of, value
+from launcher.games.gin.cards import (
+    DECK_SIZE,
+    RANK_VALUE,
+    SUIT_BITS,
+    SUIT_SUM,
+    VALUE,
+    cards_of,
+    value,
+)
 
 _SPREAD = 1 | 1 << 13 | 1 << 26 | 1 << 39  # one bit per suit slice, same rank
 # Bits of ranks that can start a three-card run with aces low (A..J): rank <= 10.
@@ -48,6 +56,15 @@ def _all_melds(aces_high: bool) -> tuple[int, ...]:
         for skip in four:
             melds.append(sum(1 << c for c in four if c != skip))
     return tuple(melds)
+
+
+def _floor(loose: int, forbidden: int) -> int:
+    """The value of the ``loose`` cards less the dearest one that may be thrown."""
+    t = loose & ~forbidden
+    ranks = (t | t >> 13 | t >> 26 | t >> 39) & SUIT_BITS  # every rank held, any suit
+    return (SUIT_SUM[loose & SUIT_BITS] + SUIT_SUM[loose >> 13 & SUIT_BITS]
+            + SUIT_SUM[loose >> 26 & SUIT_BITS] + SUIT_SUM[loose >> 39]
+            - (RANK_VALUE[ranks.bit_length() - 1] if ranks else 0))
 
 
 class Solver:
@@ -185,7 +202,9 @@ class Solver:
 
     def discard_deadwood(self, mask: int, forbidden: int = 0) -> list[tuple[int, int]]:
         """(card, deadwood of the hand without it) for every card of ``mask`` not forbidden."""
-        meld = self._meldable(mask)[0]
+        return self._discard_deadwood(mask, forbidden, self._meldable(mask)[0])
+
+    def _discard_deadwood(self, mask: int, forbidden: int, meld: int) -> list[tuple[int, int]]:
         out: list[tuple[int, int]] = []
         base = -1
         for c in cards_of(mask & ~forbidden):
@@ -211,19 +230,27 @@ class Solver:
 
         Removing a card never makes a loose card meldable, so no discard can do better.
         """
-        meld = self.meldable(mask)
-        loose = mask & ~meld
-        top = 0
-        for c in cards_of(loose & ~forbidden):
-            if VALUE[c] > top:
-                top = VALUE[c]
-        return value(loose) - top
+        return _floor(mask & ~self._meldable(mask)[0], forbidden)
 
     def knock_discards(self, mask: int, limit: int, forbidden: int = 0) -> list[int]:
         """Every card whose discard leaves deadwood of ``limit`` or less (sorted by card)."""
-        if limit < 0 or self.discard_lower_bound(mask, forbidden) > limit:
-            return []
-        return [c for c, dw in self.discard_deadwood(mask, forbidden) if dw <= limit]
+        return self.discard_options(mask, limit, forbidden)[0]
+
+    def discard_options(self, mask: int, limit: int, forbidden: int = 0) -> tuple[list[int],
+                                                                                 bool]:
+        """(``knock_discards``, whether every card of ``mask`` melds: big gin) at the cost of
+        one look at the hand's meldable cards, which settles most hands alone."""
+        meld, clash = self._meldable(mask)
+        loose = mask & ~meld
+        if loose:
+            if _floor(loose, forbidden) > limit:
+                return [], False  # loose cards stay whatever is thrown: no knock, no gin
+            gin = False
+        else:
+            gin = not clash or self._search(meld) >> _DW_SHIFT == 0
+        if limit < 0:
+            return [], gin
+        return [c for c, dw in self._discard_deadwood(mask, forbidden, meld) if dw <= limit], gin
 
     # --- melds as sets of cards ----------------------------------------------------------
 

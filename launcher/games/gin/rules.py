@@ -45,6 +45,9 @@ DRAW_UPCARD = 105
 PASS = 106
 BIG_GIN = 107
 NUM_ACTIONS = 108
+_STOCK_ONLY = (DRAW_STOCK,)
+_EITHER_PILE = (DRAW_STOCK, DRAW_UPCARD)
+_UPCARD_CHOICE = (DRAW_UPCARD, PASS)
 
 
 def describe(action: int) -> str:
@@ -261,7 +264,7 @@ class GinHand:
         if stock_left + 2 * rules.hand_size + 1 != DECK_SIZE:
             raise RuleViolation(f"stock of {stock_left} does not complete the deck")
         self.hands = hands
-        self.pile = [upcard]
+        self.pile: tuple[int, ...] = (upcard,)  # a tuple: every view shares it, uncopied
         self.upcard = upcard
         self.stock_left = stock_left
         self.limit = rules.hand_limit(upcard)
@@ -280,7 +283,6 @@ class GinHand:
         for slot in GinHand.__slots__:
             setattr(other, slot, getattr(self, slot))
         other.hands = list(self.hands)
-        other.pile = list(self.pile)
         other.public = list(self.public)
         other.discarded = list(self.discarded)
         return other
@@ -302,24 +304,29 @@ class GinHand:
     # --- what may be done ---------------------------------------------------------------
 
     def legal_actions(self) -> list[int]:
+        return list(self._legal())
+
+    def _legal(self) -> tuple[int, ...]:
         phase = self.phase
         if phase == DISCARD:
             return self._discard_actions()
         if phase == DRAW:
             if self.stock_forced or not self.pile:
-                return [DRAW_STOCK]
-            return [DRAW_STOCK, DRAW_UPCARD]
+                return _STOCK_ONLY
+            return _EITHER_PILE
         if phase == UPCARD:
-            return [DRAW_UPCARD, PASS]
-        return []
+            return _UPCARD_CHOICE
+        return ()
 
-    def _discard_actions(self) -> list[int]:
+    def _discard_actions(self) -> tuple[int, ...]:
         hand = self.hands[self.player]
         forbidden = 0 if self.rules.discard_taken or self.taken < 0 else 1 << self.taken
-        actions = list(cards_of(hand & ~forbidden))
-        actions += [KNOCK + c for c in self.solver.knock_discards(hand, self.limit, forbidden)]
-        if self.rules.big_gin and self.solver.deadwood(hand) == 0:
-            actions.append(BIG_GIN)
+        actions = cards_of(hand & ~forbidden)
+        knocks, gin = self.solver.discard_options(hand, self.limit, forbidden)
+        if knocks:
+            actions += tuple(KNOCK + c for c in knocks)
+        if gin and self.rules.big_gin:
+            actions += (BIG_GIN,)
         return actions
 
     def is_legal(self, action: int) -> bool:
@@ -336,7 +343,10 @@ class GinHand:
             if action >= KNOCK:
                 return self.solver.deadwood(hand & ~(1 << c)) <= self.limit
             return True
-        return action in self.legal_actions()
+        if phase == DRAW:
+            return action == DRAW_STOCK or (action == DRAW_UPCARD and bool(self.pile)
+                                            and not self.stock_forced)
+        return phase == UPCARD and action in (DRAW_UPCARD, PASS)
 
     # --- doing it ---------------------------------------------------------------------------
 
@@ -378,7 +388,8 @@ class GinHand:
         if stock_card is not None:
             raise RuleViolation(f"{describe(action)} takes no stock card")
         if action == DRAW_UPCARD:
-            c = self.pile.pop()
+            c = self.pile[-1]
+            self.pile = self.pile[:-1]
             self.hands[p] |= 1 << c
             self.public[p] |= 1 << c
             self.taken = c
@@ -397,7 +408,7 @@ class GinHand:
         self.hands[p] &= ~bit
         self.public[p] &= ~bit
         self.discarded[p] |= bit
-        self.pile.append(c)
+        self.pile += (c,)
         self.turns += 1
         if action >= KNOCK:
             return self._end_knock(p, self.hands[p], big=False, melds=melds)
@@ -481,16 +492,21 @@ class GinHand:
     def view(self, player: int) -> PlayerView:
         """Everything ``player`` is entitled to know, and nothing more."""
         o = 1 - player
-        return PlayerView(player, self.phase, self.hands[player], tuple(self.pile),
+        return PlayerView(player, self.phase, self.hands[player], self.pile,
                           self.stock_left, self.public[o], self.discarded[o],
                           self.discarded[player], self.limit, self.multiplier, self.taken,
                           self.upcard, self.dealer, self.turns, self.rules,
-                          tuple(self.legal_actions()) if self.player == player else ())
+                          self._legal() if self.player == player else ())
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class PlayerView:
-    """One player's information: their hand, the pile, and what the opponent showed."""
+    """One player's information: their hand, the pile, and what the opponent showed.
+
+    Made afresh for every decision from copies (ints and tuples), so nothing a bot does to
+    it reaches the hand; not frozen, because a frozen dataclass costs four times as much to
+    make, and it is made at every decision.
+    """
 
     player: int
     phase: str

@@ -419,14 +419,13 @@ def deal(rules: Rules, players: int, dealer: int, rng: random.Random) -> UnoStat
         raise RuleViolation(f"{rules.size} cards cannot deal {o.hand_size} to {players}")
     cards = list(range(rules.size))
     shuffle(cards, rng)
+    # One card at a time from the dealer's left: the k-th player left of the dealer gets
+    # every players-th card from the (k-1)-th.
+    dealt = players * o.hand_size
     hands: list[list[int]] = [[] for _ in range(players)]
-    i = 0
-    for _ in range(o.hand_size):
-        for k in range(1, players + 1):
-            hands[(dealer + k) % players].append(cards[i])
-            i += 1
-    rest = cards[i:]
-    return start(rules, hands, rest, dealer, rng)
+    for k in range(1, players + 1):
+        hands[(dealer + k) % players] = cards[k - 1:dealt:players]
+    return start(rules, hands, cards[dealt:], dealer, rng)
 
 
 def start(rules: Rules, hands: list[list[int]], rest: list[int], dealer: int,
@@ -472,7 +471,10 @@ def legal(state: UnoState) -> list[int] | tuple[int, ...]:
         st = state.tab
         m = st.masks[state.colour * st.stride + state.symbol]
         hand = state.hands[p]
-        out = [c for c in hand if m[c]]
+        out = []
+        for c in hand:  # a plain loop: a comprehension costs a function call (Python 3.11)
+            if m[c]:
+                out.append(c)
         if state.rules.strict and out:
             out = _strict(state.rules, state, hand, out)
         out.append(DRAW_CARD)
