@@ -23,6 +23,15 @@ def simulated_app(settings: Settings, reactor: Reactor, rng: random.Random,
     return build_app(settings, reactor, rng, sim.board, warn=warn), sim
 
 
+FULL_LAUNCHER = 84  # 112 cards less 4 hands of 7: a full launcher at the start of a game
+
+
+def fill_cartridge(app: Launcher, sim: SimLauncher, cards: int = FULL_LAUNCHER) -> None:
+    """Top the simulated cartridge up to ``cards`` and tell the firmware (after its start)."""
+    sim.load(f"card {i}" for i in range(cards - len(sim.cartridge)))
+    app.load(len(sim.cartridge))
+
+
 def console_extras(sim: SimLauncher) -> dict[str, Any]:
     """What a console on the simulated board gets: the sim-only verbs and the self-test."""
     from launcher.sim.selftest import run_auto
