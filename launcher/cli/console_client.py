@@ -192,9 +192,12 @@ class Client:
     """The console's other end over any pyserial port; a thread collects what arrives."""
 
     def __init__(self, port: Any, reply_wait: float = REPLY_WAIT,
-                 clock: Callable[[], float] = time.monotonic) -> None:
+                 clock: Callable[[], float] = time.monotonic, second: float = 1.0,
+                 notice: float = NOTICE) -> None:
         self.port = port
         self.reply_wait = reply_wait
+        self.second = second  # the handshake's unit of waiting (tests shorten it)
+        self.notice = notice  # silence before "still waiting" is said
         # A client is a terminal program, not firmware: its waits are wall-clock seconds.
         self._clock = clock
         self.lines: queue.Queue[str | None] = queue.Queue()
@@ -238,7 +241,7 @@ class Client:
         """
         for second in range(max(1, wait)):
             try:
-                line = self.lines.get(timeout=1.0)
+                line = self.lines.get(timeout=self.second)
             except queue.Empty:
                 if second == 1 and still_waiting is not None:
                     still_waiting()
@@ -257,14 +260,14 @@ class Client:
         The wait is measured in seconds, and it starts again with every line that arrives:
         a long reply (``help``, ``log 200``, ``selftest``) is read to its end however many
         lines it has, and a launcher that falls silent is given up after ``reply_wait``.
-        ``still_waiting(line)`` is called once if nothing has come for ``NOTICE`` seconds.
+        ``still_waiting(line)`` is called once if nothing has come for ``notice`` seconds.
         """
         self.send(line)
-        noticed = still_waiting is None or self.reply_wait <= NOTICE
+        noticed = still_waiting is None or self.reply_wait <= self.notice
         deadline = self._clock() + self.reply_wait
         while (left := deadline - self._clock()) > 0:
             try:
-                got = self.lines.get(timeout=left if noticed else min(left, NOTICE))
+                got = self.lines.get(timeout=left if noticed else min(left, self.notice))
             except queue.Empty:
                 if not noticed:
                     noticed = True
@@ -440,7 +443,7 @@ class Client:
             return
         answered.clear()
         self.send(line)
-        first = min(NOTICE, self.reply_wait)
+        first = min(self.notice, self.reply_wait)
         if answered.wait(first):
             return
         if self.reply_wait > first:
