@@ -14,6 +14,7 @@ import select
 import signal
 import subprocess
 import sys
+import textwrap
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -104,6 +105,66 @@ def test_console_reaches_the_simulated_unit_over_its_pty(tmp_path: Path) -> None
     assert len(presses) == 2 and presses[1] - presses[0] == 2, second.stdout
     # The state is the user's, never the Pi's /var/lib/launcher.
     assert (tmp_path / "xdg" / "launcher" / "run-state.json").is_file()
+
+
+# A bug in the firmware while the simulated roller runs, inside a real `launcher run
+# --simulated` process: the card reaching the beam raises, and the probe records the board.
+CRASH_PROBE = textwrap.dedent('''
+    import sys, threading
+    from launcher.core import machine as m
+    from launcher.core.reactor import NEVER
+    from launcher.firmware import runner
+
+    def broken(mach, e, now):
+        raise RuntimeError("injected bug")
+
+    m._BY_STATE_EVENT[(m.SHOOTING, m.BEAM_BLOCKED)] = [
+        m.Transition(m.SHOOTING, m.BEAM_BLOCKED, m.SHOOTING, broken)]
+    real_run = runner.run_firmware
+    seen = {"ran": False}
+
+    def probe(app, *args, **kw):
+        reactor, sim = app.reactor, kw["console_extras"]["sim"]
+        end = reactor.monotonic() + 20
+
+        def press(t):
+            sim.press()
+            return NEVER
+
+        def watch(t):
+            if sim.motor_running:
+                seen["ran"] = True
+            if app.machine.state == m.FAULT or t > end:
+                seen["motor_at_fault"] = sim.motor_running
+                seen["guard"] = any(th.name == "actuators-guard" for th in threading.enumerate())
+                reactor.stop()
+                return NEVER
+            return t + 0.001
+
+        reactor.register_timer(press, reactor.monotonic() + 0.05, "probe.press")
+        reactor.register_timer(watch, reactor.monotonic() + 0.05, "probe.watch")
+        code = real_run(app, *args, **kw)
+        print("exit", code, "fault", app.machine.memory.fault, *sorted(seen.items()))
+        return code
+
+    runner.run_firmware = probe
+    from launcher.cli.main import main
+    sys.exit(main(["run", "--simulated", "--config", sys.argv[1], "--port", ""]))
+''')
+
+
+def test_a_bug_in_a_simulated_run_stops_the_roller_and_faults(tmp_path: Path) -> None:
+    cfg = tmp_path / "launcher.toml"
+    cfg.write_text("[luck]\nseed = 1\n[luck.mild]\nhazard = [1.0]\nsizes = [4]\n"
+                   "weights = [1]\n")  # the first press shoots
+    proc = subprocess.run([sys.executable, "-c", CRASH_PROBE, str(cfg)], capture_output=True,
+                          text=True, timeout=DEADLINE, env=_env(tmp_path), check=False)
+    assert proc.returncode == 0, proc.stderr
+    # The roller ran, the bug faulted the unit with the roller already off, under the guard
+    # thread that `launcher run` on a Pi has.
+    assert proc.stdout.split() == ["exit", "0", "fault", "internal", "('guard',", "True)",
+                                   "('motor_at_fault',", "False)", "('ran',", "True)"]
+    assert "injected bug" in proc.stderr
 
 
 class Terminal:
