@@ -332,9 +332,10 @@ class PtyChannel(_FdChannel):
     nobody reads for ``WRITE_TIMEOUT`` is dropped, as on a USB gadget without a host.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, write_timeout: float = WRITE_TIMEOUT) -> None:
         import tty
 
+        self.write_timeout = write_timeout
         master, self.slave = os.openpty()
         # Raw, so the firmware does not read its own output back as echo; a client (pyserial,
         # miniterm) sets the same modes again when it opens the port.
@@ -347,7 +348,7 @@ class PtyChannel(_FdChannel):
     def write(self, data: bytes) -> None:
         view = memoryview(data)
         while view:
-            _, ready, _ = select.select([], [self.infd], [], WRITE_TIMEOUT)
+            _, ready, _ = select.select([], [self.infd], [], self.write_timeout)
             if not ready:
                 self.write_timeouts += 1  # nobody has read for a while: drop the rest
                 return
