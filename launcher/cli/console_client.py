@@ -8,6 +8,7 @@ import errno
 import json
 import os
 import queue
+import signal
 import sys
 import threading
 import time
@@ -35,9 +36,10 @@ before has answered. A line `wait S` is the client's own: it sends nothing and l
 seconds (0 to 600) pass, printing what arrives meanwhile, so a script can space its
 presses (`press`, `wait 0.5`, `press`).
 
-Typed input has history (Up, Ctrl-R) and Tab completion. Ctrl-C clears the line being
-typed, or stops waiting for an answer; at an empty prompt it quits with status 130, as a
-shell's Ctrl-C does. Ctrl-D at an empty prompt quits with status 0. `wait S` works here too.
+Typed input has history (Up, Ctrl-R) and Tab completion. Ctrl-C drops the line being
+typed (a fresh prompt, as in a shell) or stops waiting for an answer; at an empty prompt it
+quits with status 130, as a shell's Ctrl-C ends a program. Ctrl-D at an empty prompt quits
+with status 0. `wait S` works here too.
 
 Exit status: 0 every command answered ok, 1 some command answered error (or a bad `wait`),
 2 no launcher (the port cannot be opened or is in use, or nothing answered), 130 Ctrl-C.
@@ -328,7 +330,7 @@ class Client:
 
         prompt_toolkit (the ``tui`` extra) gives history search (Ctrl-R, and Up after a
         prefix) and Tab completion of the launcher's own command list; without it the
-        client falls back to readline's plain history. Ctrl-C clears a typed line, and at
+        client falls back to readline's plain history. Ctrl-C drops a typed line, and at
         an empty prompt quits with 130; Ctrl-D at an empty prompt quits with 0.
         """
         try:
@@ -348,9 +350,8 @@ class Client:
 
         @keys.add("c-c")
         def _interrupt(event: Any) -> None:
-            buffer = event.app.current_buffer
-            if buffer.text:
-                buffer.reset()  # a line half typed: start again
+            if event.app.current_buffer.text:
+                event.app.exit(result="")  # a line half typed: left as it was, a new prompt
             else:
                 event.app.exit(exception=KeyboardInterrupt, style="class:aborting")
 
@@ -381,16 +382,25 @@ class Client:
             else:
                 print(line, file=out, flush=True)
 
+        typed = [""]  # the line as Ctrl-C found it (readline empties it before input returns)
+
+        def interrupted(signum: int, frame: object) -> None:
+            typed[0] = readline.get_line_buffer()
+            raise KeyboardInterrupt
+
         def ask() -> str:
             prompting.set()
+            typed[0] = ""
+            previous = signal.signal(signal.SIGINT, interrupted)
             try:
                 return input(PROMPT)
             except KeyboardInterrupt:
-                if not readline.get_line_buffer():
+                if not typed[0]:
                     raise
                 print(file=out)
                 return ""  # a line half typed: start again
             finally:
+                signal.signal(signal.SIGINT, previous)
                 prompting.clear()
 
         try:

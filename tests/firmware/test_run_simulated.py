@@ -168,13 +168,19 @@ def test_a_bug_in_a_simulated_run_stops_the_roller_and_faults(tmp_path: Path) ->
 
 
 class Terminal:
-    """A program on a pty of its own, as on a person's terminal: keys in, screen out."""
+    """A program on a pty of its own, as on a person's terminal: keys in, screen out.
+
+    The pty is its controlling terminal (``pty.fork``), so Ctrl-C is SIGINT whenever the
+    program has not put the terminal in raw mode, as it is at a real one.
+    """
 
     def __init__(self, argv: list[str], env: dict[str, str]) -> None:
-        self.master, slave = pty.openpty()
-        self.proc = subprocess.Popen(argv, stdin=slave, stdout=slave, stderr=slave, env=env,
-                                     start_new_session=True)
-        os.close(slave)
+        self.pid, self.master = pty.fork()
+        if self.pid == 0:  # the child: become the program at once
+            try:
+                os.execve(argv[0], argv, env)
+            finally:
+                os._exit(127)
         self.screen = ""  # everything the program wrote, escape sequences and all
         self.seen = 0  # how far into text() the expected patterns have been found
 
@@ -201,16 +207,31 @@ class Terminal:
         self.seen = found.end()
 
     def close(self) -> int:
+        """The program's exit status, once it has ended (killed after ``DEADLINE``)."""
+        deadline = time.monotonic() + DEADLINE
         try:
-            return self.proc.wait(timeout=30)
+            while (left := deadline - time.monotonic()) > 0:
+                ready, _, _ = select.select([self.master], [], [], left)
+                if not ready:
+                    continue  # the deadline has passed: the loop ends, the program is killed
+                try:
+                    data = os.read(self.master, 4096)
+                except OSError:  # EIO: every end of the pty's slave is closed, it has ended
+                    break
+                if not data:
+                    break
+                self.screen += data.decode("utf-8", "replace")
+            else:
+                os.kill(self.pid, signal.SIGKILL)
+            return os.waitstatus_to_exitcode(os.waitpid(self.pid, 0)[1])
         finally:
-            if self.proc.poll() is None:
-                self.proc.kill()
-                self.proc.wait()
             os.close(self.master)
 
 
-def test_typed_ctrl_c_clears_the_line_then_quits_with_130(tmp_path: Path) -> None:
+def test_typed_ctrl_c_drops_the_line_then_quits_with_130(tmp_path: Path) -> None:
+    # With prompt_toolkit (the `tui` extra, which `make setup` installs). The readline
+    # fallback does the same by hand, but not reliably under test: a SIGINT that lands while
+    # readline handles a key is only seen by Python at the next key.
     with simulated_unit(tmp_path) as (_, port):
         term = Terminal([*LAUNCHER, "console", port, "--history", str(tmp_path / "hist")],
                         _env(tmp_path))
@@ -219,6 +240,7 @@ def test_typed_ctrl_c_clears_the_line_then_quits_with_130(tmp_path: Path) -> Non
             term.type("bogus")
             term.expect("bogus")
             term.type("\x03")  # mid-line: the line is cleared, the client stays
+            term.expect(r"launcher>")  # a fresh prompt
             term.type("status\r")  # had "bogus" stayed, this would be "bogusstatus"
             term.expect(r"ok state=\w+ side=")
             term.expect(r"launcher>")
