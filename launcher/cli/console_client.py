@@ -49,7 +49,7 @@ Exit status: 0 every command answered ok, 1 some command answered error (or a ba
 def register(subparsers: argparse._SubParsersAction) -> None:
     p = subparsers.add_parser(
         "console", help="talk to a launcher's serial console",
-        description="Open the launcher's serial console, wait for it to answer, then send "
+        description="Open the launcher's serial console, wait for it to answer, then send\n"
                     "commands typed (with history) or piped in; replies and events are printed.",
         epilog=HELP_TEXT, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("port", metavar="PORT",

@@ -150,3 +150,18 @@ def test_a_slow_answer_is_announced_once_on_stderr(capsys) -> None:
     assert status == 0 and lines == ["ok selftest=pass"]
     assert capsys.readouterr().err == \
         "launcher console: no answer to 'selftest' yet; waiting up to 5s\n"
+
+
+def test_the_help_documents_wait_ctrl_c_and_the_exit_statuses() -> None:
+    import argparse
+
+    from launcher.cli import console_client
+
+    parser = argparse.ArgumentParser(prog="launcher")
+    console_client.register(parser.add_subparsers())
+    text = " ".join(parser._subparsers._group_actions[0].choices["console"]  # type: ignore
+                    .format_help().split())
+    assert "A line `wait S` is the client's own" in text
+    assert f"seconds (0 to {console_client.MAX_WAIT:g}) pass" in text
+    assert "at an empty prompt it quits with status 130" in text
+    assert "2 no launcher (the port cannot be opened or is in use" in text
