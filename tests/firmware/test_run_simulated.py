@@ -322,3 +322,31 @@ def test_play_with_a_config_keeps_its_state_in_the_users_folder(tmp_path: Path) 
                           timeout=DEADLINE, env=_env(tmp_path), check=False)
     assert proc.returncode == 0, proc.stderr
     assert (tmp_path / "xdg" / "launcher" / "play-state.json").is_file()
+
+
+@pytest.mark.parametrize(("saved", "side"), [("wild", "wild"), ("mild", "mild"),
+                                             (None, "mild"), ("[[[", "mild")])
+def test_the_simulated_cartridge_starts_where_the_state_file_left_it(
+        tmp_path: Path, saved: str | None, side: str) -> None:
+    import random
+    from dataclasses import replace
+
+    from launcher.core.reactor import ManualReactor
+    from launcher.core.store import Saved
+    from launcher.sim.unit import simulated_app
+
+    state = tmp_path / "state.json"
+    if saved in ("wild", "mild"):
+        state.write_text(Saved(side=saved).to_json())
+    elif saved is not None:
+        state.write_text(saved)  # unreadable: the firmware starts from defaults, and says so
+    settings = replace(config.load(), state_path=state)
+    app, sim = simulated_app(settings, ManualReactor(), random.Random(1), lambda text: None)
+    app.start()
+    try:
+        assert sim.side == side and app.machine.memory.side == side
+        assert app.events("side_changed_while_off") == []
+        assert bool(app.events("state_reset")) == (saved == "[[[")
+    finally:
+        app.stop()
+        app.board.close()
