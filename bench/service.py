@@ -172,7 +172,9 @@ class Notify:
 
 
 def config_text(port: str, state: Path) -> str:
-    return (f'[console]\nport = "{port}"\n\n[state]\npath = "{state}"\n\n'
+    # The mock pins by name: off a Pi, `launcher run` on "auto" pins refuses to start.
+    return (f'[board]\npin_factory = "mock"\n\n[console]\nport = "{port}"\n\n'
+            f'[state]\npath = "{state}"\n\n'
             '[audio]\nbackend = "null"\n\n[luck]\nseed = 1\n\n'
             # Console presses come faster than a hand's: none is ignored as mashing.
             '[timing]\nmash_guard_ms = 0\n')

@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import errno
 import json
+import os
 import queue
+import signal
 import sys
 import threading
 import time
@@ -19,20 +22,39 @@ from launcher.firmware.transport import BAUD, READ_TIMEOUT, LineFramer
 
 HISTORY = Path("~/.launcher_console_history")
 REPLY_WAIT = 10.0  # seconds of silence after which a command's final line is given up
+NOTICE = 2.0  # seconds of silence after which the client says it is still waiting
+MAX_WAIT = 600.0  # the longest `wait S` line
+WAIT_USAGE = "usage: wait S, with S from 0 to 600 seconds"
 PROMPT = "launcher> "
 
 _EOF = None  # put on the line queue when the port goes away
 
 
+HELP_TEXT = """\
+Piped or redirected input (a script) is one command per line, each sent when the one
+before has answered. A line `wait S` is the client's own: it sends nothing and lets S
+seconds (0 to 600) pass, printing what arrives meanwhile, so a script can space its
+presses (`press`, `wait 0.5`, `press`).
+
+Typed input has history (Up, Ctrl-R) and Tab completion. Ctrl-C drops the line being
+typed (a fresh prompt, as in a shell) or stops waiting for an answer; at an empty prompt it
+quits with status 130, as a shell's Ctrl-C ends a program. Ctrl-D at an empty prompt quits
+with status 0. `wait S` works here too.
+
+Exit status: 0 every command answered ok, 1 some command answered error (or a bad `wait`),
+2 no launcher (the port cannot be opened or is in use, or nothing answered), 130 Ctrl-C.
+"""
+
+
 def register(subparsers: argparse._SubParsersAction) -> None:
     p = subparsers.add_parser(
         "console", help="talk to a launcher's serial console",
-        description="Open the launcher's serial console, wait for it to answer, then send "
-                    "commands typed (with history) or piped in; replies and events are printed. "
-                    "Exit status: 0 all ok, 1 some command answered error, 2 no launcher.")
+        description="Open the launcher's serial console, wait for it to answer, then send\n"
+                    "commands typed (with history) or piped in; replies and events are printed.",
+        epilog=HELP_TEXT, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("port", metavar="PORT",
-                   help="serial device or pyserial URL: /dev/ttyUSB0, /dev/ttyACM0, "
-                        "socket://host:port, ...")
+                   help="serial device or pyserial URL: /dev/ttyUSB0, /dev/ttyACM0, the pty "
+                        "`launcher run --simulated` prints, socket://host:port, ...")
     p.add_argument("--baud", type=int, default=BAUD, help=f"bits per second (default {BAUD})")
     p.add_argument("--wait", type=int, default=10, metavar="S",
                    help="seconds to wait for the launcher to answer (default 10)")
@@ -59,20 +81,92 @@ def run(args: argparse.Namespace) -> int:
         port = serial.serial_for_url(args.port, baudrate=args.baud, timeout=READ_TIMEOUT,
                                      write_timeout=2, exclusive=True)
     except (serial.SerialException, ValueError, OSError) as exc:
-        print(f"launcher console: cannot open {args.port}: {exc}", file=sys.stderr)
+        print(f"launcher console: {cannot_open(args.port, exc)}", file=sys.stderr)
         return 2
     client = Client(port, reply_wait=getattr(args, "reply_wait", REPLY_WAIT))
     client.start()
+
+    def still_waiting() -> None:
+        print(f"launcher console: waiting for the launcher to answer on {args.port} "
+              f"(giving up after {args.wait}s) ...", file=sys.stderr, flush=True)
+
     try:
-        if not client.connect(args.wait, sys.stdout):
+        hello = client.connect(args.wait, still_waiting)
+        if hello is None:
             print(f"launcher console: no answer on {args.port} within {args.wait}s "
                   "(is the firmware running, and is the baud rate right?)", file=sys.stderr)
             return 2
         if sys.stdin.isatty():
+            print(hello, flush=True)  # who answered, for the person at the prompt
             return client.interactive(sys.stdout, args.history.expanduser())
         return client.batch(sys.stdin, sys.stdout)
     finally:
         client.close()
+
+
+def cannot_open(port: str, exc: BaseException) -> str:
+    """Why ``port`` cannot be opened, in one line; a port in use names who holds it."""
+    if getattr(exc, "errno", None) not in (errno.EAGAIN, errno.EWOULDBLOCK):
+        return f"cannot open {port}: {exc}"
+    holders = port_holders(port)
+    if not holders:
+        return (f"{port} is in use by another program, not one of yours "
+                f"(`sudo fuser -v {port}` names it); quit it and try again")
+    who = ", ".join(f"pid {pid} ({command})" for pid, command in holders)
+    pids = " ".join(str(pid) for pid, _ in holders)
+    return f"{port} is in use by {who}; quit that program (or `kill {pids}`) and try again"
+
+
+def port_holders(port: str, proc: Path = Path("/proc")) -> list[tuple[int, str]]:
+    """The processes (pid, command line) that hold ``port``: those that locked it, as
+    /proc/locks says, else every process with it open, as /proc/*/fd says."""
+    try:
+        st = os.stat(port)
+    except OSError:
+        return []
+    key = f"{os.major(st.st_dev):02x}:{os.minor(st.st_dev):02x}:{st.st_ino}"
+    pids: set[int] = set()
+    with contextlib.suppress(OSError):
+        for row in (proc / "locks").read_text().splitlines():
+            words = row.split()
+            if len(words) > 5 and words[1] == "FLOCK" and words[5] == key:
+                pids.add(int(words[4]))
+    if not pids:
+        for fd_dir in proc.glob("[0-9]*/fd"):
+            with contextlib.suppress(OSError, ValueError):
+                if any(_same(fd, st) for fd in fd_dir.iterdir()):
+                    pids.add(int(fd_dir.parent.name))
+    pids.discard(os.getpid())
+    return [(pid, _command(proc / str(pid))) for pid in sorted(pids)]
+
+
+def _same(fd: Path, st: os.stat_result) -> bool:
+    try:
+        other = fd.stat()
+    except OSError:
+        return False
+    return (other.st_dev, other.st_ino) == (st.st_dev, st.st_ino)
+
+
+def _command(pid_dir: Path, width: int = 80) -> str:
+    try:
+        words = (pid_dir / "cmdline").read_bytes().rstrip(b"\0").split(b"\0")
+    except OSError:
+        return "?"
+    text = " ".join(w.decode("utf-8", "replace") for w in words) or "?"
+    return text if len(text) <= width else text[:width - 3] + "..."
+
+
+def wait_seconds(line: str) -> float | None:
+    """The S of a ``wait S`` line (-1.0 if S is not 0 to 600 seconds); None: not a wait."""
+    words = line.split()
+    if words[:1] != ["wait"]:
+        return None
+    try:
+        seconds = float(words[1]) if len(words) == 2 else -1.0
+    except ValueError:
+        return -1.0
+    return seconds if 0 <= seconds <= MAX_WAIT else -1.0
 
 
 def is_final(line: str) -> bool:
@@ -100,9 +194,12 @@ class Client:
     """The console's other end over any pyserial port; a thread collects what arrives."""
 
     def __init__(self, port: Any, reply_wait: float = REPLY_WAIT,
-                 clock: Callable[[], float] = time.monotonic) -> None:
+                 clock: Callable[[], float] = time.monotonic, second: float = 1.0,
+                 notice: float = NOTICE) -> None:
         self.port = port
         self.reply_wait = reply_wait
+        self.second = second  # the handshake's unit of waiting (tests shorten it)
+        self.notice = notice  # silence before "still waiting" is said
         # A client is a terminal program, not firmware: its waits are wall-clock seconds.
         self._clock = clock
         self.lines: queue.Queue[str | None] = queue.Queue()
@@ -135,39 +232,49 @@ class Client:
             pass  # the port went away: the queue says so below
         self.lines.put(_EOF)
 
-    def connect(self, wait: int, out: TextIO) -> bool:
-        """Wait for the banner. The console may have greeted long ago; then ask it to answer.
+    def connect(self, wait: int, still_waiting: Callable[[], None] | None = None) -> str | None:
+        """Wait for the banner; the console may have greeted long ago, then ask it to answer.
+        Returns the line that answered (None: nothing within ``wait`` seconds).
 
         Bytes sent before the firmware opened its port are lost, so nothing is sent before
-        the first second has passed in silence, and the question is repeated every second.
+        the first second has passed in silence, and the question is repeated every second;
+        ``still_waiting`` is called once the first question has gone a second unanswered.
+        What arrives before the answer (old events) is not printed: it was not asked for.
         """
-        for _ in range(max(1, wait)):
+        for second in range(max(1, wait)):
             try:
-                line = self.lines.get(timeout=1.0)
+                line = self.lines.get(timeout=self.second)
             except queue.Empty:
+                if second == 1 and still_waiting is not None:
+                    still_waiting()
                 self.send("version")
                 continue
             if line is _EOF:
-                return False
-            print(line, file=out, flush=True)
+                return None
             if line.startswith("# launcher ") or is_final(line):
-                return True
-        return False
+                return line
+        return None
 
-    def command(self, line: str, out: TextIO) -> str | None:
+    def command(self, line: str, out: TextIO,
+                still_waiting: Callable[[str], None] | None = None) -> str | None:
         """Send one line; print what comes back up to its final line (None: no answer).
 
         The wait is measured in seconds, and it starts again with every line that arrives:
         a long reply (``help``, ``log 200``, ``selftest``) is read to its end however many
         lines it has, and a launcher that falls silent is given up after ``reply_wait``.
+        ``still_waiting(line)`` is called once if nothing has come for ``notice`` seconds.
         """
         self.send(line)
+        noticed = still_waiting is None or self.reply_wait <= self.notice
         deadline = self._clock() + self.reply_wait
         while (left := deadline - self._clock()) > 0:
             try:
-                got = self.lines.get(timeout=left)
+                got = self.lines.get(timeout=left if noticed else min(left, self.notice))
             except queue.Empty:
-                break
+                if not noticed:
+                    noticed = True
+                    still_waiting(line)  # type: ignore[misc]
+                continue
             if got is _EOF:
                 return None
             print(got, file=out, flush=True)
@@ -176,14 +283,41 @@ class Client:
             deadline = self._clock() + self.reply_wait
         return None
 
+    def pause(self, seconds: float, out: TextIO) -> bool:
+        """A script's ``wait S``: S seconds pass, what arrives is printed. False: port gone."""
+        deadline = self._clock() + seconds
+        while (left := deadline - self._clock()) > 0:
+            try:
+                got = self.lines.get(timeout=left)
+            except queue.Empty:
+                break
+            if got is _EOF:
+                return False
+            print(got, file=out, flush=True)
+        return True
+
     def batch(self, stdin: TextIO, out: TextIO) -> int:
         """Piped input: one command per line, each waiting for its final line."""
         status = 0
-        for raw in stdin:
+
+        def still_waiting(line: str) -> None:
+            print(f"launcher console: no answer to {line!r} yet; waiting up to "
+                  f"{self.reply_wait:g}s", file=sys.stderr, flush=True)
+
+        for number, raw in enumerate(stdin, 1):
             line = raw.rstrip("\r\n")
             if not line.strip():
                 continue
-            final = self.command(line, out)
+            seconds = wait_seconds(line)
+            if seconds is not None:
+                if seconds < 0:
+                    print(f"launcher console: line {number}: {WAIT_USAGE}", file=sys.stderr)
+                    status = 1
+                elif not self.pause(seconds, out):
+                    print("launcher console: the port went away", file=sys.stderr)
+                    return 2
+                continue
+            final = self.command(line, out, still_waiting)
             if final is None:
                 print(f"launcher console: no answer to {line!r}", file=sys.stderr)
                 return 2
@@ -196,12 +330,14 @@ class Client:
 
         prompt_toolkit (the ``tui`` extra) gives history search (Ctrl-R, and Up after a
         prefix) and Tab completion of the launcher's own command list; without it the
-        client falls back to readline's plain history.
+        client falls back to readline's plain history. Ctrl-C drops a typed line, and at
+        an empty prompt quits with 130; Ctrl-D at an empty prompt quits with 0.
         """
         try:
             from prompt_toolkit import PromptSession
             from prompt_toolkit.completion import NestedCompleter
             from prompt_toolkit.history import FileHistory
+            from prompt_toolkit.key_binding import KeyBindings
             from prompt_toolkit.patch_stdout import patch_stdout
         except ImportError:
             return self._interactive_readline(out, history)
@@ -210,35 +346,23 @@ class Client:
         tree = completion_tree(sink.lines)
         with contextlib.suppress(OSError):
             history.parent.mkdir(parents=True, exist_ok=True)
+        keys = KeyBindings()
+
+        @keys.add("c-c")
+        def _interrupt(event: Any) -> None:
+            if event.app.current_buffer.text:
+                event.app.exit(result="")  # a line half typed: left as it was, a new prompt
+            else:
+                event.app.exit(exception=KeyboardInterrupt, style="class:aborting")
+
         session: Any = PromptSession(
             history=FileHistory(str(history)),
             completer=NestedCompleter.from_nested_dict(tree) if tree else None,
-            enable_history_search=True, complete_while_typing=False)
-        answered = threading.Event()
+            enable_history_search=True, complete_while_typing=False, key_bindings=keys)
         with patch_stdout(raw=True):
             # Inside patch_stdout, a print from the printer thread lands above the prompt.
-            printer = threading.Thread(
-                target=self._print_all,
-                args=(lambda text: print(text, flush=True), answered),
-                name="console-printer", daemon=True)
-            printer.start()
-            try:
-                while printer.is_alive():
-                    try:
-                        line = session.prompt(PROMPT)
-                    except EOFError:
-                        break
-                    if not line.strip():
-                        continue
-                    answered.clear()
-                    self.send(line)
-                    answered.wait(self.reply_wait)
-            except KeyboardInterrupt:
-                print()
-            finally:
-                self.close()
-                printer.join(5)
-        return 0
+            return self._prompt_loop(lambda: session.prompt(PROMPT),
+                                     lambda text: print(text, flush=True))
 
     def _interactive_readline(self, out: TextIO, history: Path) -> int:
         """The fallback without prompt_toolkit: readline history, no completion."""
@@ -247,7 +371,6 @@ class Client:
         with contextlib.suppress(OSError):
             readline.read_history_file(history)
         readline.set_history_length(1000)
-        answered = threading.Event()
         prompting = threading.Event()
 
         def write(line: str) -> None:
@@ -259,32 +382,87 @@ class Client:
             else:
                 print(line, file=out, flush=True)
 
-        printer = threading.Thread(target=self._print_all, args=(write, answered),
-                                   name="console-printer", daemon=True)
-        printer.start()
+        typed = [""]  # the line as Ctrl-C found it (readline empties it before input returns)
+
+        def interrupted(signum: int, frame: object) -> None:
+            typed[0] = readline.get_line_buffer()
+            raise KeyboardInterrupt
+
+        def ask() -> str:
+            prompting.set()
+            typed[0] = ""
+            previous = signal.signal(signal.SIGINT, interrupted)
+            try:
+                return input(PROMPT)
+            except KeyboardInterrupt:
+                if not typed[0]:
+                    raise
+                print(file=out)
+                return ""  # a line half typed: start again
+            finally:
+                signal.signal(signal.SIGINT, previous)
+                prompting.clear()
+
         try:
-            while printer.is_alive():
-                prompting.set()
-                try:
-                    line = input(PROMPT)
-                except EOFError:
-                    break
-                finally:
-                    prompting.clear()
-                if not line.strip():
-                    continue
-                answered.clear()
-                self.send(line)
-                answered.wait(self.reply_wait)
-        except KeyboardInterrupt:
-            print(file=out)
+            return self._prompt_loop(ask, write)
         finally:
             with contextlib.suppress(OSError):
                 history.parent.mkdir(parents=True, exist_ok=True)
                 readline.write_history_file(history)
+
+    def _prompt_loop(self, ask: Callable[[], str], write: Callable[[str], None]) -> int:
+        """Prompt, send, wait for the answer, again; a thread prints what arrives meanwhile.
+
+        ``ask`` raises KeyboardInterrupt for a Ctrl-C at an empty prompt (quit, 130) and
+        EOFError for Ctrl-D (quit, 0).
+        """
+        answered = threading.Event()
+        printer = threading.Thread(target=self._print_all, args=(write, answered),
+                                   name="console-printer", daemon=True)
+        printer.start()
+        status = 0
+        try:
+            while printer.is_alive():
+                try:
+                    line = ask()
+                except EOFError:
+                    break
+                except KeyboardInterrupt:
+                    status = 130
+                    break
+                try:
+                    self._answer(line, answered, write)
+                except KeyboardInterrupt:
+                    write("launcher console: stopped waiting")  # Ctrl-C: back to the prompt
+        finally:
             self.close()
             printer.join(5)
-        return 0
+        return status
+
+    def _answer(self, line: str, answered: threading.Event,
+                write: Callable[[str], None]) -> None:
+        """Send a typed line (or let a ``wait S`` pass) and wait for its answer."""
+        if not line.strip():
+            return
+        seconds = wait_seconds(line)
+        if seconds is not None:
+            if seconds < 0:
+                write(f"launcher console: {WAIT_USAGE}")
+            else:
+                self._stop.wait(seconds)  # the printer thread prints what arrives meanwhile
+            return
+        answered.clear()
+        self.send(line)
+        first = min(self.notice, self.reply_wait)
+        if answered.wait(first):
+            return
+        if self.reply_wait > first:
+            write(f"launcher console: no answer yet; waiting up to {self.reply_wait:g}s "
+                  "(Ctrl-C stops waiting)")
+            if answered.wait(self.reply_wait - first):
+                return
+        write(f"launcher console: no answer to {line!r} within {self.reply_wait:g}s "
+              "(is the launcher busy, or gone?)")
 
     def _print_all(self, write: Callable[[str], None], answered: threading.Event) -> None:
         while (line := self.lines.get()) is not _EOF:

@@ -5,7 +5,6 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from pathlib import Path
 
 from launcher import __version__
 
@@ -42,59 +41,21 @@ def cmd_config_default(args: argparse.Namespace) -> int:
 
 
 def cmd_run(args: argparse.Namespace) -> int:
-    import logging
-    import random
-
-    from hal.gpio import factory_name, open_board, pi_model
+    from launcher.cli.run import run_unit
     from launcher.core import config
-    from launcher.core.reactor import RealReactor
-    from launcher.firmware.app import build_app
-    from launcher.firmware.runner import run_firmware
 
     settings = config.load(args.config)
-    seed = _seed(settings, args.seed)
-    reactor = RealReactor()
-    rng = random.Random(seed)
-    # The one place that decides between a real board and the simulated one.
-    name = factory_name(settings.pin_factory, pi_model())
-    if name == "mock":
-        from launcher.sim.unit import console_extras, simulated_app
-
-        log = logging.getLogger("launcher")
-        log.warning("no Raspberry Pi found: running on the SIMULATED launcher")
-        app, sim = simulated_app(settings, reactor, rng, log.warning)
-        extras = console_extras(sim)
-    else:
-        from launcher.firmware.safestop import remember_pins
-
-        app = build_app(settings, reactor, rng, open_board(settings.pins, name))
-        remember_pins(settings)  # for a safe-stop whose config breaks before the next start
-        extras = {}
-    return run_firmware(app, seed, config_path=args.config, console_extras=extras)
+    return run_unit(args, settings, _seed(settings, args.seed))
 
 
 def cmd_play(args: argparse.Namespace) -> int:
+    from launcher.cli.paths import simulated_state
     from launcher.cli.play import run_play
     from launcher.core import config
 
-    settings = config.load(args.config)
-    if args.state:
-        settings = _with_state(settings, args.state)
-    elif not args.config:
-        settings = _with_state(settings, str(default_play_state()))
+    settings = simulated_state(config.load(args.config), "play-state.json", args.state)
     return run_play(settings, seed=_seed(settings, args.seed), lines=args.lines,
                      config_path=args.config)
-
-
-def _with_state(settings: config.Settings, path: str) -> config.Settings:
-    from dataclasses import replace
-
-    return replace(settings, state_path=Path(path))
-
-
-def default_play_state() -> Path:
-    base = os.environ.get("XDG_STATE_HOME") or str(Path.home() / ".local" / "state")
-    return Path(base) / "launcher" / "play-state.json"
 
 
 # The verbs of the other cli modules, with the help line `launcher --help` shows for each.
@@ -130,9 +91,23 @@ def build_parser(verb: str | None = None) -> argparse.ArgumentParser:
     p.add_argument("-v", "--verbose", action="store_true", help="log debug detail")
     sub = p.add_subparsers(dest="command", metavar="COMMAND")
 
-    run = sub.add_parser("run", help="run the firmware on the board the config names")
+    run = sub.add_parser(
+        "run", help="run the firmware on the board the config names",
+        description="Run the firmware until SIGTERM or Ctrl-C: on a Raspberry Pi, on its "
+        "board, with the serial console on console.port (what the systemd service does). "
+        "Anywhere, --simulated runs it on the simulated launcher `launcher play` uses, its "
+        "console on a new pty whose path is printed (for `launcher console PTY` or "
+        "`python -m serial.tools.miniterm PTY`) and its state in "
+        "$XDG_STATE_HOME/launcher (~/.local/state/launcher) unless the config names a "
+        "state.path of its own.")
     run.add_argument("--config", metavar="FILE", help="TOML config (default: built-in defaults)")
     run.add_argument("--seed", type=int, help="luck seed (default: luck.seed, else random)")
+    run.add_argument("--simulated", action="store_true",
+                     help="the firmware on the simulated launcher, not on GPIO pins")
+    run.add_argument("--port", metavar="PORT",
+                     help="the console's serial device or pyserial URL, \"\" for none "
+                          "(default: console.port, /dev/serial0 in the built-in config; "
+                          "with --simulated, a new pty)")
     run.set_defaults(func=cmd_run)
 
     play = sub.add_parser(
@@ -140,8 +115,8 @@ def build_parser(verb: str | None = None) -> argparse.ArgumentParser:
     play.add_argument("--config", metavar="FILE", help="TOML config (pins are ignored)")
     play.add_argument("--seed", type=int, help="luck seed (default: luck.seed, else random)")
     play.add_argument("--state", metavar="FILE",
-                       help="state file (default without --config: "
-                            "$XDG_STATE_HOME/launcher/play-state.json)")
+                       help="state file (default: the config's state.path, except that the "
+                            "Pi's is $XDG_STATE_HOME/launcher/play-state.json here)")
     play.add_argument("--lines", action="store_true",
                        help="read whole command lines, no live view (default when stdin "
                             "is not a terminal)")

@@ -1,13 +1,38 @@
-"""Output paths given on the command line: a path that cannot be written is one line, not a
-traceback, and the line names the option."""
+"""Where the command line writes: the user's state folder for the simulated launcher, and
+output paths given on the command line (one that cannot be written is one line, not a
+traceback, and the line names the option)."""
 
 from __future__ import annotations
 
 import contextlib
+import os
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 
+from launcher.core import config
 from launcher.core.errors import ConfigError
+
+
+def state_dir() -> Path:
+    """The user's state folder for the launcher: ``$XDG_STATE_HOME/launcher``, else
+    ``~/.local/state/launcher``."""
+    base = os.environ.get("XDG_STATE_HOME") or str(Path.home() / ".local" / "state")
+    return Path(base) / "launcher"
+
+
+def simulated_state(settings: config.Settings, name: str,
+                    given: str | None = None) -> config.Settings:
+    """``settings`` for a simulated launcher: its state in ``given`` if named, else where the
+    config file puts it, except that the Pi's own path (the default, /var/lib/launcher/...)
+    becomes ``name`` in the user's state folder: a laptop never writes the Pi's state."""
+    if given:
+        path = Path(given)
+    elif settings.state_path == Path(config.default_raw()["state"]["path"]):
+        path = state_dir() / name
+    else:
+        return settings
+    return replace(settings, state_path=path)
 
 
 def _reason(exc: OSError, path: Path | str) -> str:

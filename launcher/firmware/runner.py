@@ -8,12 +8,16 @@ import signal
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from launcher.core import config
 from launcher.core.reactor import RealReactor
 from launcher.firmware.app import Launcher
 from launcher.firmware.notify import Notifier, Watchdog
+
+if TYPE_CHECKING:
+    from launcher.firmware.console import Console
+    from launcher.firmware.transport import Transport
 
 log = logging.getLogger("launcher")
 
@@ -21,10 +25,14 @@ RESTART_EXIT = 75  # `reboot-safe`: a clean exit that systemd's Restart=on-failu
 
 
 def run_firmware(app: Launcher, seed: int, config_path: str | None = None,
-                 console_extras: dict[str, Any] | None = None) -> int:
+                 console_extras: dict[str, Any] | None = None,
+                 open_console: Callable[[Console], Transport] | None = None,
+                 on_ready: Callable[[], None] | None = None) -> int:
     """Run ``app`` until SIGTERM/SIGINT (exit 0) or a console restart request (exit 75).
 
     ``app`` is built on its board by the caller (``launcher.cli``); this owns the loop.
+    The console is on ``console.port`` unless ``open_console`` makes its transport (a pty
+    for the simulated launcher); ``on_ready`` is called once the firmware is up.
     """
     from launcher.firmware.console import Console
     from launcher.firmware.transport import SerialTransport
@@ -44,10 +52,13 @@ def run_firmware(app: Launcher, seed: int, config_path: str | None = None,
     console = Console(app, **(console_extras or {}), raw_config=config.load_raw(config_path),
                       config_path=Path(config_path) if config_path else None,
                       reboot=restart)
-    transport = None
-    if settings.console.port:
+    transport: Transport | None = None
+    if open_console is not None:
+        transport = open_console(console)
+    elif settings.console.port:
         transport = SerialTransport(console, reactor, settings.console.port,
                                     baud=settings.console.baud)
+    if transport is not None:
         transport.start()
     app.start()
     # The guard thread ends any run or turn whose lease the reactor stops renewing.
@@ -61,6 +72,8 @@ def run_firmware(app: Launcher, seed: int, config_path: str | None = None,
     if watchdog is not None:
         watchdog.start()
     try:
+        if on_ready is not None:
+            on_ready()
         reactor.run()
     finally:
         notifier.stopping()

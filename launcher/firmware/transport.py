@@ -273,16 +273,12 @@ class SerialChannel:
             log.debug("console: closing the port: %s", exc)
 
 
-class StreamChannel:
-    """A readable file descriptor (stdin) and a binary stream (stdout).
+class _FdChannel:
+    """Reads a file descriptor; a read waits for it or for a wake pipe that ``cancel``
+    writes to: no timeout, so an idle console never wakes the process."""
 
-    A read waits for the descriptor or for a wake pipe that ``cancel`` writes to: no
-    timeout, so an idle console never wakes the process.
-    """
-
-    def __init__(self, infd: int, out: BinaryIO) -> None:
+    def __init__(self, infd: int) -> None:
         self.infd = infd
-        self.out = out
         self._lock = threading.Lock()  # cancel (any thread) against close (the reader)
         self._wake_r, self._wake_w = os.pipe()
 
@@ -293,12 +289,11 @@ class StreamChannel:
             with self._lock, contextlib.suppress(OSError):
                 os.read(wake, 64)
             return b""  # cancelled: the reader looks at its stop flag
-        data = os.read(self.infd, 4096)
+        try:
+            data = os.read(self.infd, 4096)
+        except BlockingIOError:  # a non-blocking descriptor that another reader emptied
+            return b""
         return data or None
-
-    def write(self, data: bytes) -> None:
-        self.out.write(data)
-        self.out.flush()
 
     def cancel(self) -> None:
         with self._lock:
@@ -307,12 +302,65 @@ class StreamChannel:
                     os.write(self._wake_w, b"x")
 
     def close(self) -> None:
-        # stdin and stdout belong to the process; only the wake pipe is ours.
+        # Only the wake pipe is ours here.
         with self._lock:
             for fd in (self._wake_r, self._wake_w):
                 if fd >= 0:
                     os.close(fd)
             self._wake_r = self._wake_w = -1
+
+
+class StreamChannel(_FdChannel):
+    """A readable file descriptor (stdin) and a binary stream (stdout); both belong to the
+    process, and stay open after ``close``."""
+
+    def __init__(self, infd: int, out: BinaryIO) -> None:
+        super().__init__(infd)
+        self.out = out
+
+    def write(self, data: bytes) -> None:
+        self.out.write(data)
+        self.out.flush()
+
+
+class PtyChannel(_FdChannel):
+    """The master end of a new pseudo-terminal; its slave (``path``) is the console's serial
+    port for whoever opens it, as /dev/serial0 is on a Pi.
+
+    The slave stays open here too, unread: a client that closes it, or one that has not
+    opened it yet, must not hang the master up (reads would fail with EIO). Output that
+    nobody reads for ``WRITE_TIMEOUT`` is dropped, as on a USB gadget without a host.
+    """
+
+    def __init__(self, write_timeout: float = WRITE_TIMEOUT) -> None:
+        import tty
+
+        self.write_timeout = write_timeout
+        master, self.slave = os.openpty()
+        # Raw, so the firmware does not read its own output back as echo; a client (pyserial,
+        # miniterm) sets the same modes again when it opens the port.
+        tty.setraw(self.slave)
+        os.set_blocking(master, False)
+        super().__init__(master)
+        self.path = os.ttyname(self.slave)
+        self.write_timeouts = 0
+
+    def write(self, data: bytes) -> None:
+        view = memoryview(data)
+        while view:
+            _, ready, _ = select.select([], [self.infd], [], self.write_timeout)
+            if not ready:
+                self.write_timeouts += 1  # nobody has read for a while: drop the rest
+                return
+            with contextlib.suppress(BlockingIOError):
+                view = view[os.write(self.infd, view):]
+
+    def close(self) -> None:
+        super().close()
+        for fd in (self.infd, self.slave):
+            with contextlib.suppress(OSError):
+                os.close(fd)
+        self.infd = self.slave = -1
 
 
 class _Session:
@@ -587,6 +635,24 @@ class StreamTransport(Transport):
     def lost(self, reason: str) -> None:
         if self.on_eof is not None:
             self.on_eof()
+
+
+class PtyTransport(Transport):
+    """The console on a pseudo-terminal of its own (``launcher run --simulated``): ``path``
+    is the device a client opens, e.g. ``launcher console /dev/pts/3``."""
+
+    name = "console-pty"
+
+    def __init__(self, console: Console, reactor: Reactor, **kw: Any) -> None:
+        super().__init__(console, reactor, **kw)
+        self.channel = PtyChannel()
+        self.path = self.channel.path
+
+    def start(self) -> None:
+        self._begin(self.channel)
+
+    def lost(self, reason: str) -> None:
+        log.warning("console: the pty %s stopped working (%s)", self.path, reason)
 
 
 def _stdout() -> BinaryIO:

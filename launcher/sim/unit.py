@@ -6,21 +6,49 @@ itself is handed a board and never asks which kind it is.
 
 from __future__ import annotations
 
+import json
 import random
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from hal.sim import SimLauncher
 from launcher.core.config import Settings
 from launcher.core.reactor import Reactor
+from launcher.core.store import parse
 from launcher.firmware.app import Launcher, build_app
 
 
 def simulated_app(settings: Settings, reactor: Reactor, rng: random.Random,
                   warn: Callable[[str], None]) -> tuple[Launcher, SimLauncher]:
-    """The whole firmware on a fresh simulated board, with the simulator behind it."""
-    sim = SimLauncher(reactor, settings.pins)
+    """The whole firmware on a fresh simulated board, with the simulator behind it.
+
+    The simulated cartridge starts on the side the state file last saw, as a real one stays
+    where it was while the power is off (else every start after a session that ended on
+    Wild would report ``side_changed_while_off``).
+    """
+    sim = SimLauncher(reactor, settings.pins, side=saved_side(settings.state_path))
     return build_app(settings, reactor, rng, sim.board, warn=warn), sim
+
+
+def saved_side(path: Path | None) -> str:
+    """The side in a state file; "mild" if there is none or it cannot be read (the
+    firmware's own load reports an unreadable file)."""
+    if path is None:
+        return "mild"
+    try:
+        return parse(json.loads(path.read_text(encoding="utf-8"))).side
+    except (OSError, ValueError, KeyError, TypeError, RecursionError):
+        return "mild"
+
+
+FULL_LAUNCHER = 84  # 112 cards less 4 hands of 7: a full launcher at the start of a game
+
+
+def fill_cartridge(app: Launcher, sim: SimLauncher, cards: int = FULL_LAUNCHER) -> None:
+    """Top the simulated cartridge up to ``cards`` and tell the firmware (after its start)."""
+    sim.load(f"card {i}" for i in range(cards - len(sim.cartridge)))
+    app.load(len(sim.cartridge))
 
 
 def console_extras(sim: SimLauncher) -> dict[str, Any]:

@@ -39,6 +39,7 @@ from launcher.firmware.transport import (
     TICK,
     LineFramer,
     Overlong,
+    PtyChannel,
     SerialTransport,
     StreamTransport,
 )
@@ -762,6 +763,28 @@ def firmware_on_master(rig: SimRig) -> tuple[SerialTransport, MasterPort, int, q
     return t, port, slave, wake
 
 
+def test_a_pty_of_its_own_outlives_its_clients_and_drops_unread_output() -> None:
+    channel = PtyChannel(write_timeout=0.05)
+    try:
+        for _ in range(2):  # a client comes, talks and goes; then the next one
+            client = serial.Serial(channel.path, timeout=WAIT, exclusive=True)
+            client.write(b"status\r\n")
+            assert channel.read() == b"status\r\n"
+            channel.write(b"ok state=ready\r\n")
+            assert client.read_until(b"\n") == b"ok state=ready\r\n"
+            client.close()
+        # No client: output piles up in the pty until it is full, then is dropped.
+        while channel.write_timeouts == 0:
+            channel.write(b"# event dry side=mild streak=1\r\n" * 64)
+        # cancel ends a read that nothing would end otherwise.
+        channel.cancel()
+        assert channel.read() == b""
+    finally:
+        channel.close()
+    with pytest.raises(OSError):
+        os.stat(channel.path)  # the pty is gone with the channel
+
+
 def test_client_waits_for_the_banner_then_talks(capsys: pytest.CaptureFixture[str]) -> None:
     rig = SimRig()
     t, _, slave, wake = firmware_on_master(rig)
@@ -773,8 +796,8 @@ def test_client_waits_for_the_banner_then_talks(capsys: pytest.CaptureFixture[st
     try:
         with ReactorThread(rig, t, wake):
             rig.reactor.post(t.start)
-            assert client.connect(5, out)
-            assert out.getvalue().splitlines() == [t.console.banner()]
+            assert client.connect(5) == t.console.banner()
+            assert out.getvalue() == ""  # the handshake is not the script's output
             status = client.batch(io.StringIO("load 3\nstatus\n\nbogus\n"), out)
         lines = out.getvalue().splitlines()
         assert status == 1
@@ -803,8 +826,9 @@ def test_launcher_console_command_asks_when_the_banner_was_missed(
             code = args.func(args)
         out = capsys.readouterr().out.splitlines()
         assert code == 0
-        assert out[0].startswith("ok firmware=")  # the answer to its `version`
-        assert "ok inventory=8" in out
+        # The answer to its own `version` is not printed: the output is the script's.
+        assert out[0] == "# event loaded cards=8" and "ok inventory=8" in out
+        assert not [x for x in out if "firmware=" in x]
         assert out[-1].startswith("ok state=ready") and "inventory=8" in out[-1]
     finally:
         t.stop()
