@@ -108,6 +108,9 @@ SKIP: list[tuple[str, str]] = [
     (r"^launcher doctor$|^launcher (selftest --config|run)\b",
      "checks or drives a Raspberry Pi (off a Pi the doctor reports `not a Raspberry Pi`, and "
      "`run` runs until stopped); the doctor's fixtures run below and in tests/cli/test_doctor.py"),
+    (r"/dev/pts/",
+     "needs the pty of a running `launcher run --simulated`: "
+     "tests/firmware/test_run_simulated.py starts one and runs the console and miniterm on it"),
     (r"/dev/tty|/dev/serial0|socket://|miniterm",
      "needs a serial port with a launcher on it (the console's tests run it on a pty)"),
     (r"^(time )?(\S+=\S+ )*make test( |$)|^bash \.ci/run|^make test-slow|"
@@ -136,8 +139,6 @@ SKIP: list[tuple[str, str]] = [
 # (pattern, rewrite): the small size a slow command runs at here.
 SMALL: list[tuple[str, object]] = [
     (r"^launcher (simulate|tune)\b", lambda c: _games(c, 3)),
-    (r"bench_uno\.py", lambda c: c + " --seconds 0.3 --rounds 1"),
-    (r"bench_gin\.py", lambda c: c + " --seconds 0.3"),
     (r"-m bench\.games --peers", lambda c: re.sub(r"--peers \d+ --seconds \S+ --slices \d+",
                                                   "--peers 1 --seconds 0.2 --slices 1", c)),
     (r"-m bench\.games$", lambda c: c + " --seconds 0.1 --slices 1"),
