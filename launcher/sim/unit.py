@@ -16,10 +16,15 @@ from launcher.core.reactor import Reactor
 from launcher.firmware.app import Launcher, build_app
 
 
+# The records a simulated unit keeps (motor samples, ejected cards, pin changes): a service
+# that runs for days needs only the newest, and its memory is flat once they are full.
+SERVICE_KEEP = 200
+
+
 def simulated_app(settings: Settings, reactor: Reactor, rng: random.Random,
                   warn: Callable[[str], None]) -> tuple[Launcher, SimLauncher]:
     """The whole firmware on a fresh simulated board, with the simulator behind it."""
-    sim = SimLauncher(reactor, settings.pins)
+    sim = SimLauncher(reactor, settings.pins, keep=SERVICE_KEEP)
     return build_app(settings, reactor, rng, sim.board, warn=warn), sim
 
 
