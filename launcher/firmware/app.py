@@ -374,11 +374,10 @@ class Launcher:
         before = self.machine.state
         commands = self.machine.handle(event, self.reactor.monotonic())
         changed = self.machine.state != before
-        if changed:
-            self._note("state", {"from": before, "to": self.machine.state, "on": event.name})
-            if self.machine.state is not m.ASLEEP:
-                self.cues.wake()  # before the commands: the new state's first cue sounds
-        self._run(commands)
+        if changed and self.machine.state is not m.ASLEEP:
+            self.cues.wake()  # before the commands: the new state's first cue sounds
+        self._run(commands, {"from": before, "to": self.machine.state, "on": event.name}
+                  if changed else None)
         if changed:
             self._enter()
 
@@ -391,12 +390,15 @@ class Launcher:
             self.cues.wake()
         self.led.set(led_pattern(state, self.machine.memory))
 
-    def _run(self, commands: list[m.Command]) -> None:
-        # The motor first: a shot's roller must not wait for its BAM to start playing.
+    def _run(self, commands: list[m.Command], state: dict[str, Any] | None = None) -> None:
+        # The motor first: a shot's roller must not wait for its BAM to start playing, nor
+        # for the event of the state it entered (``state``), which comes before the rest.
         refused = turn_refused = False
         for c in commands:
             if c.kind is m.Cmd.MOTOR:
                 refused = not self._motor(c.arg) or refused
+        if state is not None:
+            self._note("state", state)
         for c in commands:
             match c.kind:
                 case m.Cmd.MOTOR:
