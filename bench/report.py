@@ -212,7 +212,8 @@ def _cpu(r: Any, w: Any) -> None:
     w("| gaps | presses | counted presses / shots / cards shot | pin writes a press | "
       "CPU p50 / p99 / max µs |")
     w("|---|---|---|---|---|")
-    for label, runs in (("human (80-400 ms)", d["human"]), ("fast (~8 ms)", d["fast"])):
+    for label, runs in (("human (80-400 ms)", d["human"]), ("fast (~8 ms)", d["fast"]),
+                        ("human, before (compare root)", d.get("before", []))):
         for x in runs:
             c, k = x["cpu"], x["counted"]
             w(f"| {label} | {x['presses']} | {k['presses']} / {k['shots']} / "

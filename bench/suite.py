@@ -196,8 +196,12 @@ def bench_press(r: Results, root: Path | None) -> None:
                col(slow, "lid_to_stop", "p99_us"), 1000, "unchanged (≤ 1 ms)"),
     )
     if root is not None:
-        r.details["press_before"] = press_runs(1, p.presses // 2, p.lids // 2, "--gc",
-                                               "default", root=root)
+        r.details["press_before"] = press_runs(1, p.presses // 2, p.lids // 2, root=root)
+        r.details["cpu"]["before"] = [
+            _json_run([*_bench_cmd("press", root), "--cpu", "--gaps", "human", "--presses",
+                       str(p.cpu_presses)], root) for _ in range(max(1, p.cpu_runs // 2))]
+        r.add(Figure("the same, human gaps, the code before (compare root), median", "µs",
+                     [x["cpu"]["p50_us"] for x in r.details["cpu"]["before"]]))
 
 
 def bench_service(r: Results, root: Path | None) -> None:
