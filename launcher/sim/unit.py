@@ -15,7 +15,6 @@ from launcher.core.config import Settings
 from launcher.core.reactor import Reactor
 from launcher.firmware.app import Launcher, build_app
 
-
 # The records a simulated unit keeps (motor samples, ejected cards, pin changes): a service
 # that runs for days needs only the newest, and its memory is flat once they are full.
 SERVICE_KEEP = 200
