@@ -43,7 +43,7 @@ class Plan:
     slow_runs: int = 2
     slow_presses: int = 2000
     gc_runs: int = 1  # the press runs with Python's own gc, and with the log at WARNING
-    cpu_runs: int = 7  # the CPU budget per press: medians over at least 5 runs
+    cpu_runs: int = 5  # the CPU budget per press: medians over at least 5 runs
     cpu_presses: int = 120
     cpu_fast_presses: int = 400
     service_runs: int = 2
