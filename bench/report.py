@@ -264,6 +264,11 @@ def _press(r: Any, w: Any) -> None:
     w("")
 
 
+def _lapses(n: int) -> str:
+    """A run's shots ended by a lapsed lease (the reactor starved on this shared machine)."""
+    return f" ({n} shot{'s' if n != 1 else ''} ended by a lapsed lease, cleared)" if n else ""
+
+
 def _service(r: Any, w: Any, info: dict[str, Any]) -> None:
     runs = r.details.get("service")
     if not runs:
@@ -293,7 +298,8 @@ def _service(r: Any, w: Any, info: dict[str, Any]) -> None:
           f"{a['watchdog_pings']} | {s['cpu_percent']:.3f} / {s['wakeups']} / "
           f"{s['watchdog_pings']} | {x['rss_start_mib']:.2f} / {x.get('rss_warm_mib', 0):.2f} "
           f"/ {x['rss_half_mib']:.2f} / {x['rss_end_mib']:.2f} | {k.get('presses', '?'):,} / "
-          f"{k.get('shots', '?'):,} / {k.get('cards_shot', '?'):,} | "
+          f"{k.get('shots', '?'):,} / {k.get('cards_shot', '?'):,}"
+          f"{_lapses(x.get('lapses', 0))} | "
           f"{x['press_commands_per_s']:,.0f} |")
     w("")
     audio = runs[0].get("audio_log")
