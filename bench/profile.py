@@ -1,7 +1,8 @@
 """A profile of each hot path (cProfile): where a press, a game and a console line spend time.
 
-- the press path: button edge to the end of the firmware's handling, on the manual reactor
-  (the same parts as bench/press.py, one thread, so the profiler sees it all);
+- the press path: the posted button edge to the end of the firmware's handling, on the
+  manual reactor (the firmware as bench/press.py builds it, one thread, so the profiler
+  sees it all), with 0.1 s of idle before each press;
 - the game loop of each engine (Flip Attack direct, classic UNO, UNO Flip, Gin Rummy);
 - the console's line handler (``Console.handle_line``) on ``status``, ``help`` and ``luck show``.
 
@@ -13,9 +14,7 @@ from __future__ import annotations
 import argparse
 import cProfile
 import pstats
-import random
 import sys
-import tempfile
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -34,113 +33,32 @@ def _top(prof: cProfile.Profile, n: int) -> dict[str, Any]:
                                        for tt, ct, c, f in rows[:n]]}
 
 
-def press_path(presses: int) -> cProfile.Profile:
-    from bench.press import Stamp, settings_for, stamping_simpleaudio
-    from hal.audio import SimpleAudioSpeaker
-    from hal.sim import Physics, SimLauncher
+def press_path(presses: int, gap: float = 0.1) -> cProfile.Profile:
+    """The press as ``bench.press --cpu`` runs it (``build_app`` on the simulated board, a
+    manual reactor), ``gap`` seconds of real idle before each, the posted edge profiled."""
+    import time
+
+    from bench.press import build
     from launcher.core import machine
     from launcher.core.reactor import ManualReactor
-    from launcher.firmware.actuators import Actuators
-    from launcher.firmware.app import Launcher
-    from launcher.firmware.sound import CuePlayer, load_pack
-    from launcher.firmware.state import StateStore
 
-    folder = Path(tempfile.mkdtemp(prefix="bench-profile-"))
-    settings = settings_for(folder / "state.json")
     reactor = ManualReactor()
-    sim = SimLauncher(reactor, settings.pins, Physics(eject_interval=0.002, beam_time=0.0005))
-    sim.load(range(presses + 10))
-    pack = load_pack(settings.audio.pack)
-    speaker = SimpleAudioSpeaker(module=stamping_simpleaudio(Stamp()))
-    speaker.load(pack.files)
-    actuators = Actuators(sim.board, settings.motor, reactor)
-    player = CuePlayer(speaker, actuators.amp, reactor, dict.fromkeys(pack.durations, 0.001))
-    app = Launcher(sim.board, reactor, settings, random.Random(1), player,
-                   StateStore(settings.state_path), actuators)
-    app.start()
-    app.load(presses + 10)
+    b = build(reactor, presses + 10, stamps=False)
     reactor.advance(1)
-    button = sim.pin(settings.pins.button)
     prof = cProfile.Profile()
     for _ in range(presses):
+        time.sleep(gap)
+        reactor.advance(gap)
+        b.button.drive_low()
         prof.enable()
-        button.drive_low()
         reactor.advance(0)
         prof.disable()
         reactor.advance(0.002)
-        button.drive_high()
-        while app.machine.state != machine.READY:
+        b.button.drive_high()
+        while b.app.machine.state != machine.READY:
             reactor.advance(0.001)
-        reactor.advance(0.005)
-    app.stop()
-    sim.board.close()
+    b.close()
     return prof
-
-
-def handling(presses: int, gap: float) -> dict[str, float]:
-    """The firmware's handling of a press on one thread (manual reactor, no hand-over):
-    from the reactor running the edge to the motor command and to the audio call, µs, with
-    ``gap`` seconds of real idle time before each press (0: back to back, caches warm)."""
-    import time
-
-    from bench.press import Stamp, percentiles, settings_for, stamping_simpleaudio
-    from hal.audio import SimpleAudioSpeaker
-    from hal.sim import Physics, SimLauncher
-    from launcher.core import machine
-    from launcher.core.reactor import ManualReactor
-    from launcher.firmware.actuators import Actuators
-    from launcher.firmware.app import Launcher
-    from launcher.firmware.sound import CuePlayer, load_pack
-    from launcher.firmware.state import StateStore
-
-    folder = Path(tempfile.mkdtemp(prefix="bench-handling-"))
-    settings = settings_for(folder / "state.json")
-    reactor = ManualReactor()
-    sim = SimLauncher(reactor, settings.pins, Physics(eject_interval=0.002, beam_time=0.0005))
-    sim.load(range(presses + 10))
-    pack = load_pack(settings.audio.pack)
-    audio, motor, edge_run = Stamp(), Stamp(), Stamp()
-    speaker = SimpleAudioSpeaker(module=stamping_simpleaudio(audio))
-    speaker.load(pack.files)
-    actuators = Actuators(sim.board, settings.motor, reactor)
-    player = CuePlayer(speaker, actuators.amp, reactor, dict.fromkeys(pack.durations, 0.001))
-    app = Launcher(sim.board, reactor, settings, random.Random(1), player,
-                   StateStore(settings.state_path), actuators)
-    forward, edge = sim.board.motor.forward, app._edge
-
-    def stamped_forward(speed: float) -> None:
-        motor.note()
-        forward(speed)
-
-    def stamped_edge(d: Any, level: bool) -> None:
-        if d.name == "button" and level:
-            edge_run.note()
-        edge(d, level)
-
-    sim.board.motor.forward = stamped_forward  # type: ignore[method-assign]
-    app._edge = stamped_edge  # type: ignore[method-assign]
-    app.start()
-    app.load(presses + 10)
-    reactor.advance(1)
-    button = sim.pin(settings.pins.button)
-    to_motor, to_audio = [], []
-    for _ in range(presses):
-        if gap:
-            time.sleep(gap)
-        for stamp in (audio, motor, edge_run):
-            stamp.arm()
-        button.drive_low()
-        reactor.advance(0)
-        to_motor.append(motor.at - edge_run.at)
-        to_audio.append(audio.at - edge_run.at)
-        reactor.advance(0.002)
-        button.drive_high()
-        while app.machine.state != machine.READY:
-            reactor.advance(0.001)
-        reactor.advance(0.005)
-    app.stop()
-    sim.board.close()
-    return {"gap_s": gap, "to_motor": percentiles(to_motor), "to_audio": percentiles(to_audio)}
 
 
 def game_loop(play: Callable[[], int], games: int) -> cProfile.Profile:
@@ -174,7 +92,7 @@ def profiles(scale: float = 1.0, top: int = 6) -> dict[str, dict[str, Any]]:
 
     n = max(1, int(scale * 10))
     return {
-        "press path (edge to the end of its handling)": _top(press_path(n * 200), top),
+        "press path (posted edge to the end of its handling)": _top(press_path(n * 10), top),
         "UNO Flip Attack game loop (direct)": _top(game_loop(flip_attack(False), n * 3), top),
         "classic UNO game loop": _top(game_loop(
             table_game("launcher.games.uno.rules", "CLASSIC_UNO"), n * 10), top),

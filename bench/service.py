@@ -2,8 +2,8 @@
 
 The service is started as systemd would start it (``NOTIFY_SOCKET`` pointing at a socket
 of ours, ``WATCHDOG_USEC`` as ``WatchdogSec=10`` in the unit sets it), on the simulated
-board (no Raspberry Pi here), with its console on a pty, a state file, and the null audio
-backend. Then:
+board (no Raspberry Pi here), with its console on a pty, a state file, and the stock audio
+setting (``auto``: here it probes for a sound device, finds none, and stays silent). Then:
 
 - start-up: from just before ``exec`` to the ``READY=1`` datagram;
 - idle CPU, awake and then asleep (the console's ``sleep``): user + system time of the
@@ -11,10 +11,17 @@ backend. Then:
   threads over the window (``/proc/PID/task/*/status``), next to the watchdog pings that
   arrived (the only wake-ups systemd asks for); and, when ``strace`` is installed, a
   second asleep window under ``strace -c -f`` to show which system calls they are;
-- resident memory (``VmRSS``) after start and after 5,000 and 10,000 ``press`` commands
-  over the console, sent as fast as the console answers.
+- resident memory (``VmRSS``) after a warm-up of ``--warmup`` presses and after half and
+  all of ``--presses`` more, each an accepted ``press`` over the console: the cartridge
+  and the launcher's inventory are topped up in steps the console accepts (at most 200),
+  a press waits until the launcher is ready again, and the run fails unless the
+  firmware's own counters (``stats``: presses, shots, cards_shot) show every press sent
+  accepted and every shot's drawn cards shot (the ``shot`` events: ``cards`` = ``asked``).
 
-    python -m bench.service [--idle 60] [--presses 10000] [--no-strace]
+Its luck is the bench's own (``BENCH_LUCK``): about one press in twenty shoots, one or two
+cards, so that the 11,000 presses take minutes of the simulator's roller time, not hours.
+
+    python -m bench.service [--idle 60] [--warmup 1000] [--presses 10000] [--no-strace]
 
 It prints one JSON object.
 """
@@ -35,6 +42,7 @@ import tempfile
 import threading
 import time
 import tty
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -67,15 +75,22 @@ class Pty:
         tty.setraw(self.slave)
         self.name = os.ttyname(self.slave)
         self._buf = b""
+        self._got: list[str] = []  # lines read and not yet taken
 
-    def ask(self, line: str, timeout: float = 5.0) -> str:
-        """Send ``line`` and return its final reply (``ok ...`` or ``error ...``)."""
+    def ask(self, line: str, timeout: float = 5.0,
+            events: Callable[[str], None] | None = None) -> str:
+        """Send ``line`` and return its final reply (``ok ...`` or ``error ...``); the event
+        lines that come first go to ``events``."""
         os.write(self.master, line.encode() + b"\r\n")
         deadline = time.monotonic() + timeout
         while True:
-            for reply in self._lines():
+            self._read_lines()
+            while self._got:
+                reply = self._got.pop(0)
                 if reply.startswith(("ok", "error")):
                     return reply
+                if events is not None:
+                    events(reply)
             left = deadline - time.monotonic()
             if left <= 0:
                 raise TimeoutError(f"no reply to {line!r}")
@@ -90,10 +105,11 @@ class Pty:
             if ready:
                 os.read(self.master, 65536)
         self._buf = b""
+        self._got.clear()
 
-    def _lines(self) -> list[str]:
+    def _read_lines(self) -> None:
         *done, self._buf = self._buf.split(b"\r\n")
-        return [d.decode("utf-8", "replace") for d in done]
+        self._got.extend(d.decode("utf-8", "replace") for d in done)
 
     def close(self) -> None:
         os.close(self.master)
@@ -171,13 +187,101 @@ class Notify:
         os.unlink(self.path)
 
 
-def config_text(port: str, state: Path) -> str:
-    # The mock pins by name: off a Pi, `launcher run` on "auto" pins refuses to start.
+# About one press in twenty shoots (never more than 30 dry presses in a row), 1 or 2 cards.
+BENCH_LUCK = ("hazard = [" + ", ".join(["0.04"] * 30) + ", 1.0]\n"
+              "sizes = [1, 2]\nweights = [1, 1]\n")
+LOAD_STEP = 200  # the console's cap on `cards N` and `load N`
+
+
+def config_text(port: str, state: Path, mash_guard_ms: int = 0) -> str:
+    """The stock config but the console's port, the state file, a seed and the bench's luck
+    (the audio backend is left as shipped: ``auto``). The mock pins by name: off a Pi,
+    `launcher run` on "auto" pins refuses to start."""
     return (f'[board]\npin_factory = "mock"\n\n[console]\nport = "{port}"\n\n'
             f'[state]\npath = "{state}"\n\n'
-            '[audio]\nbackend = "null"\n\n[luck]\nseed = 1\n\n'
+            f'[luck]\nseed = 1\n\n[luck.mild]\n{BENCH_LUCK}\n[luck.wild]\n{BENCH_LUCK}\n'
             # Console presses come faster than a hand's: none is ignored as mashing.
-            '[timing]\nmash_guard_ms = 0\n')
+            f'[timing]\nmash_guard_ms = {mash_guard_ms}\n')
+
+
+def fields(reply: str) -> dict[str, str]:
+    """The ``key=value`` words of a console reply."""
+    return dict(w.split("=", 1) for w in reply.split() if "=" in w)
+
+
+class Presses:
+    """Accepted presses over the console, the cartridge and inventory kept topped up."""
+
+    def __init__(self, pty: Pty) -> None:
+        self.pty = pty
+        self.sent = 0
+        self.shots: list[tuple[int, int]] = []  # (cards, asked) of each shot event
+        self.fault_lines: list[str] = []
+        self.lapses: list[str] = []  # the shots a lapsed lease ended (see _lapsed)
+
+    def counters(self) -> dict[str, int]:
+        got = fields(self.pty.ask("stats"))
+        return {k: int(got.get(k, 0)) for k in ("presses", "shots", "cards_shot")}
+
+    def top_up(self) -> None:
+        inv = fields(self.pty.ask("inventory"))
+        if int(inv.get("cartridge", 0)) < LOAD_STEP:
+            self.pty.ask(f"cards {LOAD_STEP}")
+        if self.pty.ask(f"load {LOAD_STEP}").split()[0] != "ok":
+            raise RuntimeError("the console refused `load`")
+
+    def press(self, n: int) -> None:
+        for _ in range(n):
+            if self.sent % 50 == 0:
+                self.top_up()  # at most 100 cards go in 50 presses: never runs out
+            reply = self.pty.ask("press", events=self._event)
+            self.sent += 1
+            state = fields(reply).get("state")
+            deadline = time.monotonic() + 30
+            while state != "ready":
+                if state == "fault" and self._lapsed():
+                    state = fields(self.pty.ask("clear", events=self._event)).get("state")
+                    continue
+                if state != "shooting" or time.monotonic() > deadline:
+                    raise RuntimeError(f"press {self.sent}: {reply!r}, then state {state}")
+                time.sleep(0.005)
+                state = fields(self.pty.ask("status", events=self._event)).get("state")
+
+    def _lapsed(self) -> bool:
+        """A fault from a run whose lease lapsed: the reactor was starved longer than the
+        lease (a shared machine's scheduler), and the safety stop ended the shot. Counted
+        and cleared; any other fault ends the run."""
+        if not self.fault_lines or "lapsed" not in self.fault_lines[-1]:
+            return False
+        self.lapses.append(self.fault_lines.pop())
+        return True
+
+    def _event(self, line: str) -> None:
+        if line.startswith("# event shot "):
+            f = fields(line)
+            self.shots.append((int(f["cards"]), int(f["asked"])))
+        elif line.startswith("# event fault "):
+            self.fault_lines.append(line)
+
+
+def check_counters(sent: int, before: dict[str, int], after: dict[str, int],
+                   shots: list[tuple[int, int]], lapses: int = 0,
+                   largest: int = 2) -> dict[str, int]:
+    """What the firmware counted over ``sent`` presses; raises unless every press was
+    accepted and every shot shot the cards it drew (``lapses`` shots, ended by the safety
+    stop, count as shots with up to ``largest`` cards each)."""
+    done = {k: after[k] - before[k] for k in after}
+    if done["presses"] != sent:
+        raise RuntimeError(f"{sent} presses sent, the firmware accepted {done['presses']}")
+    short = [s for s in shots if s[0] != s[1]]
+    cards = sum(c for c, _ in shots)
+    if (done["shots"] != len(shots) + lapses or short
+            or not cards <= done["cards_shot"] <= cards + largest * lapses):
+        raise RuntimeError(f"shots: counted {done}, events {len(shots)} with {cards} cards, "
+                           f"{lapses} ended by a lapse, short {short[:5]}")
+    if done["shots"] == 0:
+        raise RuntimeError(f"{sent} presses and not one shot: the luck is not the bench's")
+    return done
 
 
 def idle_window(pid: int, notify: Notify, seconds: float) -> dict[str, float]:
@@ -212,17 +316,19 @@ def strace_window(pid: int, seconds: float) -> dict[str, Any] | None:
     return {"seconds": seconds, "calls": calls, "total": sum(calls.values())}
 
 
-def run(idle: float, presses: int, use_strace: bool = True) -> dict[str, Any]:
+def run(idle: float, presses: int, use_strace: bool = True, warmup: int = 1000,
+        mash_guard_ms: int = 0) -> dict[str, Any]:
     folder = Path(tempfile.mkdtemp(prefix="bench-service-"))
     pty = Pty()
     notify = Notify(folder)
     cfg = folder / "launcher.toml"
-    cfg.write_text(config_text(pty.name, folder / "state.json"))
+    cfg.write_text(config_text(pty.name, folder / "state.json", mash_guard_ms))
     env = _env(NOTIFY_SOCKET=notify.path, WATCHDOG_USEC=str(WATCHDOG_SEC * 1_000_000))
-    result: dict[str, Any] = {"idle_seconds": idle, "presses": presses}
+    result: dict[str, Any] = {"idle_seconds": idle, "presses": presses, "warmup": warmup}
+    args = ["run", "--config", str(cfg)]
     t0 = time.perf_counter()
     log = folder / "launcher.log"
-    proc = subprocess.Popen([*_launcher_cmd(), "run", "--config", str(cfg)], env=env, cwd=ROOT,
+    proc = subprocess.Popen([*_launcher_cmd(), *args], env=env, cwd=ROOT,
                             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                             stderr=log.open("wb"))
     try:
@@ -236,18 +342,26 @@ def run(idle: float, presses: int, use_strace: bool = True) -> dict[str, Any]:
         result["asleep"] = idle_window(proc.pid, notify, idle)
         result["asleep_strace"] = strace_window(proc.pid, idle) if use_strace else None
         pty.ask("wake")
-        pty.ask(f"cards {presses + 100}")
-        pty.ask(f"load {presses + 100}")
-        half = presses // 2
+        pty.drain(0.5)
+        p = Presses(pty)
+        p.press(warmup)
+        before = p.counters()
+        p.shots.clear()
+        p.lapses.clear()
+        result["rss_warm_mib"] = rss_mib(proc.pid)
         t = time.perf_counter()
-        for i in range(presses):
-            pty.ask("press")
-            if i + 1 == half:
-                result["rss_half_mib"] = rss_mib(proc.pid)
+        p.press(presses // 2)
+        result["rss_half_mib"] = rss_mib(proc.pid)
+        p.press(presses - presses // 2)
         result["press_commands_per_s"] = presses / (time.perf_counter() - t)
+        result["counted"] = check_counters(presses, before, p.counters(), p.shots,
+                                           len(p.lapses))
+        result["lapses"] = len(p.lapses)
         pty.drain(1.0)
         result["rss_end_mib"] = rss_mib(proc.pid)
         result["status_after"] = pty.ask("status")
+        audio = [ln for ln in log.read_text(errors="replace").splitlines() if "audio" in ln]
+        result["audio_log"] = audio[:3]  # what `auto` found (no sound device here)
     except (TimeoutError, RuntimeError) as exc:
         tail = log.read_text(errors="replace").splitlines()[-15:]
         raise RuntimeError(f"{exc}; the launcher's log ends:\n" + "\n".join(tail)) from exc
@@ -264,69 +378,21 @@ def run(idle: float, presses: int, use_strace: bool = True) -> dict[str, Any]:
     return result
 
 
-def startup_samples(n: int) -> list[float]:
-    """Seconds of ``launcher run`` from exec to READY, ``n`` times (the process then stopped)."""
-    out = []
-    for _ in range(n):
-        folder = Path(tempfile.mkdtemp(prefix="bench-start-"))
-        notify = Notify(folder)
-        cfg = folder / "launcher.toml"
-        cfg.write_text(config_text("", folder / "state.json"))
-        env = _env(NOTIFY_SOCKET=notify.path)
-        t0 = time.perf_counter()
-        proc = subprocess.Popen([*_launcher_cmd(), "run", "--config", str(cfg)], env=env, cwd=ROOT,
-                                stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                                stderr=subprocess.DEVNULL)
-        try:
-            out.append(notify.wait_for("READY=1", 30) - t0)
-        finally:
-            proc.send_signal(signal.SIGTERM)
-            proc.wait(20)
-            notify.close()
-            shutil.rmtree(folder, ignore_errors=True)
-    return out
-
-
-def help_samples(n: int) -> list[float]:
-    """Seconds of ``launcher --help``, exec to exit, ``n`` times."""
-    out = []
-    for _ in range(n):
-        t0 = time.perf_counter()
-        subprocess.run([*_launcher_cmd(), "--help"], stdout=subprocess.DEVNULL, check=True,
-                       env=_env(), cwd=ROOT)
-        out.append(time.perf_counter() - t0)
-    return out
-
-
-def top_imports(args: list[str], n: int = 8) -> list[tuple[str, float]]:
-    """The ``n`` slowest top-level imports (cumulative ms) of ``launcher ARGS``."""
-    return top_imports_of("import sys; from launcher.cli.main import main; "
-                          f"sys.argv = ['launcher', *{args!r}]; main()", n)
-
-
-def top_imports_of(code: str, n: int = 8) -> list[tuple[str, float]]:
-    """The ``n`` slowest top-level imports (cumulative ms) of running ``code``."""
-    proc = subprocess.run([sys.executable, "-X", "importtime", "-c", code],
-                          capture_output=True, text=True, env=_env(), cwd=ROOT)
-    rows = []
-    for line in proc.stderr.splitlines():
-        m = re.match(r"import time:\s+(\d+) \|\s+(\d+) \|( *)(\S+)", line)
-        if m and len(m.group(3)) == 1:  # top level: imported by the program itself
-            rows.append((m.group(4), int(m.group(2)) / 1000))
-    return sorted(rows, key=lambda r: -r[1])[:n]
-
-
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--idle", type=float, default=60.0, help="seconds of each idle window")
     p.add_argument("--presses", type=int, default=10_000)
+    p.add_argument("--warmup", type=int, default=1000, help="presses before the first RSS")
+    p.add_argument("--mash-guard-ms", type=int, default=0,
+                   help="the launcher's mash guard (the self-check's test sets one, so that "
+                        "presses are ignored and the run must fail)")
     p.add_argument("--no-strace", action="store_true")
     p.add_argument("--root", metavar="DIR", type=Path,
                    help="run the launcher of another checkout (e.g. before a change)")
     a = p.parse_args(argv)
     global ROOT
     ROOT = a.root
-    json.dump(run(a.idle, a.presses, not a.no_strace), sys.stdout)
+    json.dump(run(a.idle, a.presses, not a.no_strace, a.warmup, a.mash_guard_ms), sys.stdout)
     print()
     return 0
 

@@ -87,6 +87,27 @@ def make_factory(name: str) -> Factory:
     raise HardwareError(f"unknown pin factory {name!r}: use lgpio, pigpio, native or mock")
 
 
+class _Closed:
+    """The pin of a part that was closed: any use of it fails, as gpiozero's would."""
+
+    @property
+    def state(self) -> float:
+        raise HardwareError("the pin was closed")
+
+    @state.setter
+    def state(self, value: float) -> None:
+        raise HardwareError("the pin was closed")
+
+
+# Pin writes on the press path (the roller's inputs, nSLEEP, the amplifier, the LED) go to
+# the gpiozero pin itself, not through the device's ``value``: the device layer adds a blink
+# check and two attribute writes through its guarded ``__setattr__`` to each write (about a
+# tenth of a press's handling, ``python -m bench.profile``), for blinks the launcher never
+# starts; the range is checked here (``_check_speed``). The devices still own their pins:
+# they claimed them, set the PWM frequency, and close them.
+_CLOSED = _Closed()
+
+
 class GpioInput:
     """A switch or sensor to ground with the internal pull-up: active when low."""
 
@@ -94,6 +115,7 @@ class GpioInput:
         self.number = pin
         # bounce_time stays None: debouncing is done in firmware (mock pins ignore it).
         self._dev = DigitalInputDevice(pin, pull_up=True, bounce_time=None, pin_factory=factory)
+        self._pin = self._dev.pin  # read directly: see the note on pin writes above
 
     def levels(self) -> dict[int, float]:
         """The raw level the board reads (1 high, 0 low: active is low), before debounce."""
@@ -101,7 +123,7 @@ class GpioInput:
 
     @property
     def is_active(self) -> bool:
-        return bool(self._dev.is_active)
+        return not self._pin.state  # pulled up: active when the contact pulls it low
 
     def on_change(self, callback: Callable[[bool], None] | None) -> None:
         if callback is None:
@@ -124,6 +146,7 @@ class GpioInput:
 
     def close(self) -> None:
         self._dev.close()
+        self._pin = _CLOSED
 
 
 class GpioOutput:
@@ -132,19 +155,20 @@ class GpioOutput:
     def __init__(self, pin: int, factory: Factory) -> None:
         self.number = pin
         self._dev = DigitalOutputDevice(pin, initial_value=False, pin_factory=factory)
+        self._pin = self._dev.pin  # written directly: see the module's note on pin writes
 
     def levels(self) -> dict[int, float]:
         return {self.number: int(bool(self._dev.value))}
 
     @property
     def is_active(self) -> bool:
-        return bool(self._dev.value)
+        return bool(self._pin.state)
 
     def on(self) -> None:
-        self._dev.on()
+        self._pin.state = True
 
     def off(self) -> None:
-        self._dev.off()
+        self._pin.state = False
 
     @property
     def pin(self) -> object:
@@ -152,6 +176,7 @@ class GpioOutput:
 
     def close(self) -> None:
         self._dev.close()
+        self._pin = _CLOSED
 
 
 class HBridgeMotor:
@@ -169,6 +194,7 @@ class HBridgeMotor:
         except BaseException:
             self._in1.close()  # let IN1 go again: the caller gets no motor to close
             raise
+        self._pin1, self._pin2 = self._in1.pin, self._in2.pin  # written directly
 
     def levels(self) -> dict[int, float]:
         """Each input's PWM duty (0..1): IN1 at the speed while running, both 1 braking."""
@@ -183,8 +209,8 @@ class HBridgeMotor:
 
     def forward(self, speed: float) -> None:
         _check_speed(speed)
-        self._in2.value = 0
-        self._in1.value = speed
+        self._pin2.state = 0.0
+        self._pin1.state = float(speed)
 
     def stop(self, brake: bool = True) -> None:
         """Brake (both high) or coast (both low). Either way the pin written first is the
@@ -192,16 +218,17 @@ class HBridgeMotor:
         (the mix is reverse alternating with brake), to coast IN1 goes low first (the mix
         is coast, or reverse from a brake), each for the microseconds between two writes."""
         if brake:
-            self._in2.value = 1
-            self._in1.value = 1
+            self._pin2.state = 1.0
+            self._pin1.state = 1.0
         else:
-            self._in1.value = 0
-            self._in2.value = 0
+            self._pin1.state = 0.0
+            self._pin2.state = 0.0
 
     def close(self) -> None:
         self.stop(brake=False)
         self._in1.close()
         self._in2.close()
+        self._pin1 = self._pin2 = _CLOSED
 
 
 class GpioRotator:

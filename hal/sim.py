@@ -36,7 +36,7 @@ with deferred_entry_points():  # gpiozero without importlib.metadata (hal/entry_
 # How much history the simulator keeps. The newest entries are what tests look at
 # (``motor_history[-1]``, a pin's last few states); older ones only cost memory.
 HISTORY = 10_000  # motor samples and ejected cards, by default (``SimLauncher(keep=...)``)
-PIN_HISTORY = 1_000  # state changes per mock pin
+PIN_HISTORY = 1_000  # state changes per mock pin (or ``keep``, when that is fewer)
 
 _T = TypeVar("_T")
 
@@ -118,6 +118,12 @@ class MockPins:
     def level(self, number: int) -> float:
         return float(self.pin(number).state)
 
+    def keep(self, n: int) -> None:
+        """Keep only the newest ``n`` state changes of every pin made so far."""
+        for pin in self.factory.pins.values():
+            if isinstance(pin, SimPin):
+                pin.states = History(pin.states, maxlen=n)
+
     def watch(self, numbers: Iterable[int], listener: Callable[[], None]) -> None:
         def changed(pin: SimPin) -> None:
             listener()
@@ -183,6 +189,8 @@ class SimLauncher:
             mock = MockPins()
             self.factory = mock.factory
             self.board = build_board(pins, mock.factory, simulated=True, name="simulated")
+            if keep < PIN_HISTORY:
+                mock.keep(keep)
             port = mock
         self.port: PinPort = port
         self.cartridge: list[Any] = []  # front (index 0) leaves first

@@ -3,14 +3,21 @@
 from __future__ import annotations
 
 import random
+from bisect import bisect
 from itertools import accumulate
 
 from launcher.core.config import SideLuck
 
 
 def shot_size(side: SideLuck, rng: random.Random) -> int:
-    """Draw how many cards a shot on this side throws."""
-    return rng.choices(side.sizes, cum_weights=list(accumulate(side.weights)))[0]
+    """Draw how many cards a shot on this side throws.
+
+    The same draw as ``rng.choices(side.sizes, side.weights)[0]``, from the same one
+    ``random()`` (so a seed replays as before), without its Python-level checks: the
+    config has checked the weights, and this runs inside every shooting press.
+    """
+    cum = list(accumulate(side.weights))
+    return side.sizes[bisect(cum, rng.random() * (cum[-1] + 0.0), 0, len(cum) - 1)]
 
 
 def draw(side: SideLuck, dry_streak: int, rng: random.Random) -> int:

@@ -31,13 +31,14 @@ ErrorHandler = Callable[[BaseException, str], None]
 class Timer:
     """A handle returned by ``register_timer``; pass it back to update or cancel."""
 
-    __slots__ = ("_key", "callback", "name", "waketime")
+    __slots__ = ("_entry", "_key", "callback", "name", "waketime")
 
     def __init__(self, callback: TimerCallback, waketime: float, name: str) -> None:
         self.callback = callback
         self.waketime = waketime
         self.name = name
-        self._key = 0
+        self._key = 0  # the order among timers due at the same time: last armed, last run
+        self._entry: tuple[float, int, Timer] | None = None  # its entry in the queue, if armed
 
     def __repr__(self) -> str:
         return f"<Timer {self.name} at {self.waketime}>"
@@ -58,7 +59,14 @@ class Reactor(Protocol):
 
 
 class _TimerQueue:
-    """Timers ordered by wake time; stale heap entries are skipped lazily."""
+    """Armed timers in a heap of ``(wake time, when armed, timer)``, each timer once.
+
+    A timer keeps its own entry, so re-arming it replaces that entry in place and
+    disarming (``NEVER``) or unregistering takes it out: the heap never holds more entries
+    than there are live timers, however often they are re-armed (the idle timer is, on
+    every press). A replacement re-heaps the whole list (``heapify``, in C): with the
+    launcher's dozen or so timers that costs less than a sift written in Python.
+    """
 
     def __init__(self) -> None:
         self._heap: list[tuple[float, int, Timer]] = []
@@ -73,25 +81,35 @@ class _TimerQueue:
 
     def update(self, timer: Timer, waketime: float) -> None:
         timer.waketime = waketime
-        timer._key = next(self._seq)
-        if waketime != NEVER and timer in self._live:
-            heapq.heappush(self._heap, (waketime, timer._key, timer))
+        timer._key = key = next(self._seq)
+        old = timer._entry
+        heap = self._heap
+        if waketime == NEVER or timer not in self._live:
+            if old is not None:
+                timer._entry = None
+                heap.remove(old)
+                heapq.heapify(heap)
+            return
+        entry = timer._entry = (waketime, key, timer)
+        if old is None:
+            heapq.heappush(heap, entry)
+        else:
+            heap[heap.index(old)] = entry
+            heapq.heapify(heap)
 
     def unregister(self, timer: Timer) -> None:
         self._live.discard(timer)
-        timer.waketime = NEVER
+        self.update(timer, NEVER)
 
     def next_waketime(self) -> float:
-        while self._heap:
-            waketime, key, timer = self._heap[0]
-            if timer in self._live and key == timer._key:
-                return waketime
-            heapq.heappop(self._heap)
-        return NEVER
+        return self._heap[0][0] if self._heap else NEVER
 
     def pop_due(self, now: float) -> Timer | None:
-        if self.next_waketime() <= now:
-            return heapq.heappop(self._heap)[2]
+        heap = self._heap
+        if heap and heap[0][0] <= now:
+            timer = heapq.heappop(heap)[2]
+            timer._entry = None
+            return timer
         return None
 
     def fire(self, timer: Timer, eventtime: float, on_error: ErrorHandler | None) -> None:
@@ -107,6 +125,10 @@ class _TimerQueue:
 
     def __len__(self) -> int:
         return len(self._live)
+
+    @property
+    def queued(self) -> int:
+        return len(self._heap)
 
 
 def _report(exc: Exception, where: str, on_error: ErrorHandler | None) -> None:
@@ -128,6 +150,11 @@ class _TimersMixin:
     def live_timers(self) -> int:
         """How many timers are registered (armed or not)."""
         return len(self._timers)
+
+    @property
+    def queued_timers(self) -> int:
+        """How many timers are in the queue (armed): never more than ``live_timers``."""
+        return self._timers.queued
 
     def _run_posted(self, callback: Callable[[], object]) -> None:
         try:

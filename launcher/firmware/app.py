@@ -109,6 +109,19 @@ class LedDriver:
             self.led.off()
 
 
+class _Fields:
+    """An event's fields as its log line shows them (``k=v ...``), formatted only when a
+    handler writes the line."""
+
+    __slots__ = ("data",)
+
+    def __init__(self, data: dict[str, Any]) -> None:
+        self.data = data
+
+    def __str__(self) -> str:
+        return " ".join(f"{k}={v}" for k, v in self.data.items())
+
+
 class Launcher:
     """The firmware running on one board."""
 
@@ -134,6 +147,8 @@ class Launcher:
         self._save_timer = reactor.register_timer(self._save, NEVER, "save")
         self._lid_pair_timer = reactor.register_timer(self._lid_pair_due, NEVER, "lid_pair")
         self._store_hook: Callable[[BaseException], None] | None = None
+        # The log lines of the dispatch under way, written once its commands are carried out.
+        self._unlogged: list[tuple[str, dict[str, Any]]] | None = None
         self._inputs = self._wire_inputs()
         self.started = False
         self._failing = False  # inside internal_fault: a second failure is not caught
@@ -341,15 +356,30 @@ class Launcher:
     # -- the machine --
 
     def dispatch(self, event: m.Event) -> None:
-        """Feed one event to the machine and carry out what it says (reactor thread only)."""
+        """Feed one event to the machine and carry out what it says (reactor thread only).
+
+        The log lines of its events are written at the end, once the pins are: a press's
+        roller and cue do not wait for the journal.
+        """
+        if self._unlogged is not None:  # inside another dispatch: it writes the lines
+            self._dispatch(event)
+            return
+        self._unlogged = []
+        try:
+            self._dispatch(event)
+        finally:
+            lines, self._unlogged = self._unlogged, None
+            for kind, data in lines:
+                log.info("%s %s", kind, _Fields(data))
+
+    def _dispatch(self, event: m.Event) -> None:
         before = self.machine.state
         commands = self.machine.handle(event, self.reactor.monotonic())
         changed = self.machine.state != before
-        if changed:
-            self._note("state", {"from": before, "to": self.machine.state, "on": event.name})
-            if self.machine.state is not m.ASLEEP:
-                self.cues.wake()  # before the commands: the new state's first cue sounds
-        self._run(commands)
+        if changed and self.machine.state is not m.ASLEEP:
+            self.cues.wake()  # before the commands: the new state's first cue sounds
+        self._run(commands, {"from": before, "to": self.machine.state, "on": event.name}
+                  if changed else None)
         if changed:
             self._enter()
         self._led_settled()
@@ -370,12 +400,15 @@ class Launcher:
             self.cues.wake()
         self.led.set(led_pattern(state, self.machine.memory))
 
-    def _run(self, commands: list[m.Command]) -> None:
-        # The motor first: a shot's roller must not wait for its BAM to start playing.
+    def _run(self, commands: list[m.Command], state: dict[str, Any] | None = None) -> None:
+        # The motor first: a shot's roller must not wait for its BAM to start playing, nor
+        # for the event of the state it entered (``state``), which comes before the rest.
         refused = turn_refused = False
         for c in commands:
             if c.kind is m.Cmd.MOTOR:
                 refused = not self._motor(c.arg) or refused
+        if state is not None:
+            self._note("state", state)
         for c in commands:
             match c.kind:
                 case m.Cmd.MOTOR:
@@ -441,7 +474,11 @@ class Launcher:
     def _note(self, kind: str, data: dict[str, Any]) -> None:
         now = self.reactor.monotonic()
         self.history.append((now, kind, data))
-        log.info("%s %s", kind, " ".join(f"{k}={v}" for k, v in data.items()))
+        if self._unlogged is not None:
+            if log.isEnabledFor(logging.INFO):  # else no line, and nothing kept for one
+                self._unlogged.append((kind, data))  # written when the dispatch is done
+        else:
+            log.info("%s %s", kind, _Fields(data))
         for listener in list(self.listeners):
             listener(kind, data)
 

@@ -18,6 +18,10 @@ from launcher.core.reactor import Reactor
 from launcher.core.store import parse
 from launcher.firmware.app import Launcher, build_app
 
+# The records a simulated unit keeps (motor samples, ejected cards, pin changes): a service
+# that runs for days needs only the newest, and its memory is flat once they are full.
+SERVICE_KEEP = 200
+
 
 def simulated_app(settings: Settings, reactor: Reactor, rng: random.Random,
                   warn: Callable[[str], None]) -> tuple[Launcher, SimLauncher]:
@@ -27,7 +31,8 @@ def simulated_app(settings: Settings, reactor: Reactor, rng: random.Random,
     where it was while the power is off (else every start after a session that ended on
     Wild would report ``side_changed_while_off``).
     """
-    sim = SimLauncher(reactor, settings.pins, side=saved_side(settings.state_path))
+    sim = SimLauncher(reactor, settings.pins, side=saved_side(settings.state_path),
+                      keep=SERVICE_KEEP)
     return build_app(settings, reactor, rng, sim.board, warn=warn), sim
 
 

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 from pathlib import Path
+
+import pytest
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -31,3 +34,60 @@ def test_bad_options_are_named() -> None:
                               capture_output=True, text=True, timeout=60)
         assert proc.returncode == 2 and word in proc.stderr, (argv, proc.stderr)
         assert "Traceback" not in proc.stderr
+
+
+def _service(*extra: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "bench.service", "--idle", "0.2", "--warmup",
+                           "5", "--presses", "30", "--no-strace", *extra], cwd=REPO,
+                          capture_output=True, text=True, timeout=300)
+
+
+def test_the_service_benchmark_counts_every_press_it_sent_as_accepted() -> None:
+    proc = _service()
+    assert proc.returncode == 0, proc.stderr
+    result = json.loads(proc.stdout)
+    assert result["counted"]["presses"] == 30 and result["counted"]["shots"] >= 0
+    assert result["rss_warm_mib"] > 0 and result["rss_end_mib"] > 0
+
+
+def test_the_service_benchmark_fails_when_presses_were_not_accepted() -> None:
+    # A mash guard longer than the console's presses are apart: the launcher ignores some
+    # (as it did every press of the old benchmark's cards-less cartridge), and the run fails.
+    proc = _service("--mash-guard-ms", "250")
+    assert proc.returncode != 0
+    assert "presses sent, the firmware accepted" in proc.stderr
+
+
+def test_the_counters_check_refuses_short_shots_and_missing_presses(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.syspath_prepend(str(REPO))  # bench/ is not an installed package
+    from bench.service import check_counters
+
+    zero = {"presses": 0, "shots": 0, "cards_shot": 0}
+    good = {"presses": 10, "shots": 2, "cards_shot": 3}
+    assert check_counters(10, zero, good, [(1, 1), (2, 2)]) == good
+    for after, shots in (({**good, "presses": 9}, [(1, 1), (2, 2)]),  # a press not accepted
+                         (good, [(1, 1), (1, 2)]),  # a shot short of what it drew
+                         ({**good, "cards_shot": 2}, [(1, 1), (2, 2)]),  # counters disagree
+                         ({**good, "shots": 0, "cards_shot": 0}, [])):  # no shot at all
+        with pytest.raises(RuntimeError):
+            check_counters(10, zero, after, shots)
+
+
+def test_the_press_benchmarks_check_what_they_measured() -> None:
+    for args in (["--cpu", "--gaps", "fast", "--presses", "20"],
+                 ["--gaps", "human", "--presses", "3", "--lids", "2"]):
+        proc = subprocess.run([sys.executable, "-m", "bench.press", *args], cwd=REPO,
+                              capture_output=True, text=True, timeout=300)
+        assert proc.returncode == 0, proc.stderr
+        result = json.loads(proc.stdout)
+        n = result["presses"]
+        # Every press was accepted and shot its card, and its IN1 write was seen.
+        assert result["counted"] == {"presses": n, "shots": n, "cards_shot": n}
+        if "cpu" in result:
+            assert result["cpu"]["n"] == n and result["pin_writes_per_press"] >= 2
+            assert 0 < result["cpu"]["p50_us"] < 100_000
+        else:
+            assert result["in1_writes"] >= n and result["edge_to_motor"]["n"] == n
+            assert result["state_writes"] >= 1
+            assert result["lid_to_stop"]["n"] == 2

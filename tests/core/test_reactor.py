@@ -5,6 +5,8 @@ from __future__ import annotations
 import threading
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from launcher.core.reactor import NEVER, ManualReactor, RealReactor
 
@@ -128,3 +130,86 @@ def test_real_reactor_runs_posts_from_other_threads_and_stops():
     r.run()  # returns only once the other thread's stop() arrived
     threads[0].join()
     assert got == ["timer", "posted"]
+
+
+# -- the queue holds one entry per armed timer, however often timers are re-armed --
+
+_OPS = st.lists(st.one_of(
+    st.tuples(st.just("register"), st.sampled_from([0.0, 0.5, 1.0, 2.0, NEVER])),
+    st.tuples(st.just("update"), st.integers(0, 7), st.sampled_from([0.0, 0.25, 1.0, 3.0, NEVER])),
+    st.tuples(st.just("unregister"), st.integers(0, 7)),
+    st.tuples(st.just("advance"), st.sampled_from([0.0, 0.1, 0.5, 1.0, 2.5])),
+), max_size=60)
+
+
+@settings(max_examples=300, deadline=None)
+@given(ops=_OPS, rearm=st.lists(st.sampled_from([NEVER, 0.3, 1.0]), min_size=1,
+                                max_size=8))
+def test_the_queue_never_holds_more_than_one_entry_per_live_timer(ops, rearm):
+    """Random registers, re-arms, cancels and advances (callbacks re-arm themselves too),
+    checked against a model of the order: a timer fires at its time, earliest first, the
+    last armed last among equal times; and after every step the queue holds at most one
+    entry per live timer (exactly the armed ones)."""
+    r = ManualReactor()
+    timers: list = []
+    model: dict[int, tuple[float, int]] = {}  # index -> (waketime, arming order), armed only
+    live: set[int] = set()
+    order = iter(range(10**6))
+    fired: list[tuple[int, float]] = []
+    expected: list[tuple[int, float]] = []
+
+    def arm(i: int, at: float) -> None:
+        model.pop(i, None)
+        if at != NEVER and i in live:
+            model[i] = (at, next(order))
+
+    def callback(i: int):
+        def cb(now: float) -> float:
+            fired.append((i, now))
+            nxt = rearm[len(fired) % len(rearm)]
+            return NEVER if nxt == NEVER else now + nxt
+        return cb
+
+    def model_advance(seconds: float) -> None:
+        now, end = r.monotonic(), r.monotonic() + seconds
+        while model:
+            i, (at, _) = min(model.items(), key=lambda kv: kv[1])
+            if at > end:
+                break
+            now = max(now, at)
+            expected.append((i, now))
+            del model[i]
+            nxt = rearm[len(expected) % len(rearm)]
+            arm(i, NEVER if nxt == NEVER else now + nxt)
+
+    for op in ops:
+        if op[0] == "register":
+            i = len(timers)
+            live.add(i)
+            arm(i, op[1])
+            timers.append(r.register_timer(callback(i), op[1], f"t{i}"))
+        elif op[0] == "update" and op[1] < len(timers):
+            arm(op[1], op[2])
+            r.update_timer(timers[op[1]], op[2])
+        elif op[0] == "unregister" and op[1] < len(timers):
+            live.discard(op[1])
+            model.pop(op[1], None)
+            r.unregister_timer(timers[op[1]])
+        elif op[0] == "advance":
+            model_advance(op[1])
+            r.advance(op[1])
+        assert r.live_timers == len(live)
+        assert r.queued_timers == len(model) <= r.live_timers
+        assert r.next_waketime() == min((at for at, _ in model.values()), default=NEVER)
+    assert fired == expected
+
+
+def test_re_arming_a_timer_10000_times_keeps_one_entry():
+    r = ManualReactor()
+    idle = r.register_timer(lambda t: NEVER, 300.0, "idle")
+    for i in range(10_000):
+        r.update_timer(idle, 300.0 + i)
+        r.advance(0.001)
+    assert r.queued_timers == 1 and r.live_timers == 1
+    r.update_timer(idle, NEVER)
+    assert r.queued_timers == 0
