@@ -69,6 +69,11 @@ def render(r: Any, argv: list[str], info: dict[str, Any]) -> str:
       "`make benchmarks` (`python -m bench`) writes this file again, and the README quotes "
       "it. The benchmarks are in `bench/` (each runs alone too: `python -m bench.press`, "
       "`bench.service`, `bench.console`, `bench.games`, `bench.profile`).\n")
+    kept = [(name, run) for name, run in r.runs.items() if run["command"] != " ".join(argv)]
+    if kept:
+        w("- **Sections from earlier runs** (`--only` rewrites its sections and keeps the "
+          "others): " + "; ".join(f"{name}: `{run['command']}` on {run['started'][:16]}"
+                                   for name, run in kept) + ".")
     w(f"- **Machine:** {m['cpu']}, {m['cores']} cores; {m['system']}; {m['python']}.")
     lb, la = info["load_before"], info["load_after"]
     w(f"- **Shared:** the machine was shared with other engineers' test runs while this ran "

@@ -22,7 +22,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -89,6 +89,7 @@ class Figure:
     target_text: str = ""
     note: str = ""
     higher_is_better: bool = False
+    section: str = ""  # the benchmark that made it (set by Results.add)
 
     @property
     def met(self) -> bool | None:
@@ -104,9 +105,54 @@ class Results:
     figures: list[Figure] = field(default_factory=list)
     details: dict[str, Any] = field(default_factory=dict)
     seconds: dict[str, float] = field(default_factory=dict)
+    section: str = ""  # the benchmark running now
+    # Each section's run: its command, start, seconds, loads and the details keys it wrote.
+    runs: dict[str, dict[str, Any]] = field(default_factory=dict)
 
     def add(self, *figures: Figure) -> None:
+        for f in figures:
+            f.section = f.section or self.section
         self.figures.extend(figures)
+
+
+# --- the results file: every figure and detail the Markdown is rendered from --------------
+
+
+def to_json(r: Results, info: dict[str, Any]) -> dict[str, Any]:
+    return {"plan": asdict(r.plan), "figures": [asdict(f) for f in r.figures],
+            "details": r.details, "seconds": r.seconds, "runs": r.runs,
+            "info": {**info, "started": info["started"].isoformat(),
+                     "compare_root": str(info["compare_root"] or "") or None,
+                     "out_dir": str(info["out_dir"])}}
+
+
+def from_json(data: dict[str, Any]) -> tuple[Results, dict[str, Any]]:
+    plan = dict(data["plan"])
+    plan["scale_players"] = tuple(plan["scale_players"])
+    r = Results(Plan(**plan), [Figure(**f) for f in data["figures"]], data["details"],
+                data["seconds"], runs=data["runs"])
+    raw = data["info"]
+    info = {**raw, "started": dt.datetime.fromisoformat(raw["started"]),
+            "compare_root": Path(raw["compare_root"]) if raw["compare_root"] else None,
+            "out_dir": Path(raw["out_dir"])}
+    return r, info
+
+
+def keep_others(r: Results, old: dict[str, Any]) -> None:
+    """Into ``r`` (a run of some sections), the other sections of an earlier run, so that
+    ``--only`` rewrites its sections and keeps the rest of the page as it was measured."""
+    prior, _ = from_json(old)
+    mine = set(r.runs)
+    for name, run in prior.runs.items():
+        if name in mine:
+            continue
+        r.runs[name] = run
+        r.seconds[name] = prior.seconds.get(name, 0.0)
+        for key in run["details"]:
+            r.details.setdefault(key, prior.details[key])
+    r.figures += [f for f in prior.figures if f.section not in mine]
+    order = {name: i for i, name in enumerate(SECTIONS)}
+    r.figures.sort(key=lambda f: order.get(f.section, len(order)))  # stable: run order kept
 
 
 def spread(xs: list[float], fmt: str = "{:,.0f}") -> str:
@@ -383,11 +429,16 @@ def print_table(r: Results) -> None:
               f"{(f.target_text + ' ' + met).strip():>22}")
 
 
-def write_markdown(r: Results, path: Path, argv: list[str], info: dict[str, Any]) -> None:
+def write_markdown(r: Results, info: dict[str, Any], path: Path) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(render(r, info), encoding="utf-8")
+
+
+def render(r: Results, info: dict[str, Any]) -> str:
+    """The page of a run (``info["argv"]``: its command)."""
     from bench import report
 
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(report.render(r, argv, info), encoding="utf-8")
+    return report.render(r, info["argv"], info)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -425,16 +476,39 @@ def main(argv: list[str] | None = None) -> int:
                             "load_before": os.getloadavg(), "compare_root": a.compare_root,
                             "compare_label": a.compare_label or (str(a.compare_root)
                                                                  if a.compare_root else None)}
+    command = ["python", "-m", "bench", *argv]
     t0 = time.perf_counter()
     for name in only:
         print(f"bench: {name} ...", file=sys.stderr, flush=True)
-        t = time.perf_counter()
+        t, load, keys = time.perf_counter(), os.getloadavg()[0], set(results.details)
+        started = dt.datetime.now().astimezone()
+        results.section = name
         BENCHES[name](results, a.compare_root)
         results.seconds[name] = time.perf_counter() - t
+        results.runs[name] = {"command": " ".join(command), "started": started.isoformat(),
+                              "seconds": results.seconds[name], "load_before": load,
+                              "load_after": os.getloadavg()[0], "quick": plan.quick,
+                              "details": sorted(set(results.details) - keys)}
     info["load_after"] = os.getloadavg()
     info["out_dir"] = a.out.resolve().parent
     info["seconds"] = time.perf_counter() - t0
+    info["argv"] = command
+    store = results_file(a.out)
+    if a.only and store.exists():
+        old = json.loads(store.read_text(encoding="utf-8"))
+        if old["plan"]["quick"] == plan.quick:
+            keep_others(results, old)
     print_table(results)
-    write_markdown(results, a.out, ["python", "-m", "bench", *argv], info)
-    print(f"bench: wrote {a.out} ({info['seconds']:.0f} s)", file=sys.stderr)
+    data = to_json(results, info)
+    store.parent.mkdir(parents=True, exist_ok=True)
+    store.write_text(json.dumps(data, indent=1, default=list) + "\n", encoding="utf-8")
+    # The page is rendered from what the file holds, so the file alone can render it again
+    # (tests/docs checks that the page and its file agree).
+    write_markdown(*from_json(json.loads(store.read_text(encoding="utf-8"))), a.out)
+    print(f"bench: wrote {a.out} and {store} ({info['seconds']:.0f} s)", file=sys.stderr)
     return 0
+
+
+def results_file(page: Path) -> Path:
+    """The figures a page is rendered from: PERFORMANCE.md's are in PERFORMANCE.json."""
+    return page.with_suffix(".json")
