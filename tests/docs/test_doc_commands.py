@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
 import subprocess
 import sys
 from dataclasses import dataclass
@@ -184,12 +185,22 @@ def _cases() -> list:
     return cases
 
 
+def _checkout_state() -> str:
+    """The checkout's changes against its commit (what a command must leave as it was)."""
+    return subprocess.run(["git", "status", "--porcelain", "--untracked-files=all"], cwd=REPO,
+                          capture_output=True, text=True, check=False).stdout + subprocess.run(
+        ["git", "diff"], cwd=REPO, capture_output=True, text=True, check=False).stdout
+
+
 @pytest.fixture(scope="module")
 def scratch(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A folder that looks like the checkout (links to its files), for commands to run in."""
     root = tmp_path_factory.mktemp("checkout")
     for entry in REPO.iterdir():
-        if entry.name not in (".git", ".pytest_cache", "tune-report"):
+        if entry.name == "docs":  # a copy: a command that writes a page writes this one
+            shutil.copytree(entry, root / entry.name,
+                            ignore=shutil.ignore_patterns("__pycache__"))
+        elif entry.name not in (".git", ".pytest_cache", "tune-report"):
             (root / entry.name).symlink_to(entry)
     for name, text in FILES.items():
         (root / name).write_text(text)
@@ -204,8 +215,10 @@ def test_a_documented_command_runs(command: Command, scratch: Path) -> None:
     env = dict(os.environ, PATH=f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}",
                XDG_STATE_HOME=str(scratch / "state"), COLUMNS="100")
     env.pop("GPIOZERO_PIN_FACTORY", None)
+    before = _checkout_state()
     done = subprocess.run(["bash", "-c", text], cwd=scratch, env=env, stdin=subprocess.DEVNULL,
                           capture_output=True, text=True, timeout=600)
+    assert _checkout_state() == before, f"{command.where}: `{text}` changed the checkout"
     status = STATUS.get(command.text, 0)
     assert done.returncode == status, (f"{command.where}: `{text}` exited {done.returncode}:\n"
                                        f"{done.stdout[-1500:]}\n{done.stderr[-1500:]}")

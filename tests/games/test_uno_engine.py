@@ -93,6 +93,39 @@ def test_classic_with_each_blank_card_variant_conserves_cards(blanks):
         assert hand.turns <= 400
 
 
+def test_a_bot_that_is_not_trusted_is_refused_an_illegal_move():
+    # A subclass does not inherit ``chooses_from_legal``: its answers are checked.
+    class Cheat(UnoRandomBot):
+        def choose(self, state, player, legal):
+            if state.agenda[-1][0] == TURN:
+                refused = [c for c in state.hands[player] if c not in legal]
+                if refused:
+                    return refused[0]
+            return super().choose(state, player, legal)
+
+    table = UnoTable(CLASSIC_UNO.rules(), DirectDealer(), [Cheat(random.Random(i))
+                                                          for i in range(2)], random.Random(1))
+    with pytest.raises(RuleViolation, match="may not play"):
+        table.play_game(first_dealer=0)
+
+
+@pytest.mark.parametrize("name", sorted(GAMES))
+def test_trusted_bots_play_the_same_games_unchecked_as_checked(name):
+    # check=False with this package's bots takes the table's loop that does not re-check
+    # each answer: the games must be the very ones the checked loop plays.
+    game = GAMES[name]
+
+    def play(check):
+        bots = [make_uno_bot(b, random.Random(i))
+                for i, b in enumerate(["heuristic", "random", "random-play"])]
+        table = UnoTable(game.rules(), dealer_for(game), bots, random.Random(5), check=check)
+        return [table.play_game(first_dealer=g % 3) for g in range(3)]
+
+    fast, checked = play(False), play(True)
+    assert sum(len(r.hands) for r in fast) >= 3
+    assert fast == checked
+
+
 def test_the_check_catches_a_launcher_that_loses_a_card():
     class Leaky(DirectDealer):
         def press(self):

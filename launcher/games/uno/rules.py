@@ -958,6 +958,20 @@ class UnoTable:
         ag = state.agenda
         check = self.check
         self._carry(state)
+        if not check and state.log is None and all(
+                type(b).__dict__.get("chooses_from_legal", False) for b in bots):
+            # Bots of this package (``chooses_from_legal`` on the class itself, so a subclass
+            # must claim it again) answer with one of the legal actions they are shown, and
+            # nothing listens: the same steps without re-checking each answer.
+            choose = [b.choose for b in bots]
+            while not state.over:
+                kind, p, _ = ag[-1]
+                if kind >= PRESS_STEPS:
+                    shot(state, press(), rng)
+                else:
+                    apply(state, choose[p](state, p, legal(state)), rng)
+                if state.todo:
+                    self._carry(state)
         while not state.over:
             kind, p, _ = ag[-1]
             if kind >= PRESS_STEPS:
