@@ -122,13 +122,17 @@ def cpu_seconds(pid: int) -> float:
 
 
 def context_switches(pid: int) -> int:
+    """The times the process's threads went to sleep and were woken (voluntary context
+    switches): its wake-ups. A thread taken off the CPU while it runs (the shared machine's
+    scheduler) is no wake-up and is not counted."""
     total = 0
     for task in Path(f"/proc/{pid}/task").iterdir():
         try:
             text = (task / "status").read_text()
         except OSError:
             continue  # a thread that ended meanwhile
-        total += sum(int(n) for n in re.findall(r"ctxt_switches:\s+(\d+)", text))
+        total += sum(int(n) for n in re.findall(r"^voluntary_ctxt_switches:\s+(\d+)", text,
+                                                 re.MULTILINE))
     return total
 
 

@@ -126,7 +126,18 @@ def to_json(r: Results, info: dict[str, Any]) -> dict[str, Any]:
                      "out_dir": str(info["out_dir"])}}
 
 
+def _int_keys(x: Any) -> Any:
+    """JSON's object keys back to the whole numbers they were (players, jobs)."""
+    if isinstance(x, dict):
+        return {(int(k) if isinstance(k, str) and k.lstrip("-").isdigit() else k): _int_keys(v)
+                for k, v in x.items()}
+    if isinstance(x, list):
+        return [_int_keys(v) for v in x]
+    return x
+
+
 def from_json(data: dict[str, Any]) -> tuple[Results, dict[str, Any]]:
+    data = {**data, "details": _int_keys(data["details"])}
     plan = dict(data["plan"])
     plan["scale_players"] = tuple(plan["scale_players"])
     r = Results(Plan(**plan), [Figure(**f) for f in data["figures"]], data["details"],
@@ -268,7 +279,7 @@ def bench_service(r: Results, root: Path | None) -> None:
                [x["awake"]["cpu_percent"] for x in runs], 0.5, "≤ 0.5% of a core"),
         Figure("idle CPU asleep", "%", [x["asleep"]["cpu_percent"] for x in runs], 0.05,
                "≤ 0.05% of a core"),
-        Figure(f"wake-ups asleep, per {p.idle:g} s (context switches)", "",
+        Figure(f"wake-ups asleep, per {p.idle:g} s (voluntary context switches)", "",
                [x["asleep"]["wakeups"] for x in runs]),
         Figure(f"watchdog pings asleep, per {p.idle:g} s", "",
                [x["asleep"]["watchdog_pings"] for x in runs]),

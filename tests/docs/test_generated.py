@@ -108,3 +108,21 @@ def test_no_page_keeps_a_hand_typed_test_count():
     assert found == [], "test counts go stale; let pytest print them"
     assert REPO / "docs" / "PERFORMANCE.md" not in _typed_pages()
     assert REPO / "docs" / "RELIABILITY.md" in _typed_pages()
+
+
+def test_the_performance_page_is_what_its_results_file_renders(tmp_path: Path):
+    """docs/PERFORMANCE.md is rendered from docs/PERFORMANCE.json, which `python -m bench`
+    writes with it: a figure typed into the page, or a page left from another run, fails."""
+    import json
+
+    from bench import suite
+
+    page = REPO / "docs" / "PERFORMANCE.md"
+    data = json.loads(suite.results_file(page).read_text(encoding="utf-8"))
+    results, info = suite.from_json(data)
+    info["out_dir"] = tmp_path  # the scale plot, drawn again, goes here, not into docs/img
+    assert suite.render(results, info) == page.read_text(encoding="utf-8"), (
+        "docs/PERFORMANCE.md differs from what docs/PERFORMANCE.json renders: run "
+        "`make benchmarks` (or `python -m bench --only SECTION`) instead of editing it")
+    press = [f for f in results.figures if f.section == "press"]
+    assert press and all(f.samples for f in press)  # an independent look at the file itself
