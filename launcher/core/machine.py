@@ -140,6 +140,17 @@ class Event:
         return self.name if not self.value else f"{self.name} {self.value}"
 
 
+_PROBE = Event(PRESS)  # the press ``luck_wanted`` puts to the guards before a draw
+
+# The input level each sensor event sets: (the ``Inputs`` field, its new value).
+_INPUT_OF: dict[Ev, tuple[str, bool]] = {
+    LID_CLOSED: ("lid_closed", True), LID_LEFT_CLOSED: ("lid_closed", False),
+    LID_FULL: ("lid_full", True), LID_LEFT_FULL: ("lid_full", False),
+    BEAM_BLOCKED: ("beam_blocked", True), BEAM_CLEAR: ("beam_blocked", False),
+    HOME: ("home", True), HOME_LEFT: ("home", False),
+    YELLOW_BACK: ("yellow_back", True), YELLOW_FRONT: ("yellow_back", False),
+}
+
 # Timer names, by the event each one sends when it fires.
 TIMERS = {T_CARD: "card", T_JAM: "jam", T_RUN: "run", T_TIMED: "timed",
           T_ROTATION: "rotation", T_IDLE: "idle", T_DEBUG: "debug", T_SETTLE: "settle"}
@@ -288,14 +299,25 @@ class Machine:
         self.has_beam = has_beam
         self.brakes = settings.pins.rotator_in2 is not None  # can brake and creep at home
         self.profile: Profile = settings.profile  # what a press does (``profile`` changes it)
+        # Where ``luck_wanted`` left the press rows: (state, time, index of the drawing row).
+        self._checked: tuple[State, float, int] | None = None
 
     # The one entry point.
     def handle(self, event: Event, now: float) -> list[Command]:
-        self._note_input(event)
-        if event.name is INTERNAL:
+        checked, self._checked = self._checked, None
+        name = event.name
+        if name is INTERNAL:
             self.state = FAULT
             return _internal(self, event, now)
-        for t in _BY_STATE_EVENT.get((self.state, event.name), ()):
+        rows = _BY_STATE_EVENT.get((self.state, name), ())
+        if name is PRESS:
+            # ``luck_wanted`` at this time and state has found the guards before the first
+            # drawing row false: the press starts there (nothing has changed since).
+            if checked is not None and checked[0] is self.state and checked[1] == now:
+                rows = rows[checked[2]:]
+        else:
+            self._note_input(event)  # a press is no input level
+        for t in rows:
             if t.guard is None or t.guard(self, event, now):
                 out = t.action(self, event, now) if t.action else []
                 self.state = t.target
@@ -308,11 +330,11 @@ class Machine:
         The shell asks before it sends a press, draws, and puts the result in the event;
         so the random source is the shell's, and replaying a seed replays every shot.
         """
-        probe = Event(PRESS)
-        for t in _BY_STATE_EVENT.get((self.state, PRESS), ()):
+        for i, t in enumerate(_BY_STATE_EVENT.get((self.state, PRESS), ())):
             if t.draws:
+                self._checked = (self.state, now, i)
                 return self.settings.luck.side(self.memory.side)
-            if t.guard is None or t.guard(self, probe, now):
+            if t.guard is None or t.guard(self, _PROBE, now):
                 return None
         return None
 
@@ -337,18 +359,9 @@ class Machine:
         return [*out, Command(LED, led), *self._idle(now)]
 
     def _note_input(self, event: Event) -> None:
-        i = self.inputs
-        match event.name:
-            case Ev.LID_CLOSED | Ev.LID_LEFT_CLOSED:
-                i.lid_closed = event.name is LID_CLOSED
-            case Ev.LID_FULL | Ev.LID_LEFT_FULL:
-                i.lid_full = event.name is LID_FULL
-            case Ev.BEAM_BLOCKED | Ev.BEAM_CLEAR:
-                i.beam_blocked = event.name is BEAM_BLOCKED
-            case Ev.HOME | Ev.HOME_LEFT:
-                i.home = event.name is HOME
-            case Ev.YELLOW_BACK | Ev.YELLOW_FRONT:
-                i.yellow_back = event.name is YELLOW_BACK
+        level = _INPUT_OF.get(event.name)
+        if level is not None:
+            setattr(self.inputs, *level)
 
     # -- helpers that build commands --
 
