@@ -336,15 +336,16 @@ class Launcher:
         d.level = level
         if d.window > 0:
             d.locked_until = now + d.window
-            if d.recheck is None:
-                d.recheck = self.reactor.register_timer(
-                    lambda t, d=d: self._recheck(d, t), NEVER, f"debounce.{d.name}")
-            self.reactor.update_timer(d.recheck, d.locked_until)
         name = d.rising if level else d.falling
         if name is m.PRESS:
             self.press()
         elif name is not None:
             self.dispatch(m.Event(name))
+        if d.window > 0:  # the re-read, armed once the edge is handled (a press's roller first)
+            if d.recheck is None:
+                d.recheck = self.reactor.register_timer(
+                    lambda t, d=d: self._recheck(d, t), NEVER, f"debounce.{d.name}")
+            self.reactor.update_timer(d.recheck, d.locked_until)
 
     def _recheck(self, d: _Debounced, eventtime: float) -> float:
         level = d.device.is_active
