@@ -377,8 +377,6 @@ class Launcher:
         before = self.machine.state
         commands = self.machine.handle(event, self.reactor.monotonic())
         changed = self.machine.state != before
-        if changed and self.machine.state is not m.ASLEEP:
-            self.cues.wake()  # before the commands: the new state's first cue sounds
         self._run(commands, {"from": before, "to": self.machine.state, "on": event.name}
                   if changed else None)
         if changed:
@@ -409,6 +407,8 @@ class Launcher:
             if c.kind is m.Cmd.MOTOR:
                 refused = not self._motor(c.arg) or refused
         if state is not None:
+            if state["to"] is not m.ASLEEP:
+                self.cues.wake()  # before the cues: the new state's first cue sounds
             self._note("state", state)
         for c in commands:
             match c.kind:
