@@ -10,7 +10,7 @@ timer expiries back. Guards only read; nothing here reads a clock or a random so
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
@@ -269,7 +269,7 @@ def other(side: str) -> str:
 # --- guards and actions ------------------------------------------------------------------
 
 Guard = Callable[["Machine", Event, float], bool]
-Action = Callable[["Machine", Event, float], list[Command]]
+Action = Callable[["Machine", Event, float], Iterable[Command]]
 
 
 @dataclass(frozen=True)
@@ -304,6 +304,13 @@ class Machine:
 
     # The one entry point.
     def handle(self, event: Event, now: float) -> list[Command]:
+        return list(self.step(event, now))
+
+    def step(self, event: Event, now: float) -> Iterable[Command]:
+        """``handle``, with the commands handed over as the action makes them: a shot's
+        motor command comes before the rest is built, so the shell can start the roller
+        first. The state is the new one on return; the memory, once every command is taken.
+        """
         checked, self._checked = self._checked, None
         name = event.name
         if name is INTERNAL:
@@ -571,7 +578,9 @@ def _beam_fault(m: Machine, e: Event, now: float) -> list[Command]:
     return m._fault("beam_blocked", now)
 
 
-def _start_shot(m: Machine, e: Event, now: float) -> list[Command]:
+def _start_shot(m: Machine, e: Event, now: float) -> Iterator[Command]:
+    # The roller first, before the rest of the shot is made (see ``Machine.step``).
+    yield Command(MOTOR, m.settings.motor.speed)
     _accept_press(m, e, now)
     mem = m.memory
     n = e.value
@@ -580,15 +589,16 @@ def _start_shot(m: Machine, e: Event, now: float) -> list[Command]:
     mem.shot = Shot(target=n, timed=not m.has_beam)
     mem.count("shots")
     t = m.settings.timing
-    bam = [Command(CUE, cues.bam(mem.side))] if m.profile.lucky else []
-    out = [*bam, Command(LED, "busy"),
-           Command(MOTOR, m.settings.motor.speed), emit("shoot", side=mem.side, cards=n),
-           timer("run", now + t.max_run), timer("idle", None)]
+    if m.profile.lucky:
+        yield Command(CUE, cues.bam(mem.side))
+    yield Command(LED, "busy")
+    yield emit("shoot", side=mem.side, cards=n)
+    yield timer("run", now + t.max_run)
+    yield timer("idle", None)
     if mem.shot.timed:
-        out.append(timer("timed", now + n * t.timed_card))
+        yield timer("timed", now + n * t.timed_card)
     else:
-        out.append(timer("card", now + t.card_timeout))
-    return out
+        yield timer("card", now + t.card_timeout)
 
 
 def _card_in_beam(m: Machine, e: Event, now: float) -> list[Command]:

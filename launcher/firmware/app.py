@@ -14,7 +14,7 @@ import logging
 import random
 import traceback
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -375,7 +375,7 @@ class Launcher:
 
     def _dispatch(self, event: m.Event) -> None:
         before = self.machine.state
-        commands = self.machine.handle(event, self.reactor.monotonic())
+        commands = self.machine.step(event, self.reactor.monotonic())
         changed = self.machine.state != before
         self._run(commands, {"from": before, "to": self.machine.state, "on": event.name}
                   if changed else None)
@@ -399,21 +399,23 @@ class Launcher:
             self.cues.wake()
         self.led.set(led_pattern(state, self.machine.memory))
 
-    def _run(self, commands: list[m.Command], state: dict[str, Any] | None = None) -> None:
-        # The motor first: a shot's roller must not wait for its BAM to start playing, nor
-        # for the event of the state it entered (``state``), which comes before the rest.
+    def _run(self, commands: Iterable[m.Command], state: dict[str, Any] | None = None) -> None:
+        # The motor first, as the machine hands it over: a shot's roller must not wait for
+        # its BAM to start playing, nor for the event of the state it entered (``state``),
+        # which comes before the rest.
         refused = turn_refused = False
+        rest = []
         for c in commands:
             if c.kind is m.Cmd.MOTOR:
                 refused = not self._motor(c.arg) or refused
+            else:
+                rest.append(c)
         if state is not None:
             if state["to"] is not m.ASLEEP:
                 self.cues.wake()  # before the cues: the new state's first cue sounds
             self._note("state", state)
-        for c in commands:
+        for c in rest:
             match c.kind:
-                case m.Cmd.MOTOR:
-                    pass  # done above
                 case m.Cmd.CUE:
                     self.cues.play(c.arg)
                     self._note("cue", {"name": c.arg})  # what the speaker was told to play
