@@ -406,7 +406,7 @@ class Launcher:
         refused = turn_refused = False
         rest = []
         for c in commands:
-            if c.kind is m.Cmd.MOTOR:
+            if c.kind is m.MOTOR:
                 refused = not self._motor(c.arg) or refused
             else:
                 rest.append(c)
@@ -416,21 +416,21 @@ class Launcher:
             self._note("state", state)
         for c in rest:
             match c.kind:
-                case m.Cmd.CUE:
+                case m.CUE:
                     self.cues.play(c.arg)
                     self._note("cue", {"name": c.arg})  # what the speaker was told to play
-                case m.Cmd.ROTATOR:
+                case m.ROTATOR:
                     ok = self.actuators.rotator(c.arg, c.fields().get("speed", 1.0))
                     turn_refused = turn_refused or not ok
-                case m.Cmd.TIMER:
+                case m.TIMER:
                     self._set_timer(*c.arg)
-                case m.Cmd.EMIT:
+                case m.EMIT:
                     self._note(c.arg, c.fields())
-                case m.Cmd.LED:
+                case m.LED:
                     self.led.set(c.arg)
-                case m.Cmd.POWER:
+                case m.POWER:
                     self._power(c.arg)
-                case m.Cmd.SAVE:
+                case m.SAVE:
                     self._save_timer_soon()
         if refused:
             # The interlock refused: the lid pin reads open, whatever the machine last heard.
