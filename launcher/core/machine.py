@@ -288,7 +288,8 @@ class Transition:
 
 
 class Machine:
-    """The launcher's behaviour. ``handle`` is the only way in."""
+    """The launcher's behaviour. ``handle`` (or ``step``, the same made lazily) is the only
+    way in."""
 
     def __init__(self, settings: Settings, memory: Memory | None = None,
                  has_beam: bool = True) -> None:
@@ -302,7 +303,7 @@ class Machine:
         # Where ``luck_wanted`` left the press rows: (state, time, index of the drawing row).
         self._checked: tuple[State, float, int] | None = None
 
-    # The one entry point.
+    # The one entry point (and its lazy form).
     def handle(self, event: Event, now: float) -> list[Command]:
         return list(self.step(event, now))
 
@@ -336,6 +337,8 @@ class Machine:
 
         The shell asks before it sends a press, draws, and puts the result in the event;
         so the random source is the shell's, and replaying a seed replays every shot.
+        The press that follows at the same time and state skips the guards found false here
+        (any other event in between forgets them).
         """
         for i, t in enumerate(_BY_STATE_EVENT.get((self.state, PRESS), ())):
             if t.draws:
