@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Any
+from typing import Any, NamedTuple
 
 from launcher.core import cues
 from launcher.core.config import Settings, SideLuck
@@ -128,9 +128,10 @@ class Ev(StrEnum):
  INTERNAL, PROFILE, LID_SENSOR) = Ev
 
 
-@dataclass(frozen=True)
-class Event:
-    """Something that happened, with its number: cards drawn (press) or loaded (load)."""
+class Event(NamedTuple):
+    """Something that happened, with its number: cards drawn (press) or loaded (load).
+    (Immutable; a named tuple rather than a frozen dataclass, which takes twice as long to
+    make, as Command: a press makes several.)"""
 
     name: Ev
     value: int = 0
@@ -188,9 +189,8 @@ def turn(how: Turn, speed: float = 1.0) -> Command:
     return Command(ROTATOR, how, (("speed", speed),) if speed != 1.0 else ())
 
 
-@dataclass(frozen=True)
-class Command:
-    """What the shell must do."""
+class Command(NamedTuple):
+    """What the shell must do (immutable, as Event)."""
 
     kind: Cmd
     arg: Any = None
