@@ -10,10 +10,10 @@ timer expiries back. Guards only read; nothing here reads a clock or a random so
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Any
+from typing import Any, NamedTuple
 
 from launcher.core import cues
 from launcher.core.config import Settings, SideLuck
@@ -128,9 +128,10 @@ class Ev(StrEnum):
  INTERNAL, PROFILE, LID_SENSOR) = Ev
 
 
-@dataclass(frozen=True)
-class Event:
-    """Something that happened, with its number: cards drawn (press) or loaded (load)."""
+class Event(NamedTuple):
+    """Something that happened, with its number: cards drawn (press) or loaded (load).
+    (Immutable; a named tuple rather than a frozen dataclass, which takes twice as long to
+    make, as Command: a press makes several.)"""
 
     name: Ev
     value: int = 0
@@ -139,6 +140,17 @@ class Event:
     def __str__(self) -> str:
         return self.name if not self.value else f"{self.name} {self.value}"
 
+
+_PROBE = Event(PRESS)  # the press ``luck_wanted`` puts to the guards before a draw
+
+# The input level each sensor event sets: (the ``Inputs`` field, its new value).
+_INPUT_OF: dict[Ev, tuple[str, bool]] = {
+    LID_CLOSED: ("lid_closed", True), LID_LEFT_CLOSED: ("lid_closed", False),
+    LID_FULL: ("lid_full", True), LID_LEFT_FULL: ("lid_full", False),
+    BEAM_BLOCKED: ("beam_blocked", True), BEAM_CLEAR: ("beam_blocked", False),
+    HOME: ("home", True), HOME_LEFT: ("home", False),
+    YELLOW_BACK: ("yellow_back", True), YELLOW_FRONT: ("yellow_back", False),
+}
 
 # Timer names, by the event each one sends when it fires.
 TIMERS = {T_CARD: "card", T_JAM: "jam", T_RUN: "run", T_TIMED: "timed",
@@ -177,9 +189,8 @@ def turn(how: Turn, speed: float = 1.0) -> Command:
     return Command(ROTATOR, how, (("speed", speed),) if speed != 1.0 else ())
 
 
-@dataclass(frozen=True)
-class Command:
-    """What the shell must do."""
+class Command(NamedTuple):
+    """What the shell must do (immutable, as Event)."""
 
     kind: Cmd
     arg: Any = None
@@ -258,7 +269,7 @@ def other(side: str) -> str:
 # --- guards and actions ------------------------------------------------------------------
 
 Guard = Callable[["Machine", Event, float], bool]
-Action = Callable[["Machine", Event, float], list[Command]]
+Action = Callable[["Machine", Event, float], Iterable[Command]]
 
 
 @dataclass(frozen=True)
@@ -277,7 +288,8 @@ class Transition:
 
 
 class Machine:
-    """The launcher's behaviour. ``handle`` is the only way in."""
+    """The launcher's behaviour. ``handle`` (or ``step``, the same made lazily) is the only
+    way in."""
 
     def __init__(self, settings: Settings, memory: Memory | None = None,
                  has_beam: bool = True) -> None:
@@ -288,14 +300,32 @@ class Machine:
         self.has_beam = has_beam
         self.brakes = settings.pins.rotator_in2 is not None  # can brake and creep at home
         self.profile: Profile = settings.profile  # what a press does (``profile`` changes it)
+        # Where ``luck_wanted`` left the press rows: (state, time, index of the drawing row).
+        self._checked: tuple[State, float, int] | None = None
 
-    # The one entry point.
+    # The one entry point (and its lazy form).
     def handle(self, event: Event, now: float) -> list[Command]:
-        self._note_input(event)
-        if event.name is INTERNAL:
+        return list(self.step(event, now))
+
+    def step(self, event: Event, now: float) -> Iterable[Command]:
+        """``handle``, with the commands handed over as the action makes them: a shot's
+        motor command comes before the rest is built, so the shell can start the roller
+        first. The state is the new one on return; the memory, once every command is taken.
+        """
+        checked, self._checked = self._checked, None
+        name = event.name
+        if name is INTERNAL:
             self.state = FAULT
             return _internal(self, event, now)
-        for t in _BY_STATE_EVENT.get((self.state, event.name), ()):
+        rows = _BY_STATE_EVENT.get((self.state, name), ())
+        if name is PRESS:
+            # ``luck_wanted`` at this time and state has found the guards before the first
+            # drawing row false: the press starts there (nothing has changed since).
+            if checked is not None and checked[0] is self.state and checked[1] == now:
+                rows = rows[checked[2]:]
+        else:
+            self._note_input(event)  # a press is no input level
+        for t in rows:
             if t.guard is None or t.guard(self, event, now):
                 out = t.action(self, event, now) if t.action else []
                 self.state = t.target
@@ -307,12 +337,14 @@ class Machine:
 
         The shell asks before it sends a press, draws, and puts the result in the event;
         so the random source is the shell's, and replaying a seed replays every shot.
+        The press that follows at the same time and state skips the guards found false here
+        (any other event in between forgets them).
         """
-        probe = Event(PRESS)
-        for t in _BY_STATE_EVENT.get((self.state, PRESS), ()):
+        for i, t in enumerate(_BY_STATE_EVENT.get((self.state, PRESS), ())):
             if t.draws:
+                self._checked = (self.state, now, i)
                 return self.settings.luck.side(self.memory.side)
-            if t.guard is None or t.guard(self, probe, now):
+            if t.guard is None or t.guard(self, _PROBE, now):
                 return None
         return None
 
@@ -337,18 +369,9 @@ class Machine:
         return [*out, Command(LED, led), *self._idle(now)]
 
     def _note_input(self, event: Event) -> None:
-        i = self.inputs
-        match event.name:
-            case Ev.LID_CLOSED | Ev.LID_LEFT_CLOSED:
-                i.lid_closed = event.name is LID_CLOSED
-            case Ev.LID_FULL | Ev.LID_LEFT_FULL:
-                i.lid_full = event.name is LID_FULL
-            case Ev.BEAM_BLOCKED | Ev.BEAM_CLEAR:
-                i.beam_blocked = event.name is BEAM_BLOCKED
-            case Ev.HOME | Ev.HOME_LEFT:
-                i.home = event.name is HOME
-            case Ev.YELLOW_BACK | Ev.YELLOW_FRONT:
-                i.yellow_back = event.name is YELLOW_BACK
+        level = _INPUT_OF.get(event.name)
+        if level is not None:
+            setattr(self.inputs, *level)
 
     # -- helpers that build commands --
 
@@ -558,7 +581,9 @@ def _beam_fault(m: Machine, e: Event, now: float) -> list[Command]:
     return m._fault("beam_blocked", now)
 
 
-def _start_shot(m: Machine, e: Event, now: float) -> list[Command]:
+def _start_shot(m: Machine, e: Event, now: float) -> Iterator[Command]:
+    # The roller first, before the rest of the shot is made (see ``Machine.step``).
+    yield Command(MOTOR, m.settings.motor.speed)
     _accept_press(m, e, now)
     mem = m.memory
     n = e.value
@@ -567,15 +592,16 @@ def _start_shot(m: Machine, e: Event, now: float) -> list[Command]:
     mem.shot = Shot(target=n, timed=not m.has_beam)
     mem.count("shots")
     t = m.settings.timing
-    bam = [Command(CUE, cues.bam(mem.side))] if m.profile.lucky else []
-    out = [*bam, Command(LED, "busy"),
-           Command(MOTOR, m.settings.motor.speed), emit("shoot", side=mem.side, cards=n),
-           timer("run", now + t.max_run), timer("idle", None)]
+    if m.profile.lucky:
+        yield Command(CUE, cues.bam(mem.side))
+    yield Command(LED, "busy")
+    yield emit("shoot", side=mem.side, cards=n)
+    yield timer("run", now + t.max_run)
+    yield timer("idle", None)
     if mem.shot.timed:
-        out.append(timer("timed", now + n * t.timed_card))
+        yield timer("timed", now + n * t.timed_card)
     else:
-        out.append(timer("card", now + t.card_timeout))
-    return out
+        yield timer("card", now + t.card_timeout)
 
 
 def _card_in_beam(m: Machine, e: Event, now: float) -> list[Command]:

@@ -14,7 +14,7 @@ import logging
 import random
 import traceback
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -336,15 +336,16 @@ class Launcher:
         d.level = level
         if d.window > 0:
             d.locked_until = now + d.window
-            if d.recheck is None:
-                d.recheck = self.reactor.register_timer(
-                    lambda t, d=d: self._recheck(d, t), NEVER, f"debounce.{d.name}")
-            self.reactor.update_timer(d.recheck, d.locked_until)
         name = d.rising if level else d.falling
         if name is m.PRESS:
             self.press()
         elif name is not None:
             self.dispatch(m.Event(name))
+        if d.window > 0:  # the re-read, armed once the edge is handled (a press's roller first)
+            if d.recheck is None:
+                d.recheck = self.reactor.register_timer(
+                    lambda t, d=d: self._recheck(d, t), NEVER, f"debounce.{d.name}")
+            self.reactor.update_timer(d.recheck, d.locked_until)
 
     def _recheck(self, d: _Debounced, eventtime: float) -> float:
         level = d.device.is_active
@@ -374,10 +375,8 @@ class Launcher:
 
     def _dispatch(self, event: m.Event) -> None:
         before = self.machine.state
-        commands = self.machine.handle(event, self.reactor.monotonic())
+        commands = self.machine.step(event, self.reactor.monotonic())
         changed = self.machine.state != before
-        if changed and self.machine.state is not m.ASLEEP:
-            self.cues.wake()  # before the commands: the new state's first cue sounds
         self._run(commands, {"from": before, "to": self.machine.state, "on": event.name}
                   if changed else None)
         if changed:
@@ -400,34 +399,38 @@ class Launcher:
             self.cues.wake()
         self.led.set(led_pattern(state, self.machine.memory))
 
-    def _run(self, commands: list[m.Command], state: dict[str, Any] | None = None) -> None:
-        # The motor first: a shot's roller must not wait for its BAM to start playing, nor
-        # for the event of the state it entered (``state``), which comes before the rest.
+    def _run(self, commands: Iterable[m.Command], state: dict[str, Any] | None = None) -> None:
+        # The motor first, as the machine hands it over: a shot's roller must not wait for
+        # its BAM to start playing, nor for the event of the state it entered (``state``),
+        # which comes before the rest.
         refused = turn_refused = False
+        rest = []
         for c in commands:
-            if c.kind is m.Cmd.MOTOR:
+            if c.kind is m.MOTOR:
                 refused = not self._motor(c.arg) or refused
+            else:
+                rest.append(c)
         if state is not None:
+            if state["to"] is not m.ASLEEP:
+                self.cues.wake()  # before the cues: the new state's first cue sounds
             self._note("state", state)
-        for c in commands:
+        for c in rest:
             match c.kind:
-                case m.Cmd.MOTOR:
-                    pass  # done above
-                case m.Cmd.CUE:
+                case m.CUE:
                     self.cues.play(c.arg)
                     self._note("cue", {"name": c.arg})  # what the speaker was told to play
-                case m.Cmd.ROTATOR:
+                case m.ROTATOR:
                     ok = self.actuators.rotator(c.arg, c.fields().get("speed", 1.0))
                     turn_refused = turn_refused or not ok
-                case m.Cmd.TIMER:
+                case m.TIMER:
                     self._set_timer(*c.arg)
-                case m.Cmd.EMIT:
+                case m.EMIT:
                     self._note(c.arg, c.fields())
-                case m.Cmd.LED:
+                case m.LED:
                     self.led.set(c.arg)
-                case m.Cmd.POWER:
+                case m.POWER:
                     self._power(c.arg)
-                case m.Cmd.SAVE:
+                case m.SAVE:
                     self._save_timer_soon()
         if refused:
             # The interlock refused: the lid pin reads open, whatever the machine last heard.

@@ -139,6 +139,28 @@ def test_a_shot_runs_the_motor_until_the_beam_counted_the_cards():
     assert mach.memory.counters["cards_shot"] == 2
 
 
+def test_step_hands_a_shot_its_motor_command_before_it_makes_the_rest():
+    mach = started(FixedRandom([SHOOT, 0.4]))
+    assert mach.luck_wanted(1.0) is not None
+    drawn = mach.memory.streak.draw(mach.settings.luck.side("mild"), _RNGS[id(mach)])
+    steps = iter(mach.step(Event(m.PRESS, drawn), 1.0))
+    assert mach.state == m.SHOOTING  # the state is the new one on return
+    assert next(steps) == Command(m.MOTOR, mach.settings.motor.speed)
+    assert mach.memory.shot is None and "shots" not in mach.memory.counters  # not made yet
+    rest = list(steps)
+    assert mach.memory.shot == m.Shot(target=2) and mach.memory.counters["shots"] == 1
+    assert m.MOTOR not in [c.kind for c in rest] and emitted(rest) == ["shoot"]
+
+
+def test_a_press_skips_only_the_guards_luck_wanted_found_false_at_its_time_and_state():
+    mach = started(FixedRandom([SHOOT, 0.0]))
+    mach.handle(Event(m.LOAD, 3), 0.5)
+    assert mach.luck_wanted(1.0) is not None  # the guards before the draw are false
+    mach.handle(Event(m.LOAD, 0), 1.0)  # another event at the same time: they are not now
+    out = mach.handle(Event(m.PRESS, 1), 1.0)
+    assert kinds(out, m.CUE) == [cues.RELOAD] and kinds(out, m.MOTOR) == []  # _empty held
+
+
 def test_no_card_within_the_timeout_means_empty_not_a_fault():
     mach = started(FixedRandom([SHOOT, 0.0]))
     mach.handle(Event(m.LOAD, 10), 0.5)
