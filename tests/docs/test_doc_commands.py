@@ -143,7 +143,8 @@ SMALL: list[tuple[str, object]] = [
                                                   "--peers 1 --seconds 0.2 --slices 1", c)),
     (r"-m bench\.games$", lambda c: c + " --seconds 0.1 --slices 1"),
     (r"-m bench\.console", lambda c: c + " --lines 200 --seconds 0.1"),
-    (r"fault_injection\.py \d+", lambda c: re.sub(r"\.py \d+", ".py 3", c)),
+    (r"fault_injection\.py \d+", lambda c: re.sub(r"--out \S+", "--out results.json",
+                                                     re.sub(r"\.py \d+", ".py 3", c))),
     (r"^(time )?(\S+=\S+ )*(\.venv/bin/)?pytest\b", lambda c: c + " --collect-only -q"),
     (r"^launcher sounds render$", lambda c: c + " --out rendered"),
 ]
@@ -236,6 +237,10 @@ def test_a_template_is_skipped_and_a_real_command_is_not() -> None:
         "launcher simulate --game uno --games 3"
     assert plan(Command("x", "launcher simulate --games 1000 --seed 1"))[1] == \
         "launcher simulate --games 3 --seed 1"
+    # A recorded run writes its results into the scratch folder, not the checkout's docs/.
+    assert plan(Command("x", "python tests/reliability/fault_injection.py 900 --out "
+                        "docs/results/fault_injection.json"))[1] == \
+        "python tests/reliability/fault_injection.py 3 --out results.json"
 
 
 def test_every_test_a_page_names_exists() -> None:
