@@ -166,8 +166,8 @@ def gin_variant_table(games: int = 200, seed: int = 1) -> str:
 
 def _machine(r: dict) -> str:
     """The run's time and the machine it ran on, as its results file has them."""
-    return (f"{r['wall_s']:,} s ({r['cpu_s']:,} s CPU; load {r['load_1min']} "
-            f"on {r['cores']} cores)")
+    return (f"{r['wall_s']:,} s ({r['cpu_s']:,} s CPU; {r['cores']} cores, load average "
+            f"{r['load_1min']} at the end)")
 
 
 def fault_injection_row(path: Path = RESULTS / "fault_injection.json") -> str:
