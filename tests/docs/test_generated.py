@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import logging
 import re
 import sys
 from pathlib import Path
@@ -176,6 +177,7 @@ def test_the_campaign_records_what_its_tries_found_and_the_row_shows_it(tmp_path
 
     out = tmp_path / "fi.json"
     assert fault_injection.main(["fault_injection.py", "4", "--out", str(out)]) == 0
+    assert logging.root.manager.disable == logging.NOTSET  # the later tests still log
     tries = [fault_injection.one_try(seed) for seed in range(4)]  # the same seeded tries
     fired = [t for t in tries if t["fired"]]
     r = json.loads(out.read_text())

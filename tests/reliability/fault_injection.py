@@ -167,7 +167,10 @@ def main(argv: list[str]) -> int:
     args = p.parse_args(argv[1:])
     logging.disable(logging.CRITICAL)  # each injected bug logs its traceback, by design
     wall, cpu = time.monotonic(), time.process_time()
-    results = [one_try(seed) for seed in range(args.tries)]
+    try:
+        results = [one_try(seed) for seed in range(args.tries)]
+    finally:
+        logging.disable(logging.NOTSET)  # a test calling main() logs again after it
     wall, cpu = time.monotonic() - wall, time.process_time() - cpu
     fired = [r for r in results if r["fired"]]
     bad = [r for r in fired if not (r["code"] == "internal" and r["safe"]
