@@ -140,11 +140,12 @@ SKIP: list[tuple[str, str]] = [
 # (pattern, rewrite): the small size a slow command runs at here.
 SMALL: list[tuple[str, object]] = [
     (r"^launcher (simulate|tune)\b", lambda c: _games(c, 3)),
-    (r"-m bench\.games --peers", lambda c: re.sub(r"--peers \d+ --seconds \S+ --slices \d+",
-                                                  "--peers 1 --seconds 0.2 --slices 1", c)),
+    (r"-m bench\.games --peers", lambda c: _docs_copy(re.sub(
+        r"--peers \d+ --seconds \S+ --slices \d+", "--peers 1 --seconds 0.2 --slices 1", c))),
     (r"-m bench\.games$", lambda c: c + " --seconds 0.1 --slices 1"),
     (r"-m bench\.console", lambda c: c + " --lines 200 --seconds 0.1"),
-    (r"fault_injection\.py \d+", lambda c: re.sub(r"\.py \d+", ".py 3", c)),
+    (r"fault_injection\.py \d+", lambda c: re.sub(r"--out \S+", "--out results.json",
+                                                     re.sub(r"\.py \d+", ".py 3", c))),
     (r"^(time )?(\S+=\S+ )*(\.venv/bin/)?pytest\b", lambda c: c + " --collect-only -q"),
     (r"^launcher sounds render$", lambda c: c + " --out rendered"),
 ]
@@ -153,6 +154,15 @@ SMALL: list[tuple[str, object]] = [
 FILES = {"my.toml": "[luck.mild]\nhazard = [0.35, 0.45, 1.4, 1.0]\n"}
 # Commands whose documented exit status is not 0.
 STATUS = {"launcher config check my.toml": 2}
+
+
+def _docs_copy(command: str) -> str:
+    """``--docs FILE`` rewrites FILE: here it writes a copy in the scratch folder (the
+    checkout's docs/ is a link), so that a small run never replaces the page's figures."""
+    m = re.search(r"--docs (\S+)", command)
+    if m is None:
+        return command
+    return f"cp {m.group(1)} docs-copy.md && " + command.replace(m.group(0), "--docs docs-copy.md")
 
 
 def _games(command: str, n: int) -> str:
@@ -249,6 +259,14 @@ def test_a_template_is_skipped_and_a_real_command_is_not() -> None:
         "launcher simulate --game uno --games 3"
     assert plan(Command("x", "launcher simulate --games 1000 --seed 1"))[1] == \
         "launcher simulate --games 3 --seed 1"
+    # A recorded run and a page's benchmark block write into the scratch folder, not the
+    # checkout's docs/.
+    assert plan(Command("x", "python -m bench.games --peers 5 --seconds 4 --slices 4 --docs "
+                        "docs/games.md"))[1] == ("cp docs/games.md docs-copy.md && python -m "
+                        "bench.games --peers 1 --seconds 0.2 --slices 1 --docs docs-copy.md")
+    assert plan(Command("x", "python tests/reliability/fault_injection.py 900 --out "
+                        "docs/results/fault_injection.json"))[1] == \
+        "python tests/reliability/fault_injection.py 3 --out results.json"
 
 
 def test_every_test_a_page_names_exists() -> None:

@@ -6,6 +6,8 @@ The default tier re-runs every block but the ones marked slow; ``make test-slow`
 from __future__ import annotations
 
 import importlib.util
+import json
+import logging
 import re
 import sys
 from pathlib import Path
@@ -126,3 +128,94 @@ def test_the_performance_page_is_what_its_results_file_renders(tmp_path: Path):
         "`make benchmarks` (or `python -m bench --only SECTION`) instead of editing it")
     press = [f for f in results.figures if f.section == "press"]
     assert press and all(f.samples for f in press)  # an independent look at the file itself
+
+
+# --- slow blocks: the default tier checks their markers, `make test-slow` their output -----
+
+
+def _pipeline(command: str) -> list[list[str]]:
+    """The words of each command of a pipeline (``a | b``), as bash splits them."""
+    import shlex
+
+    lexer = shlex.shlex(command, posix=True, punctuation_chars="|")
+    lexer.whitespace_split = True
+    parts: list[list[str]] = [[]]
+    for word in lexer:
+        if word == "|":
+            parts.append([])
+        else:
+            parts[-1].append(word)
+    return parts
+
+
+@pytest.mark.parametrize("block", _params(slow=True))
+def test_a_slow_block_s_command_parses_and_its_block_is_well_formed(block):
+    import subprocess
+
+    assert subprocess.run(["bash", "-n", "-c", block.command]).returncode == 0, block.where
+    first = _pipeline(block.command)[0]
+    if first[0] == "launcher":
+        from launcher.cli.main import build_parser
+
+        args = build_parser().parse_args(first[1:])  # a bad option exits: the test fails
+        assert args.command == first[1]
+    else:
+        assert first[:3] == ["python", "docs/blocks.py", "--print"], block.where
+        assert first[3] in tool.FIGURES
+    lines = block.body.splitlines()
+    if block.kind == "output of":
+        assert lines[0] == lines[-1] == "```" and len(lines) > 2, (
+            f"{block.where}: not a fenced block with output in it: run `make figures`")
+    else:
+        assert lines and all(line.startswith("|") for line in lines), block.where
+
+
+def test_the_pipeline_splitter_keeps_a_quoted_bar():
+    assert _pipeline("launcher simulate --games 3 | grep -E 'a|b' | head -2") == [
+        ["launcher", "simulate", "--games", "3"], ["grep", "-E", "a|b"], ["head", "-2"]]
+
+
+# --- rows rendered from a results file (docs/results/*.json) ------------------------------
+
+
+def test_each_results_file_names_the_command_that_wrote_it():
+    for name in ("fault_injection", "rules_at_scale"):
+        path = REPO / "docs" / "results" / f"{name}.json"
+        r = json.loads(path.read_text())
+        assert r["command"].startswith(f".venv/bin/python tests/reliability/{name}.py ")
+        assert r["command"].endswith(f" --out docs/results/{name}.json")
+        (block,) = [b for b in BLOCKS if b.command.endswith(f"--print {name.replace('_', '-')}")]
+        assert block.path.name == "RELIABILITY.md" and not block.slow
+        assert f"| `{r['command']}` (finished {r['date']}" in block.body
+
+
+def test_the_campaign_records_what_its_tries_found_and_the_row_shows_it(tmp_path, monkeypatch):
+    sys.path.insert(0, str(REPO / "tests" / "reliability"))
+    import fault_injection
+
+    out = tmp_path / "fi.json"
+    assert fault_injection.main(["fault_injection.py", "4", "--out", str(out)]) == 0
+    assert logging.root.manager.disable == logging.NOTSET  # the later tests still log
+    tries = [fault_injection.one_try(seed) for seed in range(4)]  # the same seeded tries
+    fired = [t for t in tries if t["fired"]]
+    r = json.loads(out.read_text())
+    assert (r["tries"], r["fired"], r["good"], r["bad"]) == (4, len(fired), len(fired), 0)
+    assert sum(r["kinds"].values()) == 4
+    assert r["command"].endswith(f"fault_injection.py 4 --out {out}")
+    row = tool.fault_injection_row(out).splitlines()[2]
+    assert row.startswith(f"| `{r['command']}` (finished {r['date']}) | 4 over "
+                          f"{len(r['kinds'])} kinds ")
+    assert f"| {len(fired)} of {len(fired)} |" in row
+
+
+def test_a_time_boxed_run_says_how_many_of_the_examples_asked_ran(tmp_path):
+    out = tmp_path / "r.json"
+    out.write_text(json.dumps({
+        "command": ".venv/bin/python tests/reliability/rules_at_scale.py 20000 --out x",
+        "date": "2026-12-01 13:00 UTC", "cores": 2, "load_1min": 3.5, "asked": 20_000,
+        "examples": 16_000, "chunk": 2_000, "steps": 50, "budget_s": 900, "violations": 0,
+        "wall_s": 1096.9, "cpu_s": 1000.0}))
+    row = tool.rules_at_scale_row(out).splitlines()[2]
+    assert "20,000 asked" in row and "| 16,000 (8 chunks) |" in row
+    assert "within 15 minutes" in row
+    assert "| 1,096.9 s (1,000.0 s CPU; 2 cores, load average 3.5 at the end) |" in row

@@ -1,11 +1,13 @@
 """Exceptions injected into each kind of callback the firmware runs, and the recovery after.
 
-Run from the repository root: ``.venv/bin/python tests/reliability/fault_injection.py [N]``
-(default 900 tries); ``tests/reliability/test_fault_injection.py`` runs a few in the
-default tier. Each try, seeded: a simulated unit dealing three cards a press; one callback
-kind (every reactor timer the firmware registers, a posted pin edge, a machine dispatch)
-is made to raise once, at its next call; a scenario of presses, a flip, waits and a sleep
-runs until it has. Then, for every try whose bug fired:
+Run from the repository root: ``.venv/bin/python tests/reliability/fault_injection.py [N]
+[--out FILE]`` (default 900 tries; ``--out docs/results/fault_injection.json`` records the
+counts, the time and the command for docs/RELIABILITY.md's row);
+``tests/reliability/test_fault_injection.py`` runs a few in the default tier. Each try,
+seeded: a simulated unit dealing three cards a press; one callback kind (every reactor timer
+the firmware registers, a posted pin edge, a machine dispatch) is made to raise once, at its
+next call; a scenario of presses, a flip, waits and a sleep runs until it has. Then, for
+every try whose bug fired:
 
 - at the fault's own event, the roller's pins and nSLEEP are low and the rotator is off;
 - the fault is ``internal``;
@@ -155,24 +157,56 @@ def one_try(seed: int) -> dict[str, Any]:
 
 
 def main(argv: list[str]) -> int:
+    import argparse
     import logging
+    import time
 
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("tries", nargs="?", type=int, default=900)
+    p.add_argument("--out", help="write the counts, times and command to this JSON file")
+    args = p.parse_args(argv[1:])
     logging.disable(logging.CRITICAL)  # each injected bug logs its traceback, by design
-    tries = int(argv[1]) if len(argv) > 1 else 900
-    results = [one_try(seed) for seed in range(tries)]
+    wall, cpu = time.monotonic(), time.process_time()
+    try:
+        results = [one_try(seed) for seed in range(args.tries)]
+    finally:
+        logging.disable(logging.NOTSET)  # a test calling main() logs again after it
+    wall, cpu = time.monotonic() - wall, time.process_time() - cpu
     fired = [r for r in results if r["fired"]]
     bad = [r for r in fired if not (r["code"] == "internal" and r["safe"]
                                     and r["shoots_again"])]
     kinds_seen = Counter(r["kind"] for r in results)
-    print(f"{tries} tries over {len(kinds_seen)} kinds of callback; {len(fired)} fired; "
+    mid_shot = sum(r.get("mid") == "shooting" for r in fired)
+    mid_turn = sum(r.get("mid") == "rotating" for r in fired)
+    print(f"{args.tries} tries over {len(kinds_seen)} kinds of callback; {len(fired)} fired; "
           f"{len(fired) - len(bad)} gave an internal fault with the board safe at its event "
           f"and a unit that shot its next three cards after the way out; {len(bad)} did not")
     print("kinds:", ", ".join(f"{k} {n}" for k, n in sorted(kinds_seen.items())))
-    print("fired mid-shot:", sum(r.get("mid") == "shooting" for r in fired),
-          "mid-turn:", sum(r.get("mid") == "rotating" for r in fired))
+    print("fired mid-shot:", mid_shot, "mid-turn:", mid_turn)
     for r in bad[:10]:
         print("  not so:", r)
+    if args.out:
+        record(args.out, {"tries": args.tries, "kinds": dict(sorted(kinds_seen.items())),
+                          "fired": len(fired), "mid_shot": mid_shot, "mid_turn": mid_turn,
+                          "good": len(fired) - len(bad), "bad": len(bad),
+                          "wall_s": round(wall, 1), "cpu_s": round(cpu, 1)}, argv)
     return 1 if bad else 0
+
+
+def record(path: str, figures: dict[str, Any], argv: list[str]) -> None:
+    """Write a run's figures, with its date, command and machine, as JSON (the docs render
+    their rows from it: ``python docs/blocks.py --print ...``)."""
+    import datetime
+    import json
+    import os
+    import shlex
+    from pathlib import Path
+
+    command = shlex.join([".venv/bin/python", *argv])
+    meta = {"command": command, "date": datetime.datetime.now(datetime.UTC).strftime(
+        "%Y-%m-%d %H:%M UTC"), "cores": os.cpu_count(),
+        "load_1min": round(os.getloadavg()[0], 2)}
+    Path(path).write_text(json.dumps({**meta, **figures}, indent=2) + "\n", encoding="utf-8")
 
 
 if __name__ == "__main__":
