@@ -425,6 +425,14 @@ def load(path: str | os.PathLike[str] | None = None) -> Settings:
     return settings_from_dict(load_raw(path))
 
 
+def dotted_keys(raw: Mapping[str, Any], prefix: str = "") -> list[str]:
+    """Every leaf key of ``raw`` as ``get_key`` names it: ``motor.lease_ms``, ..."""
+    out: list[str] = []
+    for k, v in raw.items():
+        out += dotted_keys(v, f"{prefix}{k}.") if isinstance(v, dict) else [f"{prefix}{k}"]
+    return out
+
+
 def get_key(raw: Mapping[str, Any], dotted: str) -> Any:
     node: Any = raw
     for part in dotted.split("."):

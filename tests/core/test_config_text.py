@@ -18,15 +18,7 @@ from launcher.cli.main import main
 from launcher.core import config
 from launcher.core.errors import ConfigError
 
-
-def every_key(raw: dict, prefix: str = "") -> list[str]:
-    out: list[str] = []
-    for k, v in raw.items():
-        out += every_key(v, f"{prefix}{k}.") if isinstance(v, dict) else [f"{prefix}{k}"]
-    return out
-
-
-KEYS = every_key(config.default_raw())
+KEYS = config.dotted_keys(config.default_raw())
 STRING_KEYS = [k for k in KEYS if isinstance(config.get_key(config.default_raw(), k), str)]
 
 

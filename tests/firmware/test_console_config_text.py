@@ -15,15 +15,7 @@ from launcher.firmware.console import Console
 from launcher.sim.rig import SimRig
 from launcher.sim.unit import console_extras
 
-
-def every_key(raw: dict, prefix: str = "") -> list[str]:
-    out: list[str] = []
-    for k, v in raw.items():
-        out += every_key(v, f"{prefix}{k}.") if isinstance(v, dict) else [f"{prefix}{k}"]
-    return out
-
-
-KEYS = every_key(config.default_raw())
+KEYS = config.dotted_keys(config.default_raw())
 STRING_KEYS = [k for k in KEYS if isinstance(config.get_key(config.default_raw(), k), str)]
 
 
