@@ -90,22 +90,27 @@ def make_factory(name: str) -> Factory:
 class _Closed:
     """The pin of a part that was closed: any use of it fails, as gpiozero's would."""
 
-    @property
-    def state(self) -> float:
+    def _get_state(self) -> float:
         raise HardwareError("the pin was closed")
 
-    @state.setter
-    def state(self, value: float) -> None:
+    def _set_state(self, value: float) -> None:
         raise HardwareError("the pin was closed")
 
 
-# Pin writes on the press path (the roller's inputs, nSLEEP, the amplifier, the LED) go to
-# the gpiozero pin itself, not through the device's ``value``: the device layer adds a blink
-# check and two attribute writes through its guarded ``__setattr__`` to each write (about a
-# tenth of a press's handling, ``python -m bench.profile``), for blinks the launcher never
-# starts; the range is checked here (``_check_speed``). The devices still own their pins:
-# they claimed them, set the PWM frequency, and close them.
+# Pin reads and writes on the press path (the lid, the roller's inputs, nSLEEP, the
+# amplifier, the LED) call the gpiozero pin's ``_get_state`` and ``_set_state``, the two
+# methods every pin factory implements, bound once here, not the device's ``value``: the
+# device layer adds a blink check and two attribute writes through its guarded
+# ``__setattr__`` to each write, for blinks the launcher never starts, and the pin's
+# ``state`` property one more call, on a path where each call costs cache misses
+# (``python -m bench.press --cpu``). The range is checked here (``_check_speed``). The
+# devices still own their pins: they claimed them, set the PWM frequency, and close them.
 _CLOSED = _Closed()
+
+
+def _bound(pin: Any) -> tuple[Callable[[], float], Callable[[float], None]]:
+    """A pin's own read and write (``_get_state``, ``_set_state``)."""
+    return pin._get_state, pin._set_state
 
 
 class GpioInput:
@@ -115,7 +120,7 @@ class GpioInput:
         self.number = pin
         # bounce_time stays None: debouncing is done in firmware (mock pins ignore it).
         self._dev = DigitalInputDevice(pin, pull_up=True, bounce_time=None, pin_factory=factory)
-        self._pin = self._dev.pin  # read directly: see the note on pin writes above
+        self._read = self._dev.pin._get_state  # see the module's note on pin reads
 
     def levels(self) -> dict[int, float]:
         """The raw level the board reads (1 high, 0 low: active is low), before debounce."""
@@ -123,7 +128,7 @@ class GpioInput:
 
     @property
     def is_active(self) -> bool:
-        return not self._pin.state  # pulled up: active when the contact pulls it low
+        return not self._read()  # pulled up: active when the contact pulls it low
 
     def on_change(self, callback: Callable[[bool], None] | None) -> None:
         if callback is None:
@@ -146,7 +151,7 @@ class GpioInput:
 
     def close(self) -> None:
         self._dev.close()
-        self._pin = _CLOSED
+        self._read = _CLOSED._get_state
 
 
 class GpioOutput:
@@ -155,20 +160,20 @@ class GpioOutput:
     def __init__(self, pin: int, factory: Factory) -> None:
         self.number = pin
         self._dev = DigitalOutputDevice(pin, initial_value=False, pin_factory=factory)
-        self._pin = self._dev.pin  # written directly: see the module's note on pin writes
+        self._read, self._write = _bound(self._dev.pin)  # see the module's note on pin writes
 
     def levels(self) -> dict[int, float]:
         return {self.number: int(bool(self._dev.value))}
 
     @property
     def is_active(self) -> bool:
-        return bool(self._pin.state)
+        return bool(self._read())
 
     def on(self) -> None:
-        self._pin.state = True
+        self._write(True)
 
     def off(self) -> None:
-        self._pin.state = False
+        self._write(False)
 
     @property
     def pin(self) -> object:
@@ -176,7 +181,7 @@ class GpioOutput:
 
     def close(self) -> None:
         self._dev.close()
-        self._pin = _CLOSED
+        self._read, self._write = _bound(_CLOSED)
 
 
 class HBridgeMotor:
@@ -194,7 +199,8 @@ class HBridgeMotor:
         except BaseException:
             self._in1.close()  # let IN1 go again: the caller gets no motor to close
             raise
-        self._pin1, self._pin2 = self._in1.pin, self._in2.pin  # written directly
+        self._in1_write = self._in1.pin._set_state  # see the module's note on pin writes
+        self._in2_write = self._in2.pin._set_state
 
     def levels(self) -> dict[int, float]:
         """Each input's PWM duty (0..1): IN1 at the speed while running, both 1 braking."""
@@ -208,9 +214,10 @@ class HBridgeMotor:
         return float(self._in1.value)
 
     def forward(self, speed: float) -> None:
-        _check_speed(speed)
-        self._pin2.state = 0.0
-        self._pin1.state = float(speed)
+        if not 0.0 < speed <= 1.0:  # ``_check_speed``, written out: this is every shot's path
+            _check_speed(speed)
+        self._in2_write(0.0)
+        self._in1_write(float(speed))
 
     def stop(self, brake: bool = True) -> None:
         """Brake (both high) or coast (both low). Either way the pin written first is the
@@ -218,17 +225,17 @@ class HBridgeMotor:
         (the mix is reverse alternating with brake), to coast IN1 goes low first (the mix
         is coast, or reverse from a brake), each for the microseconds between two writes."""
         if brake:
-            self._pin2.state = 1.0
-            self._pin1.state = 1.0
+            self._in2_write(1.0)
+            self._in1_write(1.0)
         else:
-            self._pin1.state = 0.0
-            self._pin2.state = 0.0
+            self._in1_write(0.0)
+            self._in2_write(0.0)
 
     def close(self) -> None:
         self.stop(brake=False)
         self._in1.close()
         self._in2.close()
-        self._pin1 = self._pin2 = _CLOSED
+        self._in1_write = self._in2_write = _CLOSED._set_state
 
 
 class GpioRotator:

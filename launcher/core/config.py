@@ -8,7 +8,8 @@ import math
 import os
 import tomllib
 from collections.abc import Mapping
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, field, fields
+from itertools import accumulate
 from pathlib import Path
 from typing import Any
 
@@ -26,11 +27,16 @@ AUDIO_BACKENDS = ("auto", "simpleaudio", "aplay", "null", "recording")
 UART_PORTS = ("/dev/serial0", "/dev/ttyAMA0", "/dev/ttyS0")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class SideLuck:
     hazard: tuple[float, ...]
     sizes: tuple[int, ...]
     weights: tuple[float, ...]
+    # The running totals of ``weights`` (made once here: a shot's size draw bisects them).
+    cum_weights: tuple[float, ...] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "cum_weights", tuple(accumulate(self.weights)))
 
     @property
     def max_dry(self) -> int:
@@ -38,7 +44,7 @@ class SideLuck:
         return len(self.hazard) - 1
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Luck:
     seed: int | None
     mild: SideLuck
@@ -48,7 +54,7 @@ class Luck:
         return self.mild if side == "mild" else self.wild
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Timing:
     """All in seconds (the file says milliseconds where the key ends in _ms)."""
 
@@ -62,7 +68,7 @@ class Timing:
     sleep_after: float
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Motor:
     speed: float
     brake: bool  # stop by shorting the motor for ``brake_time``, then coast; False: coast
@@ -70,7 +76,7 @@ class Motor:
     lease: float  # seconds a run lasts unless the event loop renews it
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Rotator:
     """How the cartridge stops at home; used only with ``pins.rotator_in2`` wired."""
 
@@ -78,20 +84,20 @@ class Rotator:
     creep_speed: float  # drive while turning back to a home magnet it ran past; 0: never
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Audio:
     backend: str
     pack: str
     volume: float
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Console:
     port: str
     baud: int
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Settings:
     pin_factory: str
     pins: Pins

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import random
 from bisect import bisect
-from itertools import accumulate
 
 from launcher.core.config import SideLuck
 
@@ -16,7 +15,7 @@ def shot_size(side: SideLuck, rng: random.Random) -> int:
     ``random()`` (so a seed replays as before), without its Python-level checks: the
     config has checked the weights, and this runs inside every shooting press.
     """
-    cum = list(accumulate(side.weights))
+    cum = side.cum_weights
     return side.sizes[bisect(cum, rng.random() * (cum[-1] + 0.0), 0, len(cum) - 1)]
 
 
@@ -26,10 +25,7 @@ def draw(side: SideLuck, dry_streak: int, rng: random.Random) -> int:
     ``dry_streak`` is the number of dry presses since the last shot; the hazard curve
     reaches 1.0 at its last entry, so the streak can never exceed ``side.max_dry``.
     """
-    p = side.hazard[min(dry_streak, side.max_dry)]
-    if rng.random() >= p:
-        return 0
-    return shot_size(side, rng)
+    return DryStreak(dry_streak).draw(side, rng)
 
 
 def shot_rate(side: SideLuck) -> float:
@@ -62,8 +58,17 @@ class DryStreak:
         self.count = count
 
     def draw(self, side: SideLuck, rng: random.Random) -> int:
-        """One press's luck at this streak: 0 for dry, else the cards to shoot."""
-        return draw(side, self.count, rng)
+        """One press's luck at this streak: 0 for dry, else the cards to shoot. A streak
+        past the hazard curve's end reads its last entry (1.0: it shoots).
+
+        ``draw`` is this at a given streak. The hazard is indexed here, without ``min`` and
+        ``max_dry``: every press runs it, and at human gaps each call costs cache misses
+        (``python -m bench.press --cpu``).
+        """
+        hazard, n = side.hazard, self.count
+        if rng.random() >= (hazard[n] if n < len(hazard) else hazard[-1]):
+            return 0
+        return shot_size(side, rng)
 
     def pressed(self, drawn: int) -> None:
         """Record the outcome of a press that drew ``drawn`` cards."""

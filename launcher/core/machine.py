@@ -211,7 +211,7 @@ def timer(name: str, at: float | None) -> Command:
 # --- the machine's memory ----------------------------------------------------------------
 
 
-@dataclass
+@dataclass(slots=True)
 class Inputs:
     """The last debounced level of every input."""
 
@@ -222,14 +222,14 @@ class Inputs:
     yellow_back: bool = True
 
 
-@dataclass
+@dataclass(slots=True)
 class Shot:
     target: int
     seen: int = 0
     timed: bool = False
 
 
-@dataclass
+@dataclass(slots=True)
 class Memory:
     """What the machine keeps between events; ``persisted`` part survives restarts."""
 
@@ -272,7 +272,7 @@ Guard = Callable[["Machine", Event, float], bool]
 Action = Callable[["Machine", Event, float], Iterable[Command]]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Transition:
     source: State
     event: Ev

@@ -226,11 +226,10 @@ class RealReactor(_TimersMixin):
     def __init__(self, clock: Callable[[], float] = time.monotonic) -> None:
         super().__init__()
         self._clock = clock
+        # The clock itself, not a method that calls it: every edge and event reads it.
+        self.monotonic: Callable[[], float] = clock
         self._wake = threading.Event()
         self._running = False
-
-    def monotonic(self) -> float:
-        return self._clock()
 
     def post(self, callback: Callable[[], object]) -> None:
         """Thread-safe: queue ``callback`` to run on the reactor thread."""

@@ -41,7 +41,7 @@ class CueSink(Protocol):
     def wake(self) -> None: ...
 
 
-@dataclass
+@dataclass(slots=True)
 class _Debounced:
     """One input: its last reported level and the end of its lock-out window."""
 
@@ -338,9 +338,9 @@ class Launcher:
             d.locked_until = now + d.window
         name = d.rising if level else d.falling
         if name is m.PRESS:
-            self.press()
+            self.press(now)
         elif name is not None:
-            self.dispatch(m.Event(name))
+            self.dispatch(m.Event(name), now)
         if d.window > 0:  # the re-read, armed once the edge is handled (a press's roller first)
             if d.recheck is None:
                 d.recheck = self.reactor.register_timer(
@@ -356,32 +356,32 @@ class Launcher:
 
     # -- the machine --
 
-    def dispatch(self, event: m.Event) -> None:
-        """Feed one event to the machine and carry out what it says (reactor thread only).
+    def dispatch(self, event: m.Event, now: float | None = None) -> None:
+        """Feed one event to the machine at ``now`` (the reactor's time if not given) and
+        carry out what it says (reactor thread only).
 
         The log lines of its events are written at the end, once the pins are: a press's
-        roller and cue do not wait for the journal.
+        roller and cue do not wait for the journal. A dispatch inside another (an interlock
+        refusal) leaves its lines to the outer one.
         """
-        if self._unlogged is not None:  # inside another dispatch: it writes the lines
-            self._dispatch(event)
-            return
-        self._unlogged = []
+        outer = self._unlogged is None
+        if outer:
+            self._unlogged = []
         try:
-            self._dispatch(event)
+            machine = self.machine
+            before = machine.state
+            commands = machine.step(event, self.reactor.monotonic() if now is None else now)
+            changed = machine.state is not before
+            self._run(commands, {"from": before, "to": machine.state, "on": event.name}
+                      if changed else None)
+            if changed:
+                self._enter()
+            self._led_settled()
         finally:
-            lines, self._unlogged = self._unlogged, None
-            for kind, data in lines:
-                log.info("%s %s", kind, _Fields(data))
-
-    def _dispatch(self, event: m.Event) -> None:
-        before = self.machine.state
-        commands = self.machine.step(event, self.reactor.monotonic())
-        changed = self.machine.state != before
-        self._run(commands, {"from": before, "to": self.machine.state, "on": event.name}
-                  if changed else None)
-        if changed:
-            self._enter()
-        self._led_settled()
+            if outer:
+                lines, self._unlogged = self._unlogged, None
+                for kind, data in lines:
+                    log.info("%s %s", kind, _Fields(data))
 
     def _led_settled(self) -> None:
         """One ``led`` event for each pattern the LED settles on (not each LED command: a
@@ -405,11 +405,14 @@ class Launcher:
         # which comes before the rest.
         refused = turn_refused = False
         rest = []
+        actuators = self.actuators
         for c in commands:
-            if c.kind is m.MOTOR:
-                refused = not self._motor(c.arg) or refused
-            else:
+            if c.kind is not m.MOTOR:
                 rest.append(c)
+            elif c.arg > 0:
+                refused = not actuators.run_motor(c.arg) or refused  # False: the lid refused
+            else:
+                actuators.stop_motor()
         if state is not None:
             if state["to"] is not m.ASLEEP:
                 self.cues.wake()  # before the cues: the new state's first cue sounds
@@ -439,13 +442,6 @@ class Launcher:
         if turn_refused:
             self._note("interlock", {"reason": "lid not fully open; rotator refused"})
             self.dispatch(m.Event(m.LID_LEFT_FULL))
-
-    def _motor(self, speed: float) -> bool:
-        """Carry out one motor command; False if the interlock refused a run."""
-        if speed <= 0:
-            self.actuators.stop_motor()
-            return True
-        return self.actuators.run_motor(speed)
 
     def _power(self, awake: bool) -> None:
         # The driver wakes by itself for each run or turn; going to sleep lets go of both.
@@ -505,21 +501,25 @@ class Launcher:
 
     # -- requests from the button, the console and the play screen --
 
-    def press(self) -> None:
-        """One press: the luck is drawn here, when the machine says the press will draw.
+    def press(self, now: float | None = None) -> None:
+        """One press at ``now`` (the reactor's time if not given): the luck is drawn here,
+        when the machine says the press will draw.
 
         Under a fixed-count profile (``dealer``, ``deal N``...) the press asks for that many
-        cards instead, and the generator is not touched.
+        cards instead, and the generator is not touched. The draw and the press share one
+        time, so the press skips the guards ``luck_wanted`` found false.
         """
         machine = self.machine
-        table = machine.luck_wanted(self.reactor.monotonic())
+        if now is None:
+            now = self.reactor.monotonic()
+        table = machine.luck_wanted(now)
         if table is None:
             drawn = 0
         elif machine.profile.per_press is not None:
             drawn = machine.profile.per_press
         else:
             drawn = machine.memory.streak.draw(table, self.rng)
-        self.dispatch(m.Event(m.PRESS, drawn))
+        self.dispatch(m.Event(m.PRESS, drawn), now)
 
     def use_profile(self, profile: Profile) -> bool:
         """Behave as ``profile`` from the next press on; False when the machine is busy

@@ -64,8 +64,8 @@ class FirmwarePresses:
         assert self.machine.state is m.READY
 
     # What ``Launcher.press`` uses of its instance: machine, reactor, rng and dispatch.
-    def dispatch(self, event: m.Event) -> None:
-        for c in self.machine.handle(event, self.reactor.now):
+    def dispatch(self, event: m.Event, now: float | None = None) -> None:
+        for c in self.machine.handle(event, self.reactor.now if now is None else now):
             if c.kind is m.Cmd.EMIT:
                 self.heard.append((c.arg, c.fields()))
 
