@@ -27,10 +27,10 @@ REASONS = {
         "draw, the state machine's guards and commands, and the driver's wake with the "
         "roller's writes; no one of them is most of it. Each is slower with cold caches "
         "than warm (the fast-gap row). The profile below is of the whole handling, the log "
-        "lines written after the pins included. Meeting 50 µs needs a shorter press path "
-        "through the state machine (`launcher/core/machine.py`: a press evaluates its "
-        "guards twice, once to ask whether it draws, and builds every command before the "
-        "first is carried out), not done here."),
+        "lines written after the pins included. The path is a chain of small Python calls "
+        "(the debounce, the press guards, the draw, the machine's step, the actuators and "
+        "their pin reads and writes); with cold caches each costs misses that a warm one "
+        "does not."),
     "slow state store": (
         "The state writer is a thread of its own and the reactor never waits for it; what "
         "differs from the plain rows is within the run-to-run spread of the scheduler."),
