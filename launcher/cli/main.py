@@ -79,20 +79,9 @@ LAZY_VERBS: dict[str, tuple[str, str]] = {
 }
 
 
-def build_parser(verb: str | None = None) -> argparse.ArgumentParser:
-    """The command line. ``verb`` given: only that verb's module is loaded, the other lazy
-    verbs are listed by name and help alone (what ``main`` uses); None: every module."""
-    p = argparse.ArgumentParser(
-        prog="launcher",
-        description="Firmware for the UNO Flip Attack card launcher. With no command: "
-        "`run` on a Raspberry Pi, `play` (the simulated launcher) anywhere else.",
-    )
-    p.add_argument("--version", action="version", version=f"launcher {__version__}")
-    p.add_argument("-v", "--verbose", action="store_true", help="log debug detail")
-    sub = p.add_subparsers(dest="command", metavar="COMMAND")
-
+def _add_run(sub: argparse._SubParsersAction) -> None:
     run = sub.add_parser(
-        "run", help="run the firmware on the board the config names",
+        "run", help=CORE_VERBS["run"],
         description="Run the firmware until SIGTERM or Ctrl-C: on a Raspberry Pi, on its "
         "board, with the serial console on console.port (what the systemd service does). "
         "Anywhere, --simulated runs it on the simulated launcher `launcher play` uses, its "
@@ -110,8 +99,9 @@ def build_parser(verb: str | None = None) -> argparse.ArgumentParser:
                           "with --simulated, a new pty)")
     run.set_defaults(func=cmd_run)
 
-    play = sub.add_parser(
-        "play", help="the firmware on a SIMULATED launcher, driven by keys or typed lines")
+
+def _add_play(sub: argparse._SubParsersAction) -> None:
+    play = sub.add_parser("play", help=CORE_VERBS["play"])
     play.add_argument("--config", metavar="FILE", help="TOML config (pins are ignored)")
     play.add_argument("--seed", type=int, help="luck seed (default: luck.seed, else random)")
     play.add_argument("--state", metavar="FILE",
@@ -122,7 +112,9 @@ def build_parser(verb: str | None = None) -> argparse.ArgumentParser:
                             "is not a terminal)")
     play.set_defaults(func=cmd_play)
 
-    cfg = sub.add_parser("config", help="check or print configuration")
+
+def _add_config(sub: argparse._SubParsersAction) -> None:
+    cfg = sub.add_parser("config", help=CORE_VERBS["config"])
     cfg_sub = cfg.add_subparsers(dest="config_command", metavar="ACTION", required=True)
     check = cfg_sub.add_parser("check", help="check a config file; exit 2 naming a bad key")
     check.add_argument("file", metavar="FILE")
@@ -130,19 +122,50 @@ def build_parser(verb: str | None = None) -> argparse.ArgumentParser:
     default = cfg_sub.add_parser("default", help="print the commented default config")
     default.set_defaults(func=cmd_config_default)
 
+
+# The verbs of this module, with their help lines.
+CORE_VERBS = {"run": "run the firmware on the board the config names",
+              "play": "the firmware on a SIMULATED launcher, driven by keys or typed lines",
+              "config": "check or print configuration"}
+_ADD_CORE = {"run": _add_run, "play": _add_play, "config": _add_config}
+
+
+def build_parser(verb: str | None = None, *, alone: bool = False) -> argparse.ArgumentParser:
+    """The command line. ``verb`` given: only that verb's module is loaded, the other lazy
+    verbs are listed by name and help alone (what ``main`` uses); None: every module.
+    ``alone``: the parser has that verb and no other (a command line that starts with it
+    needs no other: ``launcher run`` does not build a parser per verb at every start)."""
+    p = argparse.ArgumentParser(
+        prog="launcher",
+        description="Firmware for the UNO Flip Attack card launcher. With no command: "
+        "`run` on a Raspberry Pi, `play` (the simulated launcher) anywhere else.",
+    )
+    p.add_argument("--version", action="version", version=f"launcher {__version__}")
+    p.add_argument("-v", "--verbose", action="store_true", help="log debug detail")
+    sub = p.add_subparsers(dest="command", metavar="COMMAND")
+    alone = alone and verb in (*CORE_VERBS, *LAZY_VERBS)
+    for name, add in _ADD_CORE.items():
+        if not alone or name == verb:
+            add(sub)
+
     import importlib
 
     wanted = dict.fromkeys(module for name, (module, _) in LAZY_VERBS.items()
                            if verb is None or name == verb)
     for module in wanted:
         importlib.import_module(module).register(sub)
-    for name, (_, help_line) in LAZY_VERBS.items():
-        if name not in sub.choices:
-            # Listed in the help only; naming it on the command line loads its module.
-            sub.add_parser(name, help=help_line, add_help=False)
-    # The help lists the verbs in one order, however many modules were loaded.
-    order = ["run", "play", "config", *LAZY_VERBS]
-    sub._choices_actions.sort(key=lambda action: order.index(action.dest))
+    if alone:  # the one verb's module may register others beside it (simulate and tune)
+        for name in [n for n in sub.choices if n != verb]:
+            del sub.choices[name]
+        sub._choices_actions[:] = [a for a in sub._choices_actions if a.dest == verb]
+    else:
+        for name, (_, help_line) in LAZY_VERBS.items():
+            if name not in sub.choices:
+                # Listed in the help only; naming it on the command line loads its module.
+                sub.add_parser(name, help=help_line, add_help=False)
+        # The help lists the verbs in one order, however many modules were loaded.
+        order = [*CORE_VERBS, *LAZY_VERBS]
+        sub._choices_actions.sort(key=lambda action: order.index(action.dest))
     _verbose_everywhere(p)
     return p
 
@@ -165,7 +188,8 @@ def _verb(words: list[str]) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     words = sys.argv[1:] if argv is None else argv
-    parser = build_parser(_verb(words))
+    verb = _verb(words)
+    parser = build_parser(verb, alone=bool(words) and words[0] == verb)
     args = parser.parse_args(argv)
     if args.command is None:
         from hal.pins import pi_model

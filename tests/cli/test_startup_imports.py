@@ -150,3 +150,22 @@ def test_help_says_what_the_parser_with_every_module_loaded_says(monkeypatch) ->
                           timeout=60, check=True)
     assert proc.stdout == full
     assert "safe-stop" in full and "simulate" in full
+
+
+def test_a_command_line_that_starts_with_its_verb_builds_that_verb_alone() -> None:
+    from launcher.cli.main import build_parser
+
+    for verb, argv in (("run", ["run", "--simulated", "--port", ""]),
+                       ("tune", ["tune", "--config", "x.toml"]),
+                       ("config", ["config", "check", "x.toml"])):
+        parser = build_parser(verb, alone=True)
+        assert list(_choices(parser)) == [verb]
+        assert parser.parse_args(argv).command == verb
+    # A verb that is not one (a typo) gets the whole parser, which names every verb.
+    assert set(_choices(build_parser("runn", alone=True))) == set(_choices(build_parser()))
+
+
+def test_help_before_the_verb_still_lists_every_verb() -> None:
+    proc = subprocess.run([sys.executable, "-m", "launcher.cli.main", "-h", "run"],
+                          capture_output=True, text=True, timeout=60, check=True)
+    assert "simulate" in proc.stdout and "safe-stop" in proc.stdout
