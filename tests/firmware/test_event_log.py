@@ -107,3 +107,36 @@ def test_the_consoles_event_lines_keep_their_content() -> None:
     assert "# event state from=ready to=shooting on=press" in lines
     console.close()
     rig.close()
+
+
+def test_a_press_is_handled_at_one_time_however_the_clock_moves_meanwhile() -> None:
+    """The edge's time is the press's: the luck draw's guards and the machine's step see the
+    same time (so the step skips the guards the draw found false), and the run timer is set
+    from it, even on a clock that moves at every read, as the real reactor's does."""
+    rig = _rig()
+    rig.advance(1.0)
+    reactor, mach = rig.reactor, rig.app.machine
+    seen: list[tuple[str, float]] = []
+
+    def ticking() -> float:  # each read a microsecond later than the one before
+        reactor._now += 1e-6
+        return reactor._now
+
+    def luck_wanted(now: float):  # type: ignore[no-untyped-def]
+        seen.append(("draw", now))
+        return type(mach).luck_wanted(mach, now)
+
+    def step(event, now):  # type: ignore[no-untyped-def]
+        seen.append((event.name, now))
+        return type(mach).step(mach, event, now)
+
+    reactor.monotonic = ticking  # type: ignore[method-assign]
+    mach.luck_wanted, mach.step = luck_wanted, step  # type: ignore[method-assign]
+    rig.sim.press()
+    reactor.advance(0)
+    del reactor.monotonic, mach.luck_wanted, mach.step
+    assert mach.state == "shooting"
+    (draw, t), (name, t_step) = seen[:2]
+    assert (draw, name) == ("draw", "press") and t_step == t == mach.memory.last_press
+    assert rig.app.timer_due("run") == t + rig.settings.timing.max_run
+    rig.close()
