@@ -788,6 +788,94 @@ def shot(state: UnoState, cards: Sequence[int], rng: random.Random) -> None:
         _settle(state, rng)
 
 
+def _play_trusted(state: UnoState, choose: Sequence[Callable[[UnoState, int, Sequence[int]], int]],
+                  press: Callable[[], Sequence[int]], rng: random.Random,
+                  carry: Callable[[UnoState], None]) -> None:
+    """Play the hand out with bots trusted to answer from ``legal``, nothing checking or
+    listening (no ``log``): ``legal``, ``apply`` and ``shot`` fused for the common steps (a turn, a
+    number card laid, one card drawn), the rest through them. The same game step for step
+    (tests/games/test_uno_engine.py plays the same hands through the checked loop)."""
+    ag = state.agenda
+    hands, discard = state.hands, state.discard
+    strict = state.rules.strict
+    max_turns = state.max_turns
+    n = state.n
+    turn = [(TURN, p, 0) for p in range(n)]  # made once: most steps push one of these
+    draw_turn = [(DRAW_TURN, p, 0) for p in range(n)]
+    while not state.over:
+        kind, p, arg = ag[-1]
+        if kind == TURN:
+            st = state.tab
+            m = st.masks[state.colour * st.stride + state.symbol]
+            hand = hands[p]
+            out = []
+            for c in hand:  # ``legal``'s turn
+                if m[c]:
+                    out.append(c)
+            if strict and out:
+                out = _strict(state.rules, state, hand, out)
+            out.append(DRAW_CARD)
+            a = choose[p](state, p, out)
+            state.turns += 1
+            if a == DRAW_CARD:
+                ag[-1] = draw_turn[p]
+            else:
+                card = a & CARD_MASK
+                if st.behaviour[card] == B_NUMBER and len(hand) > 1:
+                    # ``_play``'s common case: a number card (never wild), not the last.
+                    hand.remove(card)
+                    discard.append(card)
+                    state.colour = st.colour[card]
+                    state.symbol = st.symbol[card]
+                    ag[-1] = turn[(p + state.direction) % n]
+                    if len(hand) == 1 and not a & UNO:
+                        _expose(ag, p, n, state.direction)
+                else:
+                    ag.pop()
+                    _play(state, p, card, a & UNO, rng)
+            if state.pile == 0 or state.winner is not None or state.turns >= max_turns:
+                _settle(state, rng)
+        elif kind >= PRESS_STEPS:
+            cards = press()
+            if kind == DRAW_UNTIL or len(cards) != 1 or state.pile < 1:
+                shot(state, cards, rng)  # a rare draw, an empty launcher, or a fault
+            else:
+                card = cards[0]
+                state.pile -= 1
+                state.draws += 1
+                hands[p].append(card)
+                if kind == DRAW:
+                    # The rest of the draw at once while the launcher holds cards (between
+                    # two cards, ``_settle`` would have nothing to do).
+                    arg -= 1
+                    while arg and state.pile:
+                        cards = press()
+                        if len(cards) != 1:
+                            ag[-1] = (DRAW, p, arg)
+                            shot(state, cards, rng)  # raises: cards the launcher should have
+                        hands[p].append(cards[0])
+                        state.pile -= 1
+                        state.draws += 1
+                        arg -= 1
+                    if arg:
+                        ag[-1] = (DRAW, p, arg)
+                    else:
+                        ag.pop()
+                else:
+                    st = state.tab
+                    if st.masks[state.colour * st.stride + state.symbol][card] and (
+                            not strict or may_play(state, p, card)):
+                        ag[-1] = (DRAWN, p, card)
+                    else:
+                        ag[-1] = turn[(p + state.direction) % n]
+                if state.pile == 0 or state.winner is not None:
+                    _settle(state, rng)
+        else:
+            apply(state, choose[p](state, p, legal(state)), rng)
+        if state.todo:
+            carry(state)
+
+
 def _settle(state: UnoState, rng: random.Random) -> None:
     """After every step: end the hand when it is over; reshuffle into an empty launcher."""
     if state.winner is not None:
@@ -963,15 +1051,7 @@ class UnoTable:
             # Bots of this package (``chooses_from_legal`` on the class itself, so a subclass
             # must claim it again) answer with one of the legal actions they are shown, and
             # nothing listens: the same steps without re-checking each answer.
-            choose = [b.choose for b in bots]
-            while not state.over:
-                kind, p, _ = ag[-1]
-                if kind >= PRESS_STEPS:
-                    shot(state, press(), rng)
-                else:
-                    apply(state, choose[p](state, p, legal(state)), rng)
-                if state.todo:
-                    self._carry(state)
+            _play_trusted(state, [b.choose for b in bots], press, rng, self._carry)
         while not state.over:
             kind, p, _ = ag[-1]
             if kind >= PRESS_STEPS:
