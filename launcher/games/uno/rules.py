@@ -367,8 +367,7 @@ class UnoState:
         return (player + steps * self.direction) % self.n
 
     def hand_points(self, player: int) -> int:
-        pts = self.rules.table.sides[self.side].points
-        return sum(pts[c] for c in self.hands[player])
+        return sum(map(self.tab.points.__getitem__, self.hands[player]))
 
     def charges(self) -> list[int]:
         """Each player's own cards in points (the alternative scoring's charge)."""
@@ -798,6 +797,7 @@ def _play_trusted(state: UnoState, choose: Sequence[Callable[[UnoState, int, Seq
     ag = state.agenda
     hands, discard = state.hands, state.discard
     strict = state.rules.strict
+    colours = state.rules.colour_choices
     max_turns = state.max_turns
     n = state.n
     turn = [(TURN, p, 0) for p in range(n)]  # made once: most steps push one of these
@@ -870,6 +870,21 @@ def _play_trusted(state: UnoState, choose: Sequence[Callable[[UnoState, int, Seq
                         ag[-1] = turn[(p + state.direction) % n]
                 if state.pile == 0 or state.winner is not None:
                     _settle(state, rng)
+        elif kind == DRAWN:
+            a = choose[p](state, p, [arg, KEEP])
+            if a == KEEP:
+                ag[-1] = turn[(p + state.direction) % n]
+            else:
+                ag.pop()
+                _play(state, p, arg, a & UNO, rng)
+            if state.pile == 0 or state.winner is not None or state.turns >= max_turns:
+                _settle(state, rng)
+        elif kind == COLOUR:
+            a = choose[p](state, p, colours)
+            ag.pop()
+            state.colour = a - CHOOSE
+            if state.pile == 0 or state.winner is not None or state.turns >= max_turns:
+                _settle(state, rng)
         else:
             apply(state, choose[p](state, p, legal(state)), rng)
         if state.todo:
