@@ -432,7 +432,8 @@ def start(rules: Rules, hands: list[list[int]], rest: list[int], dealer: int,
     """Turn the first card of ``rest`` (the undealt cards, top first) and apply its rule."""
     behaviour = rules.behaviour[0]
     n = len(hands)
-    if not any(behaviour[c] not in _RETURNED_FIRST for c in rest):
+    if not rest or (behaviour[rest[0]] in _RETURNED_FIRST and not any(
+            behaviour[c] not in _RETURNED_FIRST for c in rest)):
         raise RuleViolation("no card left that can start the discard pile")
     while True:
         first = rest.pop(0)
@@ -787,6 +788,12 @@ def shot(state: UnoState, cards: Sequence[int], rng: random.Random) -> None:
         _settle(state, rng)
 
 
+@cache
+def _player_steps(n: int) -> tuple[tuple[tuple[int, int, int], ...], ...]:
+    """Every player's TURN step and DRAW_TURN step, made once: most steps push one."""
+    return tuple(tuple((kind, p, 0) for p in range(n)) for kind in (TURN, DRAW_TURN))
+
+
 def _play_trusted(state: UnoState, choose: Sequence[Callable[[UnoState, int, Sequence[int]], int]],
                   press: Callable[[], Sequence[int]], rng: random.Random,
                   carry: Callable[[UnoState], None]) -> None:
@@ -800,8 +807,7 @@ def _play_trusted(state: UnoState, choose: Sequence[Callable[[UnoState, int, Seq
     colours = state.rules.colour_choices
     max_turns = state.max_turns
     n = state.n
-    turn = [(TURN, p, 0) for p in range(n)]  # made once: most steps push one of these
-    draw_turn = [(DRAW_TURN, p, 0) for p in range(n)]
+    turn, draw_turn = _player_steps(n)
     while not state.over:
         kind, p, arg = ag[-1]
         if kind == TURN:
