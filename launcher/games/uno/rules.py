@@ -606,10 +606,7 @@ def _play(state: UnoState, p: int, card: int, uno: int, rng: random.Random) -> N
         if len(hand) == 1 and not uno:
             _expose(ag, p, n, d)
         return
-    rules = state.rules
-    side = state.side
     expose = len(hand) == 1 and not uno
-    top: list[tuple[int, int, int]] = []  # decisions of this player, pushed last
     if b == B_SKIP:
         ag.append((TURN, (p + 2 * d) % n, 0))
     elif b == B_REVERSE:
@@ -620,10 +617,26 @@ def _play(state: UnoState, p: int, card: int, uno: int, rng: random.Random) -> N
             ag.append((TURN, (p - d) % n, 0))
     elif b == B_DRAW:
         ag.append((TURN, (p + 2 * d) % n, 0))
-        ag.append((DRAW, nxt, rules.amount[side][card]))
+        ag.append((DRAW, nxt, state.rules.amount[state.side][card]))
     elif b == B_SKIP_ALL:
         ag.append((TURN, p, 0))
-    elif b == B_FLIP:
+    else:
+        # The rest leave this player a decision (pushed last: after any catch) or two.
+        _play_wild(state, p, b, card, before, expose, rng)
+        return
+    if expose:
+        _expose(ag, p, n, d)
+
+
+def _play_wild(state: UnoState, p: int, b: int, card: int, before: int, expose: bool,
+               rng: random.Random) -> None:
+    """``_play`` for a Flip, a wild or a hand card: what follows, then ``p``'s choices."""
+    rules, side, st, ag = state.rules, state.side, state.tab, state.agenda
+    n, d = state.n, state.direction
+    nxt = (p + d) % n
+    hand = state.hands[p]
+    top: list[tuple[int, int, int]] = []  # decisions of this player, pushed last
+    if b == B_FLIP:
         ag.append((TURN, nxt, 0))
         if _flip(state):
             top.append((COLOUR, p, 0))
