@@ -62,18 +62,19 @@ class UnoRandomBot:
 
     def choose(self, state: UnoState, player: int, legal: Sequence[int]) -> int:
         # ``int(random() * n)``: uniform like ``choice``, without its Python-level loop.
-        if self.renege or len(legal) < 2:
-            a = legal[int(self._random() * len(legal))]
+        n = len(legal)
+        if self.renege or n < 2:
+            a = legal[int(self._random() * n)]
         else:
             kind = state.agenda[-1][0]
             if kind == TURN:  # the last legal action of a turn is the draw
-                a = legal[int(self._random() * (len(legal) - 1))]
+                a = legal[int(self._random() * (n - 1))]
             elif kind == DRAWN:
                 a = legal[0]
             else:
-                a = legal[int(self._random() * len(legal))]
+                a = legal[int(self._random() * n)]
         # A play from a hand of two leaves one card: say "UNO!" with it (or forget).
-        if 0 <= a < CHOOSE and len(state.hands[player]) == 2 and self._random() >= self.forget_uno:
+        if len(state.hands[player]) == 2 and 0 <= a < CHOOSE and self._random() >= self.forget_uno:
             a |= UNO
         return a
 

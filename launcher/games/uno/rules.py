@@ -367,8 +367,7 @@ class UnoState:
         return (player + steps * self.direction) % self.n
 
     def hand_points(self, player: int) -> int:
-        pts = self.rules.table.sides[self.side].points
-        return sum(pts[c] for c in self.hands[player])
+        return sum(map(self.tab.points.__getitem__, self.hands[player]))
 
     def charges(self) -> list[int]:
         """Each player's own cards in points (the alternative scoring's charge)."""
@@ -433,7 +432,8 @@ def start(rules: Rules, hands: list[list[int]], rest: list[int], dealer: int,
     """Turn the first card of ``rest`` (the undealt cards, top first) and apply its rule."""
     behaviour = rules.behaviour[0]
     n = len(hands)
-    if not any(behaviour[c] not in _RETURNED_FIRST for c in rest):
+    if not rest or (behaviour[rest[0]] in _RETURNED_FIRST and not any(
+            behaviour[c] not in _RETURNED_FIRST for c in rest)):
         raise RuleViolation("no card left that can start the discard pile")
     while True:
         first = rest.pop(0)
@@ -606,10 +606,7 @@ def _play(state: UnoState, p: int, card: int, uno: int, rng: random.Random) -> N
         if len(hand) == 1 and not uno:
             _expose(ag, p, n, d)
         return
-    rules = state.rules
-    side = state.side
     expose = len(hand) == 1 and not uno
-    top: list[tuple[int, int, int]] = []  # decisions of this player, pushed last
     if b == B_SKIP:
         ag.append((TURN, (p + 2 * d) % n, 0))
     elif b == B_REVERSE:
@@ -620,10 +617,26 @@ def _play(state: UnoState, p: int, card: int, uno: int, rng: random.Random) -> N
             ag.append((TURN, (p - d) % n, 0))
     elif b == B_DRAW:
         ag.append((TURN, (p + 2 * d) % n, 0))
-        ag.append((DRAW, nxt, rules.amount[side][card]))
+        ag.append((DRAW, nxt, state.rules.amount[state.side][card]))
     elif b == B_SKIP_ALL:
         ag.append((TURN, p, 0))
-    elif b == B_FLIP:
+    else:
+        # The rest leave this player a decision (pushed last: after any catch) or two.
+        _play_wild(state, p, b, card, before, expose, rng)
+        return
+    if expose:
+        _expose(ag, p, n, d)
+
+
+def _play_wild(state: UnoState, p: int, b: int, card: int, before: int, expose: bool,
+               rng: random.Random) -> None:
+    """``_play`` for a Flip, a wild or a hand card: what follows, then ``p``'s choices."""
+    rules, side, st, ag = state.rules, state.side, state.tab, state.agenda
+    n, d = state.n, state.direction
+    nxt = (p + d) % n
+    hand = state.hands[p]
+    top: list[tuple[int, int, int]] = []  # decisions of this player, pushed last
+    if b == B_FLIP:
         ag.append((TURN, nxt, 0))
         if _flip(state):
             top.append((COLOUR, p, 0))
@@ -786,6 +799,115 @@ def shot(state: UnoState, cards: Sequence[int], rng: random.Random) -> None:
             ag.pop()
     if state.pile == 0 or state.winner is not None or state.turns >= state.max_turns:
         _settle(state, rng)
+
+
+@cache
+def _player_steps(n: int) -> tuple[tuple[tuple[int, int, int], ...], ...]:
+    """Every player's TURN step and DRAW_TURN step, made once: most steps push one."""
+    return tuple(tuple((kind, p, 0) for p in range(n)) for kind in (TURN, DRAW_TURN))
+
+
+def _play_trusted(state: UnoState, choose: Sequence[Callable[[UnoState, int, Sequence[int]], int]],
+                  press: Callable[[], Sequence[int]], rng: random.Random,
+                  carry: Callable[[UnoState], None]) -> None:
+    """Play the hand out with bots trusted to answer from ``legal``, nothing checking or
+    listening (no ``log``): ``legal``, ``apply`` and ``shot`` fused for the common steps (a turn, a
+    number card laid, one card drawn), the rest through them. The same game step for step
+    (tests/games/test_uno_engine.py plays the same hands through the checked loop)."""
+    ag = state.agenda
+    hands, discard = state.hands, state.discard
+    strict = state.rules.strict
+    colours = state.rules.colour_choices
+    max_turns = state.max_turns
+    n = state.n
+    turn, draw_turn = _player_steps(n)
+    while not state.over:
+        kind, p, arg = ag[-1]
+        if kind == TURN:
+            st = state.tab
+            m = st.masks[state.colour * st.stride + state.symbol]
+            hand = hands[p]
+            out = []
+            for c in hand:  # ``legal``'s turn
+                if m[c]:
+                    out.append(c)
+            if strict and out:
+                out = _strict(state.rules, state, hand, out)
+            out.append(DRAW_CARD)
+            a = choose[p](state, p, out)
+            state.turns += 1
+            if a == DRAW_CARD:
+                ag[-1] = draw_turn[p]
+            else:
+                card = a & CARD_MASK
+                if st.behaviour[card] == B_NUMBER and len(hand) > 1:
+                    # ``_play``'s common case: a number card (never wild), not the last.
+                    hand.remove(card)
+                    discard.append(card)
+                    state.colour = st.colour[card]
+                    state.symbol = st.symbol[card]
+                    ag[-1] = turn[(p + state.direction) % n]
+                    if len(hand) == 1 and not a & UNO:
+                        _expose(ag, p, n, state.direction)
+                else:
+                    ag.pop()
+                    _play(state, p, card, a & UNO, rng)
+            if state.pile == 0 or state.winner is not None or state.turns >= max_turns:
+                _settle(state, rng)
+        elif kind >= PRESS_STEPS:
+            cards = press()
+            if kind == DRAW_UNTIL or len(cards) != 1 or state.pile < 1:
+                shot(state, cards, rng)  # a rare draw, an empty launcher, or a fault
+            else:
+                card = cards[0]
+                state.pile -= 1
+                state.draws += 1
+                hands[p].append(card)
+                if kind == DRAW:
+                    # The rest of the draw at once while the launcher holds cards (between
+                    # two cards, ``_settle`` would have nothing to do).
+                    arg -= 1
+                    while arg and state.pile:
+                        cards = press()
+                        if len(cards) != 1:
+                            ag[-1] = (DRAW, p, arg)
+                            shot(state, cards, rng)  # raises: cards the launcher should have
+                        hands[p].append(cards[0])
+                        state.pile -= 1
+                        state.draws += 1
+                        arg -= 1
+                    if arg:
+                        ag[-1] = (DRAW, p, arg)
+                    else:
+                        ag.pop()
+                else:
+                    st = state.tab
+                    if st.masks[state.colour * st.stride + state.symbol][card] and (
+                            not strict or may_play(state, p, card)):
+                        ag[-1] = (DRAWN, p, card)
+                    else:
+                        ag[-1] = turn[(p + state.direction) % n]
+                if state.pile == 0 or state.winner is not None:
+                    _settle(state, rng)
+        elif kind == DRAWN:
+            a = choose[p](state, p, [arg, KEEP])
+            if a == KEEP:
+                ag[-1] = turn[(p + state.direction) % n]
+            else:
+                ag.pop()
+                _play(state, p, arg, a & UNO, rng)
+            if state.pile == 0 or state.winner is not None or state.turns >= max_turns:
+                _settle(state, rng)
+        elif kind == COLOUR:
+            a = choose[p](state, p, colours)
+            ag.pop()
+            state.colour = a - CHOOSE
+            if state.pile == 0 or state.winner is not None or state.turns >= max_turns:
+                _settle(state, rng)
+        else:
+            apply(state, choose[p](state, p, legal(state)), rng)
+        if state.todo:
+            carry(state)
 
 
 def _settle(state: UnoState, rng: random.Random) -> None:
@@ -963,15 +1085,7 @@ class UnoTable:
             # Bots of this package (``chooses_from_legal`` on the class itself, so a subclass
             # must claim it again) answer with one of the legal actions they are shown, and
             # nothing listens: the same steps without re-checking each answer.
-            choose = [b.choose for b in bots]
-            while not state.over:
-                kind, p, _ = ag[-1]
-                if kind >= PRESS_STEPS:
-                    shot(state, press(), rng)
-                else:
-                    apply(state, choose[p](state, p, legal(state)), rng)
-                if state.todo:
-                    self._carry(state)
+            _play_trusted(state, [b.choose for b in bots], press, rng, self._carry)
         while not state.over:
             kind, p, _ = ag[-1]
             if kind >= PRESS_STEPS:
