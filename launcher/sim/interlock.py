@@ -31,7 +31,7 @@ from launcher.core.reactor import RealReactor
 from launcher.firmware.app import Launcher
 from launcher.sim.rig import CueLog
 
-MAX_STALLS = 0.1  # of a measurement's tries, made again: more, and it is too busy to measure
+MAX_STALLS = 0.5  # of a measurement's tries, made again: more, and it is too busy to measure
 
 
 class Stalled(Exception):
