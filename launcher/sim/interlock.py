@@ -4,6 +4,12 @@ The lid's edge is delivered on the thread that moves the pin, as lgpio's callbac
 delivers it; a callback posted to the reactor blocks it, sleeping (the GIL free) or
 spinning (the GIL held, handed over only each switch interval). ``bench/interlock.py``
 and ``tests/firmware/test_interlock_threads.py`` measure with it.
+
+On a loaded machine the whole process (reactor, guard and this harness alike) can stall
+for longer than a lease before a try has begun: the guard then ends the shot's run, as it
+should, before the reactor was blocked or the lid moved. Such a try measures nothing; it
+is counted in ``Unit.stalls`` and made again; more than ``MAX_STALLS`` of the tries asked
+for fail the measurement.
 """
 
 from __future__ import annotations
@@ -25,6 +31,12 @@ from launcher.core.reactor import RealReactor
 from launcher.firmware.app import Launcher
 from launcher.sim.rig import CueLog
 
+MAX_STALLS = 0.5  # of a measurement's tries, made again: more, and it is too busy to measure
+
+
+class Stalled(Exception):
+    """The shot's run lapsed before the try began: the process stalled longer than a lease."""
+
 
 class Unit:
     """The firmware on a real reactor thread over plain mock pins (no physics)."""
@@ -42,6 +54,8 @@ class Unit:
         for name in ("lid_closed", "home", "yellow_back"):
             self.pin(name).drive_low()
         self.reactor = RealReactor()
+        self.stalls = 0  # tries made again: their run lapsed before the try began
+        self.blocked_at, self.blocked_running = 0.0, False
         self.app = Launcher(self.board, self.reactor, self.settings, random.Random(1),
                             CueLog())
         self.app.load(100_000)
@@ -82,20 +96,54 @@ class Unit:
                 and self.pin("motor_sleep").state == 1)
 
     def shoot(self) -> None:
-        """Ready, lid closed: press, and wait until the roller runs."""
+        """Ready, lid closed: press, and wait until the roller runs; it still runs on return.
+
+        Raises ``Stalled`` if its run lapsed first, seen or not: the process stalled longer
+        than a lease (the unit is then faulted, and ``ready_again`` clears it).
+        """
+        counted = self.app.actuators.lapses
         self.pin("button").drive_low()
-        self.until(self.running)
+        self.until(lambda: self.running() or self.app.actuators.lapses != counted)
         self.pin("button").drive_high()
         # Let the debounce see the release: a press and release within its window are
         # contact bounce, and the next try's press would be swallowed with it.
         end = time.monotonic() + self.settings.timing.debounce * 2
         self.until(lambda: time.monotonic() > end)
+        self.check_running(counted)
+
+    def check_running(self, counted: int) -> None:
+        """Raise ``Stalled`` unless the roller runs and no run lapsed since ``counted``."""
+        if self.app.actuators.lapses != counted or not self.running():
+            self.lapsed_before(counted)
+
+    def lapsed_before(self, counted: int) -> None:
+        """The roller stopped before the try began: wait for its lapse, raise ``Stalled``.
+
+        Only a lapse stops a 30-card shot this soon (the beam sees no card, and the card
+        timeout is seconds away); a run stopped any other way times out here.
+        """
+        self.until(lambda: self.app.actuators.lapses != counted)
+        raise Stalled
+
+    def stalled(self, since: int, tries: int) -> None:
+        """A try's run lapsed before it began: count it; more than ``MAX_STALLS`` of
+        ``tries`` since the count was ``since`` fail the measurement."""
+        self.stalls += 1
+        if self.stalls - since > MAX_STALLS * tries:
+            raise RuntimeError(f"{self.stalls - since} runs lapsed before their try began: "
+                               "the machine is too busy to measure")
 
     def block(self, how: str) -> threading.Event:
-        """Block the reactor thread (``sleep`` or ``spin``) until the event is set."""
+        """Block the reactor thread (``sleep`` or ``spin``) until the event is set.
+
+        What the reactor saw as it blocked is kept: ``blocked_at`` (``perf_counter``), and
+        whether the roller ran then (``blocked_running``).
+        """
         release, entered = threading.Event(), threading.Event()
 
         def stuck() -> None:
+            self.blocked_running = self.running()
+            self.blocked_at = time.perf_counter()
             entered.set()
             if how == "sleep":
                 release.wait(10.0)
@@ -131,31 +179,55 @@ class Unit:
 def lid_stops(unit: Unit, how: str | None, tries: int) -> list[float]:
     """Seconds from the lid's edge to the roller's pins low, each try mid-shot; ``how``:
     the reactor ``sleep``ing or ``spin``ning meanwhile, or None (free)."""
-    times = []
-    for _ in range(tries):
+    times: list[float] = []
+    since = unit.stalls
+    while len(times) < tries:
         unit.ready_again()
-        unit.shoot()
-        release = unit.block(how) if how else None
-        t0 = time.perf_counter()
-        unit.pin("lid_closed").drive_high()  # the lid leaves closed: the edge, this thread
-        times.append(time.perf_counter() - t0)  # the callback ran inside drive_high
-        if unit.pin("motor_in1").state or unit.pin("motor_sleep").state:
-            raise AssertionError("the roller still driven after the lid's edge")
-        if release is not None:
-            release.set()
+        release = None
+        try:
+            unit.shoot()
+            counted = unit.app.actuators.lapses
+            release = unit.block(how) if how else None
+            unit.check_running(counted)
+            t0 = time.perf_counter()
+            unit.pin("lid_closed").drive_high()  # the lid leaves closed: the edge, this thread
+            t = time.perf_counter() - t0  # the callback ran inside drive_high
+            if unit.pin("motor_in1").state or unit.pin("motor_sleep").state:
+                raise AssertionError("the roller still driven after the lid's edge")
+            if unit.app.actuators.lapses != counted:
+                raise Stalled  # the lease, not the lid, may have stopped it
+            times.append(t)
+        except Stalled:
+            unit.stalled(since, tries)
+        finally:
+            if release is not None:
+                release.set()
     return times
 
 
 def lapses(unit: Unit, how: str, tries: int) -> list[float]:
     """Seconds from the reactor blocking mid-shot to the roller stopped by its lease."""
-    times = []
-    for _ in range(tries):
+    times: list[float] = []
+    since = unit.stalls
+    while len(times) < tries:
         unit.ready_again()
-        unit.shoot()
-        release = unit.block(how)
-        t0 = time.perf_counter()
-        unit.until(lambda: not unit.running())
-        times.append(time.perf_counter() - t0)
-        release.set()
-        unit.until(lambda: unit.app.machine.state is m.FAULT)  # the lapse, reported
+        release = None
+        try:
+            unit.shoot()
+            counted = unit.app.actuators.lapses
+            release = unit.block(how)
+            if not unit.blocked_running:  # it lapsed before the reactor blocked
+                unit.lapsed_before(counted)
+            unit.until(lambda: not unit.running())
+            t = time.perf_counter() - unit.blocked_at  # from the reactor's own blocking
+            release.set()
+            unit.until(lambda: unit.app.machine.state is m.FAULT)  # the lapse, reported
+            if unit.app.actuators.lapses != counted + 1:
+                raise AssertionError("the roller stopped, but not by its lease")
+            times.append(t)
+        except Stalled:
+            unit.stalled(since, tries)
+        finally:
+            if release is not None:
+                release.set()
     return times

@@ -4,7 +4,9 @@ The harness is ``launcher/sim/interlock.py`` (``python -m bench.interlock`` writ
 figures into hardware/SAFETY.md). Each figure is over ``TRIES`` tries; the median and the
 worst are printed, and the 95th percentile is asserted: the worst of 200 tries is the
 OS's on a shared 2-core machine. (A stop that waited for the blocked reactor would not come
-at all: each try asserts the pins low as soon as the edge has been delivered.)
+at all: each try asserts the pins low as soon as the edge has been delivered.) A try whose
+run lapsed before it began (the whole process stalled longer than the lease: the guard did
+its job early) measures nothing and is made again; each such stall is one lapse, counted.
 """
 
 from __future__ import annotations
@@ -37,10 +39,10 @@ def unit() -> Iterator[Unit]:
         sys.setswitchinterval(before)
 
 
-def report(name: str, xs: list[float]) -> None:
+def report(name: str, xs: list[float], stalls: int) -> None:
     p95 = statistics.quantiles(xs, n=20)[18]
     print(f"\n{name}: {len(xs)} tries, p50 {statistics.median(xs) * 1e3:.3f} ms, "
-          f"p95 {p95 * 1e3:.3f} ms, max {max(xs) * 1e3:.3f} ms")
+          f"p95 {p95 * 1e3:.3f} ms, max {max(xs) * 1e3:.3f} ms; {stalls} made again")
 
 
 @pytest.mark.parametrize("how", ["sleep", "spin"])
@@ -48,8 +50,9 @@ def test_the_lid_stops_the_roller_within_1_ms_while_the_reactor_is_blocked(unit:
                                                                             how: str):
     assert sys.getswitchinterval() == pytest.approx(SWITCH_INTERVAL)
     times = lid_stops(unit, how, TRIES)  # each try asserts the pins low after the edge
-    report(f"lid edge -> roller off, reactor blocked ({how})", times)
+    report(f"lid edge -> roller off, reactor blocked ({how})", times, unit.stalls)
     assert statistics.quantiles(times, n=20)[18] < LID_STOP_LIMIT
+    assert unit.app.actuators.lapses == unit.stalls  # each measured stop was the lid's
 
 
 @pytest.mark.parametrize("how", ["sleep", "spin"])
@@ -57,9 +60,10 @@ def test_the_roller_stops_by_itself_within_its_lease_while_the_reactor_is_blocke
         unit: Unit, how: str):
     times = lapses(unit, how, TRIES)
     report(f"reactor blocked ({how}) -> roller stopped by its lease ({LEASE * 1e3:.0f} ms)",
-           times)
+           times, unit.stalls)
     # The last renewal came at most a quarter lease before the block: the lapse follows
-    # within the lease, plus the guard thread's wake-up (the OS's, on a busy machine).
-    assert statistics.median(times) <= LEASE + LAPSE_SLACK
+    # within the lease, plus the guard thread's wake-up (the OS's, on a busy machine), and
+    # not before three quarters of it (a reactor that renewed nothing would lapse sooner).
+    assert LEASE * 0.75 <= statistics.median(times) <= LEASE + LAPSE_SLACK
     assert statistics.quantiles(times, n=20)[18] <= LEASE + LAPSE_SLACK_P95
-    assert unit.app.actuators.lapses == TRIES
+    assert unit.app.actuators.lapses == TRIES + unit.stalls  # each measured stop a lapse
