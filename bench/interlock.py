@@ -44,6 +44,7 @@ def measure(tries: int) -> dict[str, Any]:
                 out[f"lid_stop_{how or 'free'}"] = summary(lid_stops(unit, how, tries))
             for how in ("sleep", "spin"):
                 out[f"lapse_{how}"] = summary(lapses(unit, how, tries))
+            out["stalls"] = unit.stalls  # tries made again: the process stalled past a lease
         finally:
             unit.close()
     finally:
@@ -67,7 +68,10 @@ def markdown(r: dict[str, Any]) -> str:
         f"{r['switch_interval_ms']:g} ms as `launcher run` sets it; a 2-core machine shared "
         "with other work, so the worst try is the OS's scheduling as much as the "
         "firmware's). Figures are p50 / p95 / max; the run is kept in "
-        "`docs/results/interlock.json`, from which `make test` renders this section again.",
+        "`docs/results/interlock.json`, from which `make test` renders this section again. "
+        f"{r.get('stalls', 0)} tries were made again because the whole process stalled for "
+        "longer than a lease before the try began (the guard rightly ended that run first; "
+        "`launcher/sim/interlock.py`).",
         "",
         "| name | what | p50 / p95 / max |",
         "|---|---|---|",
