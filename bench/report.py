@@ -31,6 +31,14 @@ REASONS = {
         "(the debounce, the press guards, the draw, the machine's step, the actuators and "
         "their pin reads and writes); with cold caches each costs misses that a warm one "
         "does not."),
+    "classic UNO games/s ÷ RLCard's": (
+        "Per step ours is the faster by more than the goal (the steps/s column of the peer "
+        "table), but a round of ours has about twice RLCard's steps: the rules RLCard leaves "
+        "out (UNO calls and catches, Wild Draw Four challenges, the choice to keep a drawn "
+        "card, the colour as a step of its own; its row lists them). The profile of a round "
+        "(`python -m bench.profile`) has no part left that would make up the rest: the deal's "
+        "shuffle is one C sort of a random key per card, and the seeded games must stay as "
+        "they are. A compiled core or a round with fewer steps would; neither is done."),
     "slow state store": (
         "The state writer is a thread of its own and the reactor never waits for it; what "
         "differs from the plain rows is within the run-to-run spread of the scheduler."),
