@@ -1,4 +1,5 @@
-"""Fixtures that put a fake ``lgpio`` or ``pigpio`` module under gpiozero's real factories."""
+"""Fixtures that put a fake ``lgpio`` or ``pigpio`` module under gpiozero's real factories,
+and a plain MockFactory of PWM-capable pins (``factory``)."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from pathlib import Path
 from types import ModuleType
 
 import pytest
+from gpiozero.pins.mock import MockFactory, MockPWMPin
 
 FAKES = Path(__file__).parent / "fakes"
 PI5_REVISION = 0xD04170  # Raspberry Pi 5 Model B rev 1.0, 8 GB (new-style code, type 0x17)
@@ -66,3 +68,11 @@ def fake_pigpio(monkeypatch: pytest.MonkeyPatch) -> Iterator[ModuleType]:
     yield module
     for conn in list(module._connections):
         conn.stop()
+
+
+@pytest.fixture
+def factory() -> Iterator[MockFactory]:
+    """gpiozero's MockFactory with PWM-capable pins, reset after the test."""
+    f = MockFactory(pin_class=MockPWMPin)
+    yield f
+    f.reset()

@@ -21,13 +21,6 @@ from hal.gpio import (
 from launcher.core import config
 
 
-@pytest.fixture
-def factory():
-    f = MockFactory(pin_class=MockPWMPin)
-    yield f
-    f.reset()
-
-
 def test_input_is_active_low_and_reports_both_edges(factory):
     inp = GpioInput(17, factory)
     seen: list[bool] = []

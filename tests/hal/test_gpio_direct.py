@@ -4,17 +4,9 @@ device, and a closed part refuses to be used."""
 from __future__ import annotations
 
 import pytest
-from gpiozero.pins.mock import MockFactory, MockPWMPin
 
 from hal.base import HardwareError
 from hal.gpio import GpioInput, GpioOutput, HBridgeMotor
-
-
-@pytest.fixture
-def factory():
-    f = MockFactory(pin_class=MockPWMPin)
-    yield f
-    f.reset()
 
 
 def test_direct_writes_are_what_the_devices_read(factory):
