@@ -176,58 +176,64 @@ class Unit:
         self.factory.close()
 
 
-def lid_stops(unit: Unit, how: str | None, tries: int) -> list[float]:
-    """Seconds from the lid's edge to the roller's pins low, each try mid-shot; ``how``:
-    the reactor ``sleep``ing or ``spin``ning meanwhile, or None (free)."""
+def _tries(unit: Unit, tries: int,
+           attempt: Callable[[list[threading.Event]], float]) -> list[float]:
+    """``tries`` figures of ``attempt``, each from a ready unit. A try that stalled is made
+    again (``Unit.stalled``); a reactor it blocked (its release put in the list it is
+    given) is let go however the try ended."""
     times: list[float] = []
     since = unit.stalls
     while len(times) < tries:
         unit.ready_again()
-        release = None
+        held: list[threading.Event] = []
         try:
-            unit.shoot()
-            counted = unit.app.actuators.lapses
-            release = unit.block(how) if how else None
-            unit.check_running(counted)
-            t0 = time.perf_counter()
-            unit.pin("lid_closed").drive_high()  # the lid leaves closed: the edge, this thread
-            t = time.perf_counter() - t0  # the callback ran inside drive_high
-            if unit.pin("motor_in1").state or unit.pin("motor_sleep").state:
-                raise AssertionError("the roller still driven after the lid's edge")
-            if unit.app.actuators.lapses != counted:
-                raise Stalled  # the lease, not the lid, may have stopped it
-            times.append(t)
+            times.append(attempt(held))
         except Stalled:
             unit.stalled(since, tries)
         finally:
-            if release is not None:
+            for release in held:
                 release.set()
     return times
+
+
+def lid_stops(unit: Unit, how: str | None, tries: int) -> list[float]:
+    """Seconds from the lid's edge to the roller's pins low, each try mid-shot; ``how``:
+    the reactor ``sleep``ing or ``spin``ning meanwhile, or None (free)."""
+
+    def attempt(held: list[threading.Event]) -> float:
+        unit.shoot()
+        counted = unit.app.actuators.lapses
+        if how:
+            held.append(unit.block(how))
+        unit.check_running(counted)
+        t0 = time.perf_counter()
+        unit.pin("lid_closed").drive_high()  # the lid leaves closed: the edge, this thread
+        t = time.perf_counter() - t0  # the callback ran inside drive_high
+        if unit.pin("motor_in1").state or unit.pin("motor_sleep").state:
+            raise AssertionError("the roller still driven after the lid's edge")
+        if unit.app.actuators.lapses != counted:
+            raise Stalled  # the lease, not the lid, may have stopped it
+        return t
+
+    return _tries(unit, tries, attempt)
 
 
 def lapses(unit: Unit, how: str, tries: int) -> list[float]:
     """Seconds from the reactor blocking mid-shot to the roller stopped by its lease."""
-    times: list[float] = []
-    since = unit.stalls
-    while len(times) < tries:
-        unit.ready_again()
-        release = None
-        try:
-            unit.shoot()
-            counted = unit.app.actuators.lapses
-            release = unit.block(how)
-            if not unit.blocked_running:  # it lapsed before the reactor blocked
-                unit.lapsed_before(counted)
-            unit.until(lambda: not unit.running())
-            t = time.perf_counter() - unit.blocked_at  # from the reactor's own blocking
-            release.set()
-            unit.until(lambda: unit.app.machine.state is m.FAULT)  # the lapse, reported
-            if unit.app.actuators.lapses != counted + 1:
-                raise AssertionError("the roller stopped, but not by its lease")
-            times.append(t)
-        except Stalled:
-            unit.stalled(since, tries)
-        finally:
-            if release is not None:
-                release.set()
-    return times
+
+    def attempt(held: list[threading.Event]) -> float:
+        unit.shoot()
+        counted = unit.app.actuators.lapses
+        release = unit.block(how)
+        held.append(release)
+        if not unit.blocked_running:  # it lapsed before the reactor blocked
+            unit.lapsed_before(counted)
+        unit.until(lambda: not unit.running())
+        t = time.perf_counter() - unit.blocked_at  # from the reactor's own blocking
+        release.set()
+        unit.until(lambda: unit.app.machine.state is m.FAULT)  # the lapse, reported
+        if unit.app.actuators.lapses != counted + 1:
+            raise AssertionError("the roller stopped, but not by its lease")
+        return t
+
+    return _tries(unit, tries, attempt)
