@@ -27,6 +27,7 @@ import statistics
 import sys
 import time
 from collections.abc import Callable
+from math import floor
 from typing import Any
 
 Runner = Callable[[float], tuple[int, int, float]]
@@ -168,7 +169,7 @@ def rlcard_uno(seed: int = 1) -> Callable[[], int] | str:
         steps = 0
         while not game.round.is_over:
             legal = state["legal_actions"]
-            state, _ = game.step(legal[int(rng.random() * len(legal))])
+            state, _ = game.step(legal[floor(rng.random() * len(legal))])
             steps += 1
         return steps
 
@@ -218,10 +219,10 @@ def openspiel_gin(seed: int = 1) -> Callable[[], int] | str:
         while not state.is_terminal():
             if state.is_chance_node():
                 outcomes = state.chance_outcomes()
-                state.apply_action(outcomes[int(rng.random() * len(outcomes))][0])
+                state.apply_action(outcomes[floor(rng.random() * len(outcomes))][0])
             else:
                 legal = state.legal_actions()
-                state.apply_action(legal[int(rng.random() * len(legal))])
+                state.apply_action(legal[floor(rng.random() * len(legal))])
                 steps += 1
         return steps
 
@@ -245,7 +246,7 @@ def rlcard_gin(seed: int = 1) -> Callable[[], int] | str:
         steps = 0
         while not game.is_over():
             legal = game.judge.get_legal_actions()
-            game.step(legal[int(rng.random() * len(legal))])
+            game.step(legal[floor(rng.random() * len(legal))])
             steps += 1
         return steps
 

@@ -144,7 +144,7 @@ class DirectLauncher:
         return self.streak.count
 
     def load(self, cards: Sequence[Card]) -> None:
-        self._stack[0:0] = reversed(cards)
+        self._stack[:0] = cards[::-1]
 
     def unload(self) -> list[Card]:
         cards = self.contents()
@@ -214,7 +214,7 @@ class DirectDealer:
         return self._sides[self._up]
 
     def load(self, cards: Sequence[Any]) -> None:
-        self._stack[0:0] = reversed(cards)
+        self._stack[:0] = cards[::-1]
 
     def unload(self) -> list[Any]:
         cards = self.contents()

@@ -8,6 +8,7 @@ from collections.abc import Callable, Sequence
 from launcher.core import config
 from launcher.core import luck as luck_model
 from launcher.core.config import Luck
+from launcher.games.engine import draw_below
 from launcher.games.flip_attack.core import (
     K_ATTACK,
     K_DA,
@@ -107,7 +108,7 @@ class RandomBot(_OnCore):
         rng = self.rng
         if self._below_of[0] is not rng:
             if type(rng).choice is random.Random.choice:
-                below = rng._randbelow  # what ``choice`` does, without a sequence to index
+                below = draw_below(rng)  # what ``choice`` does, without a sequence to index
             else:
                 def below(n: int) -> int:
                     return rng.choice(range(n))
@@ -142,7 +143,10 @@ class RandomBot(_OnCore):
             cards = [c for c in hand if b[c] == k]
         else:
             mask = w.mask
-            cards = [c for c in hand if mask[c]]
+            cards = []
+            for c in hand:  # a plain loop: a comprehension costs a function call (3.11)
+                if mask[c]:
+                    cards.append(c)
         g = choice(len(cards) + 1)
         if g == 0:
             choice(1)
@@ -273,7 +277,10 @@ class HeuristicBot(_OnCore):
         Your Luck's expected discards; a Flip's gain in points per card on the other side
         (15 more when someone is near out); and 2 per kept card of the colour named."""
         mask = w.mask
-        cards = [c for c in hand if mask[c]]
+        cards = []
+        for c in hand:  # a plain loop, as in ``RandomBot.decide``
+            if mask[c]:
+                cards.append(c)
         if not cards:
             return PRESS_MOVE
         si = w.side

@@ -39,7 +39,7 @@ from launcher.games.cards import (
     WILD_PRESS_YOUR_LUCK,
     Card,
 )
-from launcher.games.engine import NO_COLOUR, CardTable
+from launcher.games.engine import NO_COLOUR, CardTable, shuffle_as_random
 
 # --- the agenda: what happens next (``HandState.agenda``, a list in ``Core``) -----------
 
@@ -594,7 +594,7 @@ def _reload(w: Core, rng: random.Random, h: Hooks) -> None:
         pool, w.discard = w.discard, []
     if not pool:
         return
-    rng.shuffle(pool)
+    shuffle_as_random(pool, rng)
     w.launcher_count = len(pool)
     w.reloads += 1
     h.load(pool, w.side)

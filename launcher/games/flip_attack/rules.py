@@ -30,7 +30,7 @@ from launcher.games.cards import (
     Face,
     load_deck,
 )
-from launcher.games.engine import NO_COLOUR
+from launcher.games.engine import NO_COLOUR, shuffle_as_random
 from launcher.games.flip_attack import core
 from launcher.games.flip_attack.core import (
     CATCH,
@@ -355,7 +355,7 @@ def deal(deck: Sequence[Card], players: int, dealer: int, options: GameOptions,
         raise RuleViolation(f"{len(deck)} cards cannot deal {options.hand_size} to {players}")
     cards = list(deck)
     core.deck_holding(cards)  # compiled once, all of it: the launcher's cards come back later
-    rng.shuffle(cards)
+    shuffle_as_random(cards, rng)
     hands: list[list[Card]] = [[] for _ in range(players)]
     i = 0
     for _ in range(options.hand_size):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import random
+from math import floor
 from typing import Protocol
 
 from launcher.games.gin.cards import FULL_DECK, SUIT_BITS, VALUE, cards_of, mask_of
@@ -48,9 +49,10 @@ class RandomBot:
         self._random = rng.random
 
     def choose(self, view: PlayerView) -> int:
-        # ``int(random() * n)``: uniform like ``choice``, one C call instead of its loop.
+        # ``floor(random() * n)``: uniform like ``choice``, one C call instead of its loop
+        # (``math.floor``: the same as ``int`` here, and cheaper).
         legal = view.legal
-        return legal[int(self._random() * len(legal))]
+        return legal[floor(self._random() * len(legal))]
 
     def arrange(self, view: PlayerView, discard: int) -> tuple[int, ...] | None:
         return None

@@ -14,6 +14,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from launcher.games.dealers import DirectDealer, StockDealer
+from launcher.games.engine import shuffle_as_random
 from launcher.games.gin.bots import GinBot
 from launcher.games.gin.cards import DECK_SIZE, FULL_DECK, mask_of
 from launcher.games.gin.rules import (
@@ -63,7 +64,7 @@ class GinTable:
         """Gather the stock back, shuffle, deal, turn the upcard and load the stock."""
         self.dealer.unload()  # the cards come back with the rest before the shuffle
         deck = list(range(DECK_SIZE))
-        self.rng.shuffle(deck)
+        shuffle_as_random(deck, self.rng)
         mine, theirs, upcard, stock = deal_order(deck, self.rules.hand_size)
         self.dealer.load(stock)
         return GinHand(self.rules, dealer_seat, mine, theirs, upcard, len(stock))

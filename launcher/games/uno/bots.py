@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import random
 from collections.abc import Sequence
+from math import floor
 from typing import Any
 
 from launcher.games.roster import Roster
@@ -32,7 +33,6 @@ from launcher.games.uno.rules import (
     DRAWN,
     KEEP,
     TARGET,
-    TURN,
     UNO,
     UNTIL_COLOUR,
     UnoState,
@@ -58,23 +58,31 @@ class UnoRandomBot:
         self.renege = renege
         if not renege:
             self.name = "random-play"
+            self.choose = self._choose_play  # type: ignore[method-assign]
         self._random = rng.random
 
+    # ``floor(random() * n)``: uniform like ``choice``, without its Python-level loop (and
+    # ``math.floor`` is the same as ``int`` here, at two thirds of its cost). A play
+    # from a hand of two leaves one card: say "UNO!" with it (or forget).
+
     def choose(self, state: UnoState, player: int, legal: Sequence[int]) -> int:
-        # ``int(random() * n)``: uniform like ``choice``, without its Python-level loop.
-        n = len(legal)
-        if self.renege or n < 2:
-            a = legal[int(self._random() * n)]
-        else:
-            kind = state.agenda[-1][0]
-            if kind == TURN:  # the last legal action of a turn is the draw
-                a = legal[int(self._random() * (n - 1))]
-            elif kind == DRAWN:
-                a = legal[0]
-            else:
-                a = legal[int(self._random() * n)]
-        # A play from a hand of two leaves one card: say "UNO!" with it (or forget).
-        if len(state.hands[player]) == 2 and 0 <= a < CHOOSE and self._random() >= self.forget_uno:
+        a = legal[floor(self._random() * len(legal))]
+        if 0 <= a < CHOOSE and len(state.hands[player]) == 2 and self._random() >= self.forget_uno:
+            a |= UNO
+        return a
+
+    def _choose_play(self, state: UnoState, player: int, legal: Sequence[int]) -> int:
+        """``choose`` of the ``random-play`` bot. The step shows in the last legal action."""
+        last = legal[-1]
+        if last == DRAW_CARD:  # a turn: a playable card; the draw only when it is all there is
+            a = legal[floor(self._random() * (len(legal) - 1))]
+            if a < 0:
+                return a
+        elif last == KEEP:  # the card just drawn plays: play it
+            a = legal[0]
+        else:  # a colour, a player, a challenge or a catch: never a card
+            return legal[floor(self._random() * len(legal))]
+        if len(state.hands[player]) == 2 and self._random() >= self.forget_uno:
             a |= UNO
         return a
 

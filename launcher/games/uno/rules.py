@@ -261,6 +261,7 @@ TARGET = 3  # Swap Hands: whose hand to take
 CHALLENGE = 4  # the victim of a Wild Draw card: challenge or accept
 CATCH = 5  # arg = a player who did not call UNO: catch them or not
 PRESS_STEPS = 8
+_LAY = -1  # not a step: ``_play_trusted``'s own "lay the chosen card" after a turn or a draw
 DRAW = 8  # arg = cards still to draw
 DRAW_TURN = 9  # the one card a player draws instead of playing
 DRAW_UNTIL = 10  # draw until a card of the colour in play; arg = cards to draw after it
@@ -371,7 +372,8 @@ class UnoState:
 
     def charges(self) -> list[int]:
         """Each player's own cards in points (the alternative scoring's charge)."""
-        return [self.hand_points(p) for p in range(self.n)]
+        points = self.tab.points.__getitem__
+        return [sum(map(points, hand)) for hand in self.hands]
 
     def names(self, cards: Sequence[int]) -> list[str]:
         return [self.rules.table.name(c, self.side) for c in cards]
@@ -416,7 +418,7 @@ def deal(rules: Rules, players: int, dealer: int, rng: random.Random) -> UnoStat
         raise RuleViolation(f"dealer {dealer} is not one of the {players} players")
     if players * o.hand_size + 1 > rules.size:
         raise RuleViolation(f"{rules.size} cards cannot deal {o.hand_size} to {players}")
-    cards = list(range(rules.size))
+    cards = list(rules.table.ids)
     shuffle(cards, rng)
     # One card at a time from the dealer's left: the k-th player left of the dealer gets
     # every players-th card from the (k-1)-th.
@@ -645,7 +647,7 @@ def _play_wild(state: UnoState, p: int, b: int, card: int, before: int, expose: 
         top.append((COLOUR, p, 0))
     elif b == B_WILD_DRAW:
         amount = rules.amount[side][card]
-        guilty = any(st.colour[c] == before for c in hand)
+        guilty = before in map(st.colour.__getitem__, hand)
         if rules.strict:
             ag.append((TURN, (p + 2 * d) % n, 0))
             ag.append(_draw_step(nxt, amount, 0))
@@ -812,8 +814,15 @@ def _play_trusted(state: UnoState, choose: Sequence[Callable[[UnoState, int, Seq
                   carry: Callable[[UnoState], None]) -> None:
     """Play the hand out with bots trusted to answer from ``legal``, nothing checking or
     listening (no ``log``): ``legal``, ``apply`` and ``shot`` fused for the common steps (a turn, a
-    number card laid, one card drawn), the rest through them. The same game step for step
-    (tests/games/test_uno_engine.py plays the same hands through the checked loop)."""
+    number card laid, the cards drawn, the drawn card's decision), the rest through them.
+
+    A step runs straight on into the next (a turn's draw into its press, the press into the
+    drawn card's decision, either decision into laying the card) only where nothing could
+    happen between them: the launcher still holds cards, no one has won and turns remain (so
+    ``_settle`` has nothing to do), and nothing waits for the launcher. The same game step
+    for step (tests/games/test_uno_trusted_loop.py plays the same hands through the checked
+    loop).
+    """
     ag = state.agenda
     hands, discard = state.hands, state.discard
     strict = state.rules.strict
@@ -836,66 +845,102 @@ def _play_trusted(state: UnoState, choose: Sequence[Callable[[UnoState, int, Seq
             out.append(DRAW_CARD)
             a = choose[p](state, p, out)
             state.turns += 1
-            if a == DRAW_CARD:
-                ag[-1] = draw_turn[p]
+            if a != DRAW_CARD:
+                kind = _LAY
             else:
-                card = a & CARD_MASK
-                if st.behaviour[card] == B_NUMBER and len(hand) > 1:
-                    # ``_play``'s common case: a number card (never wild), not the last.
-                    hand.remove(card)
-                    discard.append(card)
-                    state.colour = st.colour[card]
-                    state.symbol = st.symbol[card]
-                    ag[-1] = turn[(p + state.direction) % n]
-                    if len(hand) == 1 and not a & UNO:
-                        _expose(ag, p, n, state.direction)
-                else:
-                    ag.pop()
-                    _play(state, p, card, a & UNO, rng)
-            if state.pile == 0 or state.winner is not None or state.turns >= max_turns:
-                _settle(state, rng)
-        elif kind >= PRESS_STEPS:
+                ag[-1] = draw_turn[p]
+                if not state.pile or state.turns >= max_turns:
+                    _settle(state, rng)
+                    if state.todo:
+                        carry(state)
+                    continue
+                kind = DRAW_TURN
+        if kind >= PRESS_STEPS:
             cards = press()
             if kind == DRAW_UNTIL or len(cards) != 1 or state.pile < 1:
                 shot(state, cards, rng)  # a rare draw, an empty launcher, or a fault
-            else:
-                card = cards[0]
-                state.pile -= 1
-                state.draws += 1
-                hands[p].append(card)
-                if kind == DRAW:
-                    # The rest of the draw at once while the launcher holds cards (between
-                    # two cards, ``_settle`` would have nothing to do).
-                    arg -= 1
-                    while arg and state.pile:
-                        cards = press()
-                        if len(cards) != 1:
-                            ag[-1] = (DRAW, p, arg)
-                            shot(state, cards, rng)  # raises: cards the launcher should have
-                        hands[p].append(cards[0])
-                        state.pile -= 1
-                        state.draws += 1
-                        arg -= 1
-                    if arg:
+                if state.todo:
+                    carry(state)
+                continue
+            card = cards[0]
+            state.pile -= 1
+            state.draws += 1
+            hands[p].append(card)
+            if kind == DRAW:
+                # The rest of the draw at once while the launcher holds cards (between
+                # two cards, ``_settle`` would have nothing to do).
+                arg -= 1
+                while arg and state.pile:
+                    cards = press()
+                    if len(cards) != 1:
                         ag[-1] = (DRAW, p, arg)
-                    else:
-                        ag.pop()
+                        shot(state, cards, rng)  # raises: cards the launcher should have
+                    hands[p].append(cards[0])
+                    state.pile -= 1
+                    state.draws += 1
+                    arg -= 1
+                if arg:
+                    ag[-1] = (DRAW, p, arg)
                 else:
-                    st = state.tab
-                    if st.masks[state.colour * st.stride + state.symbol][card] and (
-                            not strict or may_play(state, p, card)):
-                        ag[-1] = (DRAWN, p, card)
-                    else:
-                        ag[-1] = turn[(p + state.direction) % n]
+                    ag.pop()
+            else:
+                st = state.tab
+                if not st.masks[state.colour * st.stride + state.symbol][card] or (
+                        strict and not may_play(state, p, card)):
+                    ag[-1] = turn[(p + state.direction) % n]
+                else:
+                    ag[-1] = (DRAWN, p, card)
+                    if state.pile:
+                        kind, arg = DRAWN, card
+            if kind != DRAWN:
                 if state.pile == 0 or state.winner is not None:
                     _settle(state, rng)
-        elif kind == DRAWN:
+                if state.todo:
+                    carry(state)
+                continue
+        if kind == DRAWN:
             a = choose[p](state, p, [arg, KEEP])
-            if a == KEEP:
-                ag[-1] = turn[(p + state.direction) % n]
+            if a != KEEP:
+                kind = _LAY
+                a = arg | a & UNO
+                st = state.tab
+                hand = hands[p]
             else:
-                ag.pop()
-                _play(state, p, arg, a & UNO, rng)
+                ag[-1] = turn[(p + state.direction) % n]
+                if state.pile == 0 or state.turns >= max_turns:
+                    _settle(state, rng)
+        if kind == _LAY:  # ``p`` lays the card of ``a`` from ``hand``: the current step is done
+            card = a & CARD_MASK
+            b = st.behaviour[card]
+            if b <= B_SKIP_ALL and len(hand) > 1:
+                # ``_play``'s common cases: a coloured card that only moves the turn on (and
+                # may make the next player draw), not the last card.
+                hand.remove(card)
+                discard.append(card)
+                state.colour = st.colour[card]
+                state.symbol = st.symbol[card]
+                d = state.direction
+                if b == B_NUMBER:
+                    ag[-1] = turn[(p + d) % n]
+                elif b == B_DRAW:
+                    ag[-1] = turn[(p + 2 * d) % n]
+                    ag.append((DRAW, (p + d) % n, state.rules.amount[state.side][card]))
+                elif b == B_SKIP:
+                    ag[-1] = turn[(p + 2 * d) % n]
+                elif b == B_REVERSE and n > 2:
+                    state.direction = -d
+                    ag[-1] = turn[(p - d) % n]
+                else:  # skip everyone, or a Reverse between two ("acts as a Skip")
+                    ag[-1] = turn[p]
+                if len(hand) == 1 and not a & UNO:
+                    _expose(ag, p, n, d)
+                if state.pile == 0 or state.turns >= max_turns:  # no one won: cards remain
+                    _settle(state, rng)
+                    if state.todo:
+                        carry(state)
+                continue
+            ag.pop()
+            _play(state, p, card, a & UNO, rng)
             if state.pile == 0 or state.winner is not None or state.turns >= max_turns:
                 _settle(state, rng)
         elif kind == COLOUR:
@@ -904,10 +949,23 @@ def _play_trusted(state: UnoState, choose: Sequence[Callable[[UnoState, int, Seq
             state.colour = a - CHOOSE
             if state.pile == 0 or state.winner is not None or state.turns >= max_turns:
                 _settle(state, rng)
-        else:
+        elif kind == CHALLENGE:
+            a = choose[p](state, p, _CHALLENGE_CHOICES)
+            ag.pop()
+            _challenge(state, p, a == CHALLENGE_IT)
+            if state.pile == 0 or state.turns >= max_turns:
+                _settle(state, rng)
+        elif kind != DRAWN:
             apply(state, choose[p](state, p, legal(state)), rng)
         if state.todo:
             carry(state)
+
+
+@cache
+def _trusted(kinds: tuple[type, ...]) -> bool:
+    """Whether bots of these classes may play unchecked: each class claims
+    ``chooses_from_legal`` itself (a subclass must claim it again)."""
+    return all(k.__dict__.get("chooses_from_legal", False) for k in kinds)
 
 
 def _settle(state: UnoState, rng: random.Random) -> None:
@@ -915,8 +973,8 @@ def _settle(state: UnoState, rng: random.Random) -> None:
     if state.winner is not None:
         if not state.agenda:
             state.over = True
-            state.points = sum(state.hand_points(q) for q in range(state.n)
-                               if q != state.winner)
+            charges = state.charges()
+            state.points = sum(charges) - charges[state.winner]
             if state.log is not None:
                 state.log.append(("over", state.winner, state.points))
             return
@@ -1057,7 +1115,7 @@ class UnoTable:
         size = rules.options.hand_size
         if not 0 <= dealer < n or n * size + 1 > rules.size:
             raise RuleViolation(f"cannot deal {size} cards to {n} players from dealer {dealer}")
-        cards = list(range(rules.size))
+        cards = list(rules.table.ids)
         shuffle(cards, self.rng)
         launcher.load(cards)
         launcher.use(deal_profile(size))
@@ -1080,10 +1138,8 @@ class UnoTable:
         ag = state.agenda
         check = self.check
         self._carry(state)
-        if not check and state.log is None and all(
-                type(b).__dict__.get("chooses_from_legal", False) for b in bots):
-            # Bots of this package (``chooses_from_legal`` on the class itself, so a subclass
-            # must claim it again) answer with one of the legal actions they are shown, and
+        if not check and state.log is None and _trusted(tuple(map(type, bots))):
+            # Bots of this package answer with one of the legal actions they are shown, and
             # nothing listens: the same steps without re-checking each answer.
             _play_trusted(state, [b.choose for b in bots], press, rng, self._carry)
         while not state.over:
