@@ -261,7 +261,6 @@ TARGET = 3  # Swap Hands: whose hand to take
 CHALLENGE = 4  # the victim of a Wild Draw card: challenge or accept
 CATCH = 5  # arg = a player who did not call UNO: catch them or not
 PRESS_STEPS = 8
-_LAY = -1  # not a step: ``_play_trusted``'s own "lay the chosen card" after a turn or a draw
 DRAW = 8  # arg = cards still to draw
 DRAW_TURN = 9  # the one card a player draws instead of playing
 DRAW_UNTIL = 10  # draw until a card of the colour in play; arg = cards to draw after it
@@ -813,15 +812,15 @@ def _play_trusted(state: UnoState, choose: Sequence[Callable[[UnoState, int, Seq
                   press: Callable[[], Sequence[int]], rng: random.Random,
                   carry: Callable[[UnoState], None]) -> None:
     """Play the hand out with bots trusted to answer from ``legal``, nothing checking or
-    listening (no ``log``): ``legal``, ``apply`` and ``shot`` fused for the common steps (a turn, a
-    number card laid, the cards drawn, the drawn card's decision), the rest through them.
+    listening (no ``log``): ``legal``, ``apply`` and ``shot`` fused for the common steps, the
+    rest through them. The same game step for step (tests/games/test_uno_trusted_loop.py
+    plays the same hands through the checked loop).
 
-    A step runs straight on into the next (a turn's draw into its press, the press into the
-    drawn card's decision, either decision into laying the card) only where nothing could
-    happen between them: the launcher still holds cards, no one has won and turns remain (so
-    ``_settle`` has nothing to do), and nothing waits for the launcher. The same game step
-    for step (tests/games/test_uno_trusted_loop.py plays the same hands through the checked
-    loop).
+    Turns run one after another in an inner loop: the choice, a draw and the drawn card's
+    decision, and laying a coloured card that only moves the turn on. It goes on to the next
+    turn only while nothing else could happen between: the launcher still holds cards, no
+    one has won and turns remain (so ``_settle`` has nothing to do), no draw or catch is due,
+    and nothing waits for the launcher.
     """
     ag = state.agenda
     hands, discard = state.hands, state.discard
@@ -834,41 +833,94 @@ def _play_trusted(state: UnoState, choose: Sequence[Callable[[UnoState, int, Seq
         kind, p, arg = ag[-1]
         if kind == TURN:
             st = state.tab
-            m = st.masks[state.colour * st.stride + state.symbol]
-            hand = hands[p]
-            out = []
-            for c in hand:  # ``legal``'s turn
-                if m[c]:
-                    out.append(c)
-            if strict and out:
-                out = _strict(state.rules, state, hand, out)
-            out.append(DRAW_CARD)
-            a = choose[p](state, p, out)
-            state.turns += 1
-            if a != DRAW_CARD:
-                kind = _LAY
-            else:
-                ag[-1] = draw_turn[p]
-                if not state.pile or state.turns >= max_turns:
+            masks, stride, behaviour = st.masks, st.stride, st.behaviour
+            while True:
+                m = masks[state.colour * stride + state.symbol]
+                hand = hands[p]
+                out = []
+                for c in hand:  # ``legal``'s turn
+                    if m[c]:
+                        out.append(c)
+                if strict and out:
+                    out = _strict(state.rules, state, hand, out)
+                out.append(DRAW_CARD)
+                a = choose[p](state, p, out)
+                state.turns += 1
+                if a == DRAW_CARD:  # ``shot``'s one card drawn instead of playing
+                    ag[-1] = draw_turn[p]
+                    if not state.pile or state.turns >= max_turns:
+                        _settle(state, rng)
+                        break
+                    cards = press()
+                    if len(cards) != 1:
+                        shot(state, cards, rng)  # raises: the launcher should hold cards
+                    card = cards[0]
+                    state.pile -= 1
+                    state.draws += 1
+                    hand.append(card)
+                    if not m[card] or (strict and not may_play(state, p, card)):
+                        p = (p + state.direction) % n
+                        ag[-1] = turn[p]
+                        if not state.pile:
+                            _settle(state, rng)
+                            break
+                        continue
+                    ag[-1] = (DRAWN, p, card)
+                    if not state.pile:
+                        _settle(state, rng)
+                        break
+                    a = choose[p](state, p, [card, KEEP])
+                    if a == KEEP:
+                        p = (p + state.direction) % n
+                        ag[-1] = turn[p]
+                        continue
+                    a = card | a & UNO
+                card = a & CARD_MASK
+                b = behaviour[card]
+                if b > B_SKIP_ALL or len(hand) == 1:  # ``_play`` lays the rest
+                    ag.pop()
+                    _play(state, p, card, a & UNO, rng)
+                    if state.pile == 0 or state.winner is not None or state.turns >= max_turns:
+                        _settle(state, rng)
+                    break
+                # ``_play``'s common cases: a coloured card that only moves the turn on (and
+                # may make the next player draw), not the last card.
+                hand.remove(card)
+                discard.append(card)
+                state.colour = st.colour[card]
+                state.symbol = st.symbol[card]
+                d = state.direction
+                if b == B_NUMBER:
+                    q = (p + d) % n
+                elif b in (B_SKIP, B_DRAW):
+                    q = (p + 2 * d) % n
+                elif b == B_REVERSE and n > 2:
+                    state.direction = -d
+                    q = (p - d) % n
+                else:  # skip everyone, or a Reverse between two ("acts as a Skip")
+                    q = p
+                ag[-1] = turn[q]
+                if b == B_DRAW:
+                    ag.append((DRAW, (p + d) % n, state.rules.amount[state.side][card]))
+                exposed = len(hand) == 1 and not a & UNO
+                if exposed:
+                    _expose(ag, p, n, d)
+                if state.pile == 0 or state.turns >= max_turns:  # no one won: cards remain
                     _settle(state, rng)
-                    if state.todo:
-                        carry(state)
-                    continue
-                kind = DRAW_TURN
-        if kind >= PRESS_STEPS:
+                    break
+                if exposed or b == B_DRAW:
+                    break
+                p = q
+        elif kind == DRAW:
             cards = press()
-            if kind == DRAW_UNTIL or len(cards) != 1 or state.pile < 1:
-                shot(state, cards, rng)  # a rare draw, an empty launcher, or a fault
-                if state.todo:
-                    carry(state)
-                continue
-            card = cards[0]
-            state.pile -= 1
-            state.draws += 1
-            hands[p].append(card)
-            if kind == DRAW:
-                # The rest of the draw at once while the launcher holds cards (between
-                # two cards, ``_settle`` would have nothing to do).
+            if len(cards) != 1 or state.pile < 1:
+                shot(state, cards, rng)  # an empty launcher, or a fault
+            else:
+                # The whole draw at once while the launcher holds cards (between two cards,
+                # ``_settle`` would have nothing to do).
+                hands[p].append(cards[0])
+                state.pile -= 1
+                state.draws += 1
                 arg -= 1
                 while arg and state.pile:
                     cards = press()
@@ -883,66 +935,10 @@ def _play_trusted(state: UnoState, choose: Sequence[Callable[[UnoState, int, Seq
                     ag[-1] = (DRAW, p, arg)
                 else:
                     ag.pop()
-            else:
-                st = state.tab
-                if not st.masks[state.colour * st.stride + state.symbol][card] or (
-                        strict and not may_play(state, p, card)):
-                    ag[-1] = turn[(p + state.direction) % n]
-                else:
-                    ag[-1] = (DRAWN, p, card)
-                    if state.pile:
-                        kind, arg = DRAWN, card
-            if kind != DRAWN:
                 if state.pile == 0 or state.winner is not None:
                     _settle(state, rng)
-                if state.todo:
-                    carry(state)
-                continue
-        if kind == DRAWN:
-            a = choose[p](state, p, [arg, KEEP])
-            if a != KEEP:
-                kind = _LAY
-                a = arg | a & UNO
-                st = state.tab
-                hand = hands[p]
-            else:
-                ag[-1] = turn[(p + state.direction) % n]
-                if state.pile == 0 or state.turns >= max_turns:
-                    _settle(state, rng)
-        if kind == _LAY:  # ``p`` lays the card of ``a`` from ``hand``: the current step is done
-            card = a & CARD_MASK
-            b = st.behaviour[card]
-            if b <= B_SKIP_ALL and len(hand) > 1:
-                # ``_play``'s common cases: a coloured card that only moves the turn on (and
-                # may make the next player draw), not the last card.
-                hand.remove(card)
-                discard.append(card)
-                state.colour = st.colour[card]
-                state.symbol = st.symbol[card]
-                d = state.direction
-                if b == B_NUMBER:
-                    ag[-1] = turn[(p + d) % n]
-                elif b == B_DRAW:
-                    ag[-1] = turn[(p + 2 * d) % n]
-                    ag.append((DRAW, (p + d) % n, state.rules.amount[state.side][card]))
-                elif b == B_SKIP:
-                    ag[-1] = turn[(p + 2 * d) % n]
-                elif b == B_REVERSE and n > 2:
-                    state.direction = -d
-                    ag[-1] = turn[(p - d) % n]
-                else:  # skip everyone, or a Reverse between two ("acts as a Skip")
-                    ag[-1] = turn[p]
-                if len(hand) == 1 and not a & UNO:
-                    _expose(ag, p, n, d)
-                if state.pile == 0 or state.turns >= max_turns:  # no one won: cards remain
-                    _settle(state, rng)
-                    if state.todo:
-                        carry(state)
-                continue
-            ag.pop()
-            _play(state, p, card, a & UNO, rng)
-            if state.pile == 0 or state.winner is not None or state.turns >= max_turns:
-                _settle(state, rng)
+        elif kind >= PRESS_STEPS:
+            shot(state, press(), rng)  # a turn's draw after a reload, a draw until a colour
         elif kind == COLOUR:
             a = choose[p](state, p, colours)
             ag.pop()
@@ -955,7 +951,7 @@ def _play_trusted(state: UnoState, choose: Sequence[Callable[[UnoState, int, Seq
             _challenge(state, p, a == CHALLENGE_IT)
             if state.pile == 0 or state.turns >= max_turns:
                 _settle(state, rng)
-        elif kind != DRAWN:
+        else:
             apply(state, choose[p](state, p, legal(state)), rng)
         if state.todo:
             carry(state)
