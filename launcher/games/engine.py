@@ -54,6 +54,10 @@ def draw_below(rng: random.Random) -> Callable[[int], int]:
     getrandbits = rng.getrandbits
 
     def below(n: int) -> int:
+        if n == 1:  # bits until a 0 (``choice`` of one thing still draws)
+            while getrandbits(1):
+                pass
+            return 0
         k = n.bit_length()
         r = getrandbits(k)
         while r >= n:
@@ -63,6 +67,9 @@ def draw_below(rng: random.Random) -> Callable[[int], int]:
     return below
 
 
+_BITS = tuple(n.bit_length() for n in range(1, 257))  # _BITS[i]: the bits of i + 1
+
+
 def shuffle_as_random(items: list[Any], rng: random.Random) -> None:
     """``rng.shuffle(items)``: the same swaps from the same draws, without a call per card
     (a generator with a ``shuffle`` of its own shuffles its own way)."""
@@ -70,8 +77,10 @@ def shuffle_as_random(items: list[Any], rng: random.Random) -> None:
         rng.shuffle(items)
         return
     getrandbits = rng.getrandbits
+    bits = _BITS if len(items) <= len(_BITS) else tuple(n.bit_length() for n in range(
+        1, len(items) + 1))
     for i in range(len(items) - 1, 0, -1):  # swap item i with one of 0..i, as ``below(i + 1)``
-        k = (i + 1).bit_length()
+        k = bits[i]
         j = getrandbits(k)
         while j > i:
             j = getrandbits(k)

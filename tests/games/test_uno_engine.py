@@ -217,7 +217,7 @@ def test_the_fast_draws_are_random_s_own_draw_for_draw(seed):
     sizes = [1, 2, 3, 7, 8, 9, 64, 65, 108, 2**31 + 1, 10**20 + 7]
     assert [below(n) for n in sizes * 20] == [theirs._randbelow(n) for n in sizes * 20]
     assert [below(n) for n in range(1, 200)] == [theirs.choice(range(n)) for n in range(1, 200)]
-    for size in (0, 1, 2, 52, 112):
+    for size in (0, 1, 2, 52, 112, 256, 257, 600):
         mine, stdlib = list(range(size)), list(range(size))
         shuffle_as_random(mine, ours)
         theirs.shuffle(stdlib)

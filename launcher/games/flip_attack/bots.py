@@ -293,8 +293,8 @@ class HeuristicBot(_OnCore):
         first = True
         for card in cards:
             k = beh[card]
-            if k == K_NUMBER:  # the common case: its points, nothing else
-                s = float(pts[card])
+            if k == K_NUMBER:  # the common case: its points, nothing else (an int, which
+                s = pts[card]  # compares with the float scores exactly)
                 if first or s > best_score:
                     best, best_score, first = (M_PLAY, card, -1, -1, False), s, False
                 continue

@@ -160,7 +160,7 @@ def deck_holding(cards: Sequence[Card]) -> Deck:
     if deck is None:
         return compile_deck(tuple(dict.fromkeys(cards)))
     index = deck.index
-    if all(c in index for c in cards):
+    if all(map(index.__contains__, cards)):
         return deck
     return compile_deck((*deck.cards, *(c for c in dict.fromkeys(cards) if c not in index)))
 
@@ -215,8 +215,8 @@ class Core:
         self.players = s.players
         self.dealer = s.dealer
         self.side = 1 if s.side == WILD else 0
-        self.hands = [[ix(c) for c in h] for h in s.hands]
-        self.discard = [ix(c) for c in s.discard]
+        self.hands = [list(map(ix, h)) for h in s.hands]
+        self.discard = list(map(ix, s.discard))
         self.top = top
         self.colour = NO_COLOUR if s.colour is None else SIDE_COLOURS[self.side].index(s.colour)
         self.direction = s.direction

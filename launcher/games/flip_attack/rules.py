@@ -408,7 +408,7 @@ def as_core(state: HandState | View, extra: Sequence[Card] = ()) -> Core:
     last = _LAST[0]
     if last is not None and last[0] is state:
         index = last[1].deck.index
-        if all(c in index for c in extra):
+        if all(map(index.__contains__, extra)):
             return last[1]
     w = _to_core(state, None, extra)
     _LAST[0] = (state, w)
@@ -425,7 +425,7 @@ def _to_core(state: HandState, deck: core.Deck | None, extra: Sequence[Card]) ->
     cards += state.discard
     cards += state.held
     cards += extra
-    if deck is None or not all(c in deck.index for c in cards):
+    if deck is None or not all(map(deck.index.__contains__, cards)):
         deck = core.deck_holding(cards)
     side = 1 if state.side == WILD else 0
     top = state.top
@@ -485,13 +485,12 @@ class View:
 
     @property
     def hands(self) -> tuple[tuple[Card, ...], ...]:
-        cards = self.core.cards
-        return tuple(tuple(cards[c] for c in h) for h in self.core.hands)
+        card = self.core.cards.__getitem__
+        return tuple(tuple(map(card, h)) for h in self.core.hands)
 
     @property
     def discard(self) -> tuple[Card, ...]:
-        cards = self.core.cards
-        return tuple(cards[c] for c in self.core.discard)
+        return tuple(map(self.core.cards.__getitem__, self.core.discard))
 
     @property
     def top(self) -> Face | None:
@@ -876,7 +875,7 @@ class Table:
         decide = [b.decide for b in self.bots] if fast else None  # type: ignore[attr-defined]
         view = View(w)
         step_shot, step_move = core.step_shot, core.step_move
-        index = w.deck.index
+        index = w.deck.index.__getitem__
         check = self.check if self.check_steps else None
         while not w.over:
             step = w.agenda[0]
@@ -885,7 +884,7 @@ class Table:
                 if len(got) > w.launcher_count:
                     raise LauncherFault(f"{len(got)} cards shot from a launcher holding "
                                         f"{w.launcher_count}")
-                step_shot(w, [index[c] for c in got] if got else got, rng, hooks)
+                step_shot(w, list(map(index, got)) if got else got, rng, hooks)
             elif decide is not None:
                 step_move(w, decide[step.player](w, step.player), rng, hooks)
             else:
@@ -1005,14 +1004,17 @@ class Table:
         back = self.launcher.unload()
         w = self._hand
         if w is not None:
-            cards = w.cards
-            back += [cards[c] for h in w.hands for c in h]
-            back += [cards[c] for c in w.discard]
-            back += [cards[c] for c in w.held()]
-            if len(back) != len(self.ids) or {c.id for c in back} != self.ids:
+            card = w.cards.__getitem__
+            for h in w.hands:
+                back += map(card, h)
+            back += map(card, w.discard)
+            back += map(card, w.held())
+            if len(back) != len(self.ids) or set(map(_card_id, back)) != self.ids:
                 raise RuleViolation("cards missing when gathering them for the next deal")
         self._hand = None
 
+
+_card_id = attrgetter("id")
 
 @dataclass(frozen=True)
 class FinishedHand:
