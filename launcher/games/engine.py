@@ -46,8 +46,8 @@ def draw_below(rng: random.Random) -> Callable[[int], int]:
     (so ``rng.choice``, ``rng.randrange(n)`` and ``rng.shuffle`` make it too), in fewer calls.
 
     A ``random.Random`` takes ``n.bit_length()`` bits at a time until they fall below ``n``;
-    ``below`` does the same with ``getrandbits`` bound once (tests/games/test_engine.py checks
-    it draw for draw). Another generator is left to draw its own way.
+    ``below`` does the same with ``getrandbits`` bound once (tests/games/test_uno_engine.py
+    checks it draw for draw). Another generator is left to draw its own way.
     """
     if not _plain(rng):
         return rng._randbelow

@@ -1016,6 +1016,7 @@ class Table:
 
 _card_id = attrgetter("id")
 
+
 @dataclass(frozen=True)
 class FinishedHand:
     """The last state of a hand and the points its winner scored."""
