@@ -85,8 +85,9 @@ def blocks(path: Path, text: str | None = None) -> list[Block]:
 
 
 def doc_files() -> list[Path]:
-    """The docs this tool looks after: README.md and docs/*.md."""
-    return [REPO / "README.md", *sorted((REPO / "docs").glob("*.md"))]
+    """The docs this tool looks after: README.md, docs/*.md and hardware/SAFETY.md."""
+    return [REPO / "README.md", *sorted((REPO / "docs").glob("*.md")),
+            REPO / "hardware" / "SAFETY.md"]
 
 
 def environment() -> dict[str, str]:
@@ -195,9 +196,19 @@ def rules_at_scale_row(path: Path = RESULTS / "rules_at_scale.json") -> str:
             f"{_machine(r)} |\n")
 
 
+def layer_faults_row(path: Path = RESULTS / "layer_faults.json") -> str:
+    """The layer campaign's row: what ``python -m bench.faults --tier full --out FILE``
+    recorded (``bench.faults.markdown``)."""
+    sys.path.insert(0, str(REPO))
+    from bench.faults import markdown
+
+    return markdown(json.loads(path.read_text(encoding="utf-8")))
+
+
 FIGURES: dict[str, Callable[[], str]] = {
     "blinks": blink_table, "gin-variants": gin_variant_table,
-    "fault-injection": fault_injection_row, "rules-at-scale": rules_at_scale_row}
+    "fault-injection": fault_injection_row, "rules-at-scale": rules_at_scale_row,
+    "layer-faults": layer_faults_row}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -207,7 +218,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--check", action="store_true", help="change nothing; exit 1 if stale")
     p.add_argument("--quick", action="store_true", help="leave the slow blocks alone")
     p.add_argument("files", nargs="*", type=Path, default=None, metavar="FILE",
-                   help="(default: README.md and docs/*.md)")
+                   help="(default: README.md, docs/*.md and hardware/SAFETY.md)")
     args = p.parse_args(argv)
     if args.figure:
         sys.stdout.write(FIGURES[args.figure]())

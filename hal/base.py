@@ -2,18 +2,38 @@
 
 Inputs report ``True`` when active: button pressed, lid closed / fully open, a card
 blocking the exit beam, the cartridge at a home detent, the yellow half at the back.
-Callbacks given to ``on_change`` may arrive on any thread; the wiring posts them to
-the reactor before anything else happens.
+Callbacks given to ``subscribe`` arrive on the pin library's own thread. An input calls
+every subscriber, in the order they subscribed, and a subscriber that raises never reaches
+the pin library: the board drives itself safe and reports it (``Board.callback_failed``),
+and the next subscriber, and the next edge, are delivered as ever.
 """
 
 from __future__ import annotations
 
+import logging
+import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any, ClassVar, Protocol, runtime_checkable
 
+log = logging.getLogger("hal")
+
 NEVER = float("inf")  # a wake time that never comes
+
+# The one order in which every stop drives the actuators safe (``Board.drive_safe``, the
+# firmware's stops, ``launcher safe-stop``): the driver's nSLEEP first (the bridge's
+# outputs open at once, whatever its inputs say), then the roller's inputs (IN1 before IN2:
+# the mix between never drives forward), the rotator's (IN2 before IN1: from a brake the
+# mix between is ahead, never back) and last the dead-man's wave. Each entry is a part of
+# ``Board`` and the ``Pins`` it drives.
+SAFE_ORDER: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("motor_enable", ("motor_sleep",)),
+    ("motor", ("motor_in1", "motor_in2")),
+    ("rotator", ("rotator_in2", "rotator")),
+    ("deadman", ("deadman",)),
+)
+SAFE_PINS: tuple[str, ...] = tuple(pin for _, pins in SAFE_ORDER for pin in pins)
 
 
 class HalError(Exception):
@@ -25,7 +45,8 @@ class HardwareError(HalError, RuntimeError):
 
 
 class Scheduler(Protocol):
-    """The clock the simulated launcher runs on: a reactor's timer interface.
+    """A reactor's clock and timers: what the simulated launcher and the actuators run on
+    (``launcher.core.reactor.Reactor`` adds ``post``). The one definition of them.
 
     A timer callback gets the event time and returns its next wake time, or ``NEVER``.
     """
@@ -44,7 +65,7 @@ class Pins:
     ``exit_beam`` None: no beam fitted. ``rotator_in2`` None: the gear motor has one input
     (a MOSFET, or an H-bridge channel with its second input grounded). ``lid_closed_nc``
     None: the lid switch's sensing contact is single (no NC contact to cross-check).
-    ``deadman`` None: no dead-man charge pump holds the driver awake.
+    ``deadman`` None: no dead-man one-shot holds the driver awake.
     """
 
     button: int
@@ -67,11 +88,17 @@ class Pins:
                                            "deadman")
 
 
+Unsubscribe = Callable[[], None]
+
+
 @runtime_checkable
 class Input(Protocol):
     @property
     def is_active(self) -> bool: ...
-    def on_change(self, callback: Callable[[bool], None] | None) -> None: ...
+    def subscribe(self, callback: Callable[[bool], None]) -> Unsubscribe:
+        """Call ``callback(active)`` on every change, after the earlier subscribers; the
+        callable returned ends this subscription (and only this one)."""
+        ...
     def close(self) -> None: ...
 
 
@@ -93,7 +120,8 @@ class Output(Protocol):
 
 
 class Motor(Protocol):
-    """The shooter motor on an H-bridge."""
+    """The shooter motor on an H-bridge. ``stop`` writes both inputs even when the first
+    write raises (then it raises the first failure)."""
 
     @property
     def speed(self) -> float: ...  # 0 when stopped
@@ -115,7 +143,7 @@ class Rotator(Protocol):
     def forward(self, speed: float = 1.0) -> None: ...
     def back(self, speed: float) -> None: ...
     def brake(self) -> None: ...
-    def off(self) -> None: ...  # let go: the motor coasts
+    def off(self) -> None: ...  # let go: the motor coasts; every input written, as Motor.stop
     def close(self) -> None: ...
 
 
@@ -142,24 +170,62 @@ class Board:
     home: Input
     yellow_back: Input
     motor: Motor
-    motor_enable: Output  # H-bridge nSLEEP
+    motor_enable: Output  # H-bridge nSLEEP (with the dead-man fitted: the one-shot's CLR)
     rotator: Rotator
     amp: Output
     led: Output
     lid_closed_nc: Input | None = None  # active when the lid is NOT closed (the NC contact)
-    deadman: Output | None = None  # the dead-man charge pump's square wave
+    deadman: Output | None = None  # the dead-man one-shot's square wave
     simulated: bool = False
     name: str = "board"
+    # The pin library's threads that deliver the inputs' callbacks (lgpio's notification
+    # thread, pigpio's, the native factory's); none where callbacks run on the thread that
+    # moved the pin (mock pins). The firmware's watchdog stops while any of them is dead.
+    pin_threads: Callable[[], list[threading.Thread]] = field(default=list, repr=False)
+    # Told (on the pin library's thread) when a subscriber raised, after the board has
+    # driven itself safe: the actuators' owner sets it. It must not raise either.
+    on_callback_error: Callable[[BaseException, str], None] | None = field(default=None,
+                                                                          repr=False)
     _closed: bool = field(default=False, repr=False)
 
+    def drive_safe(self) -> list[tuple[str, Exception]]:
+        """Drive every actuator to its safe level in ``SAFE_ORDER``, trying every part even
+        when one fails; never raises. Returns what failed: (the part, its exception)."""
+        failed: list[tuple[str, Exception]] = []
+        for part, _ in SAFE_ORDER:
+            device = getattr(self, part)
+            if device is None:
+                continue
+            try:
+                if part == "motor":
+                    device.stop(brake=False)
+                else:
+                    device.off()
+            except Exception as exc:  # each pin library raises its own types
+                failed.append((part, exc))
+        return failed
+
     def safe(self) -> None:
-        """Drive every actuator to its safe level: the driver asleep first (its outputs open
-        at once, whatever the inputs), then both channels' inputs low and the dead-man off."""
-        self.motor_enable.off()
-        self.motor.stop(brake=False)
-        self.rotator.off()
-        if self.deadman is not None:
-            self.deadman.off()
+        """``drive_safe``, raising a ``HardwareError`` that names every part that failed."""
+        failed = self.drive_safe()
+        if failed:
+            raise HardwareError("could not drive safe: " + "; ".join(
+                f"{part}: {type(exc).__name__}: {exc}" for part, exc in failed))
+
+    def callback_failed(self, exc: BaseException, where: str) -> None:
+        """A subscriber raised on the pin library's thread: every actuator safe first, then
+        ``on_callback_error``. Never raises, so the pin library's thread lives on."""
+        try:
+            for part, error in self.drive_safe():
+                log.error("%s: driving %s safe failed: %s", self.name, part, error)
+            hook = self.on_callback_error
+            if hook is None:
+                log.error("%s: a callback of %s raised; actuators made safe", self.name, where,
+                          exc_info=exc)
+            else:
+                hook(exc, where)
+        except Exception:  # the report itself failed: the pins are already safe
+            log.exception("%s: reporting a failed callback of %s failed", self.name, where)
 
     def levels(self) -> dict[int, float]:
         """Every pin of every part that can tell (``PinLevels``), by BCM number: the
@@ -176,7 +242,8 @@ class Board:
         if self._closed:
             return
         self._closed = True
-        self.safe()
+        for part, exc in self.drive_safe():  # close every part whatever failed
+            log.error("%s: driving %s safe before closing failed: %s", self.name, part, exc)
         parts = (self.button, self.lid_closed, self.lid_open, self.exit_beam, self.home,
                  self.yellow_back, self.motor, self.motor_enable, self.rotator, self.amp,
                  self.led, self.lid_closed_nc, self.deadman)

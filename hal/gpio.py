@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import contextlib
 import io
+import logging
+import threading
 from collections.abc import Callable
 from typing import Any
 
-from hal.base import Board, HardwareError, Pins
+from hal.base import Board, HardwareError, Pins, Unsubscribe
 from hal.entry_points import deferred_entry_points
 
 # The board model and the pin-factory choice live in hal.pins (no gpiozero import there, so
@@ -17,6 +19,8 @@ from hal.pins import MODEL_FILE, auto_factory_name, factory_name, header_gpiochi
 with deferred_entry_points():  # gpiozero without importlib.metadata (hal/entry_points.py)
     from gpiozero import DigitalInputDevice, DigitalOutputDevice, PWMOutputDevice
     from gpiozero.pins import Factory
+
+log = logging.getLogger("hal")
 
 __all__ = ["MODEL_FILE", "PWM_FREQUENCY", "GpioInput", "GpioOutput", "GpioRotator", "HBridgeMotor",
            "auto_factory_name", "build_board", "factory_name", "make_factory", "open_board",
@@ -114,13 +118,24 @@ def _bound(pin: Any) -> tuple[Callable[[], float], Callable[[float], None]]:
 
 
 class GpioInput:
-    """A switch or sensor to ground with the internal pull-up: active when low."""
+    """A switch or sensor to ground with the internal pull-up: active when low.
 
-    def __init__(self, pin: int, factory: Factory) -> None:
+    Any number of subscribers, called in the order they subscribed, on the pin library's
+    thread. One that raises is reported through ``on_error`` (the board sets it to
+    ``Board.callback_failed``: every actuator safe first) and the rest are still called;
+    nothing reaches the pin library, whose thread would end (lgpio's does) and deliver no
+    edge again.
+    """
+
+    def __init__(self, pin: int, factory: Factory, name: str = "") -> None:
         self.number = pin
+        self.name = name or f"GPIO {pin}"
         # bounce_time stays None: debouncing is done in firmware (mock pins ignore it).
         self._dev = DigitalInputDevice(pin, pull_up=True, bounce_time=None, pin_factory=factory)
         self._read = self._dev.pin._get_state  # see the module's note on pin reads
+        # A tuple, replaced whole on each change: the pin thread walks the one it found.
+        self._subscribers: tuple[Callable[[bool], None], ...] = ()
+        self.on_error: Callable[[BaseException, str], None] = _log_callback_error
 
     def levels(self) -> dict[int, float]:
         """The raw level the board reads (1 high, 0 low: active is low), before debounce."""
@@ -130,28 +145,49 @@ class GpioInput:
     def is_active(self) -> bool:
         return not self._read()  # pulled up: active when the contact pulls it low
 
-    def on_change(self, callback: Callable[[bool], None] | None) -> None:
-        if callback is None:
-            self._dev.when_activated = None
-            self._dev.when_deactivated = None
-            return
+    def subscribe(self, callback: Callable[[bool], None]) -> Unsubscribe:
+        if not self._subscribers:
+            self._dev.when_activated = self._activated
+            self._dev.when_deactivated = self._deactivated
+        self._subscribers = (*self._subscribers, callback)
 
-        def activated() -> None:
-            callback(True)
+        def unsubscribe() -> None:
+            self._subscribers = tuple(c for c in self._subscribers if c is not callback)
+            if not self._subscribers and not self._dev.closed:
+                self._dev.when_activated = None
+                self._dev.when_deactivated = None
 
-        def deactivated() -> None:
-            callback(False)
+        return unsubscribe
 
-        self._dev.when_activated = activated
-        self._dev.when_deactivated = deactivated
+    def _activated(self) -> None:
+        self._deliver(True)
+
+    def _deactivated(self) -> None:
+        self._deliver(False)
+
+    def _deliver(self, active: bool) -> None:
+        for callback in self._subscribers:
+            try:
+                callback(active)
+            except Exception as exc:  # never into the pin library: its thread would end
+                where = f"{self.name} ({getattr(callback, '__qualname__', callback)})"
+                try:
+                    self.on_error(exc, where)
+                except Exception:  # the board's handler never raises; a replaced one might
+                    log.exception("the error handler of %s raised", self.name)
 
     @property
     def pin(self) -> object:
         return self._dev.pin
 
     def close(self) -> None:
+        self._subscribers = ()
         self._dev.close()
         self._read = _CLOSED._get_state
+
+
+def _log_callback_error(exc: BaseException, where: str) -> None:
+    log.error("a callback of %s raised", where, exc_info=exc)
 
 
 class GpioOutput:
@@ -223,13 +259,18 @@ class HBridgeMotor:
         """Brake (both high) or coast (both low). Either way the pin written first is the
         one whose mix with the other never drives forward: to brake IN2 goes high first
         (the mix is reverse alternating with brake), to coast IN1 goes low first (the mix
-        is coast, or reverse from a brake), each for the microseconds between two writes."""
+        is coast, or reverse from a brake), each for the microseconds between two writes.
+        The second pin is written even when the first write raises."""
         if brake:
-            self._in2_write(1.0)
-            self._in1_write(1.0)
+            try:
+                self._in2_write(1.0)
+            finally:
+                self._in1_write(1.0)
         else:
-            self._in1_write(0.0)
-            self._in2_write(0.0)
+            try:
+                self._in1_write(0.0)
+            finally:
+                self._in2_write(0.0)
 
     def close(self) -> None:
         self.stop(brake=False)
@@ -318,9 +359,13 @@ class GpioRotator:
         self._in2.value = 1.0
 
     def off(self) -> None:
-        if self._in2 is not None:
-            self._in2.value = 0.0  # IN2 first: from a brake, the mix between is ahead
-        self._in1.off()
+        """Let go: IN2 first (from a brake, the mix between is ahead), IN1 even when that
+        write raises."""
+        try:
+            if self._in2 is not None:
+                self._in2.value = 0.0
+        finally:
+            self._in1.off()
 
     @property
     def pin(self) -> object:
@@ -364,7 +409,7 @@ def build_board(pins: Pins, factory: Factory, *, simulated: bool = False, name: 
 
     def inp(key: str) -> GpioInput:
         pin = getattr(pins, key)
-        return part(key, pin, lambda: GpioInput(pin, factory))
+        return part(key, pin, lambda: GpioInput(pin, factory, f"pins.{key}"))
 
     def out(key: str) -> GpioOutput:
         pin = getattr(pins, key)
@@ -372,7 +417,7 @@ def build_board(pins: Pins, factory: Factory, *, simulated: bool = False, name: 
 
     motor = part("motor_in1/motor_in2", pins.motor_in1,
                  lambda: HBridgeMotor(pins.motor_in1, pins.motor_in2, factory))
-    return Board(
+    board = Board(
         button=inp("button"),
         lid_closed=inp("lid_closed"),
         lid_open=inp("lid_open"),
@@ -389,7 +434,47 @@ def build_board(pins: Pins, factory: Factory, *, simulated: bool = False, name: 
         deadman=None if pins.deadman is None else out("deadman"),
         simulated=simulated,
         name=name or type(factory).__name__,
+        pin_threads=lambda: pin_threads(factory),
     )
+    for device in made:
+        if isinstance(device, GpioInput):
+            device.on_error = board.callback_failed
+    return board
+
+
+def pin_threads(factory: Factory) -> list[threading.Thread]:
+    """The threads ``factory``'s pin library delivers edges on (started ones only): lgpio's
+    notification thread, pigpio's, the native factory's watch and dispatch threads. Mock
+    pins call back on the thread that moves them: none.
+
+    They are attributes each library keeps for itself (lgpio 0.2's ``_notify_thread``,
+    pigpio 1.78's ``pi._notify``, gpiozero 2.0's native ``fs._thread`` and ``dispatch``):
+    one that is not found is left out, with a warning once, never guessed.
+    """
+    kind = type(factory).__name__
+    found: list[Any] = []
+    if kind == "LGPIOFactory":
+        import lgpio
+
+        found.append(_private(lgpio, "_notify_thread", "lgpio"))
+    elif kind == "PiGPIOFactory":
+        found.append(_private(getattr(factory, "_connection", None), "_notify", "pigpio"))
+    elif kind == "NativeFactory":
+        found += [_private(getattr(factory, "fs", None), "_thread", "native"),
+                  _private(factory, "dispatch", "native")]
+    return [t for t in found if isinstance(t, threading.Thread) and t.ident is not None]
+
+
+_WARNED: set[str] = set()
+
+
+def _private(owner: object, attr: str, library: str) -> object:
+    value = getattr(owner, attr, None)
+    if not isinstance(value, threading.Thread) and library not in _WARNED:
+        _WARNED.add(library)
+        log.warning("cannot find %s's callback thread (%s): its liveness is not watched",
+                    library, attr)
+    return value
 
 
 def _claim_failure(key: str, pin: int, exc: BaseException) -> str:

@@ -7,9 +7,13 @@ keeps what failed in ``.hypothesis/``.
 
 from __future__ import annotations
 
+import importlib
 import os
+import sys
 import threading
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from types import ModuleType
 
 import pytest
 from hypothesis import settings as hypothesis_settings
@@ -64,3 +68,14 @@ def rig():
     r = SimRig(seed=7)
     yield r
     r.close()
+
+
+@pytest.fixture
+def bench(monkeypatch: pytest.MonkeyPatch) -> Callable[[str], ModuleType]:
+    """``bench("NAME")``: the module ``bench.NAME`` from this checkout (bench/ is not
+    installed), whatever ran before: a ``bench`` found first as tests/bench, a folder
+    without ``__init__``, is forgotten."""
+    monkeypatch.syspath_prepend(str(Path(__file__).resolve().parents[1]))
+    if getattr(sys.modules.get("bench"), "__file__", None) is None:
+        monkeypatch.delitem(sys.modules, "bench", raising=False)
+    return lambda name: importlib.import_module(f"bench.{name}")

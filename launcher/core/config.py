@@ -78,10 +78,14 @@ class Motor:
 
 @dataclass(frozen=True, slots=True)
 class Rotator:
-    """How the cartridge stops at home; used only with ``pins.rotator_in2`` wired."""
+    """How the cartridge's gear motor is driven, and how it stops at home (``brake`` and
+    ``creep_speed`` are used only with ``pins.rotator_in2`` wired)."""
 
     brake: float  # seconds the brake holds before the home sensor is read again
     creep_speed: float  # drive while turning back to a home magnet it ran past; 0: never
+    # "shared": the roller's driver's second channel (BIN1/BIN2: a turn wakes its nSLEEP);
+    # "own": a MOSFET or a driver of its own (the roller's driver sleeps through a flip).
+    driver: str = "shared"
 
 
 @dataclass(frozen=True, slots=True)
@@ -341,9 +345,11 @@ def _rotator(raw: Mapping[str, Any]) -> Rotator:
     if 0 < creep < CREEP_MIN:
         raise ConfigError("rotator.creep_speed", creep,
                           f"must be 0 (never turn back) or within {CREEP_MIN:g}..1")
-    return Rotator(brake=brake, creep_speed=creep)
+    driver = _choice("rotator.driver", raw["driver"], ROTATOR_DRIVERS)
+    return Rotator(brake=brake, creep_speed=creep, driver=driver)
 
 
+ROTATOR_DRIVERS = ("shared", "own")
 CREEP_MIN = 0.05  # below this a gear motor does not start
 
 

@@ -11,7 +11,7 @@ timer expiries back. Guards only read; nothing here reads a clock or a random so
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from typing import Any, NamedTuple
 
@@ -136,6 +136,9 @@ class Event(NamedTuple):
     name: Ev
     value: int = 0
     detail: str = ""  # what went wrong, for ``internal``
+    # Every input's level read from its pin, sent with ``clear`` and ``internal``: the
+    # machine takes them before it acts, so an edge lost to a bug leaves nothing stale.
+    inputs: Inputs | None = None
 
     def __str__(self) -> str:
         return self.name if not self.value else f"{self.name} {self.value}"
@@ -314,6 +317,8 @@ class Machine:
         """
         checked, self._checked = self._checked, None
         name = event.name
+        if event.inputs is not None:
+            self.inputs = replace(event.inputs)
         if name is INTERNAL:
             self.state = FAULT
             return _internal(self, event, now)

@@ -20,7 +20,9 @@ import time
 from collections.abc import Callable
 from typing import Protocol
 
-NEVER = float("inf")
+from hal.base import NEVER, Scheduler
+
+__all__ = ["NEVER", "ManualReactor", "Reactor", "RealReactor", "Timer"]
 
 log = logging.getLogger(__name__)
 
@@ -44,15 +46,14 @@ class Timer:
         return f"<Timer {self.name} at {self.waketime}>"
 
 
-class Reactor(Protocol):
-    """What the launcher needs from a clock."""
+class Reactor(Scheduler, Protocol):
+    """What the launcher needs from a clock: the timers of ``hal.base.Scheduler`` (the one
+    definition of them, which the simulator's physics runs on too), and ``post`` for the
+    other threads."""
 
-    def monotonic(self) -> float: ...
     def register_timer(
         self, callback: TimerCallback, waketime: float = NEVER, name: str = ""
     ) -> Timer: ...
-    def update_timer(self, timer: Timer, waketime: float) -> None: ...
-    def unregister_timer(self, timer: Timer) -> None: ...
     def post(self, callback: Callable[[], object]) -> None: ...
 
     on_error: ErrorHandler | None

@@ -1,21 +1,38 @@
 """The one owner of the actuators: every motor, rotator, driver and amplifier command.
 
-Safety that holds whatever the event loop is doing lives here, and nowhere else:
+Safety that holds whatever the event loop is doing lives here, and nowhere else. Each
+layer stands on its own, so that one fault (a pin write that raises, a dead thread, a lost
+edge, a hung loop) takes out one layer, never two:
 
-- **The lid interlocks.** A roller run is checked against the lid-closed contact (and its
-  NC twin, when wired) at the moment it is asked for; a rotator turn against the
-  lid-fully-open switch. ``lid_left`` and ``lid_left_full`` are called on the pin
-  library's own thread, on the first edge, before anything is posted to the reactor.
-- **Leases.** Every drive (a roller run, a rotator turn or brake) holds only while the
-  reactor renews it (``_tick``, every quarter lease). A guard thread of its own
-  (``start_guard``) ends any drive whose lease has lapsed: a reactor that hangs, spins or
-  is starved stops the roller within one lease, and ``on_lapse`` reports it.
-- **A driver that sleeps.** nSLEEP is high only while a channel is driven or braking:
-  after a roller stop the brake holds ``motor.brake_ms``, then both inputs go low and the
-  driver sleeps. Going idle drops nSLEEP first, so the outputs open before any input moves.
+- **The lid interlocks, on the pin library's thread.** ``Actuators`` subscribes to the lid
+  pins itself when it is made: the lid leaving closed (or the NC twin closing) drives every
+  actuator safe, and the lid leaving fully open (or reaching closed) stops a turn, on the
+  first edge, before anything is posted to the reactor. Whoever builds an ``Actuators``
+  (the firmware, the self-test) gets them; nothing else wires them.
+- **Leases, enforced by a guard thread.** Every drive (a roller run, a rotator turn or
+  brake) holds only while the reactor renews it (``_tick``, every quarter lease), and only
+  while the lid pins still allow it: each renewal reads them, so a lost edge costs at
+  most a quarter lease. The guard thread (``start_guard``) checks every drive on its own
+  (``expire``), reading the same pins: a reactor that hangs, spins or is starved stops the
+  roller within one lease. An expired lease is never renewed.
+- **Commands check the lid.** A roller run is checked against the lid-closed contact (and
+  its NC twin, when wired) when it is asked for, and again after its pins are written; a
+  rotator turn or brake against the lid-fully-open switch.
+- **A driver that sleeps.** nSLEEP is high only while a channel of the driver is driven or
+  braking; going idle drops it first, so the outputs open before any input moves. A
+  rotator of its own (``rotator.driver = "own"``: a MOSFET, or a driver of its own) never
+  wakes the roller's driver.
 - **The dead-man** (``pins.deadman``): a square wave toggled only by the reactor's tick
-  while the driver is awake; a charge pump turns it into nSLEEP (hardware/power.md), so a
+  while the driver is awake; a one-shot turns it into nSLEEP (hardware/power.md), so a
   loop that stops, whatever stopped it, lets the driver fall asleep in copper.
+
+**No stop waits for anyone.** One thread commands (the reactor); any thread may stop.
+There is no lock: a stop (``lid_left``, ``lid_left_full``, ``expire``, ``safe``) writes its
+pins first, unconditionally and whatever the state says, then records the state. It marks
+the channel first (a new epoch), and every command on the reactor looks at the epoch after
+its own pin writes: a command that raced a stop undoes itself. A stop on the pin or guard
+thread never raises: a failure drives the board safe and is reported (``on_fault``) as a
+bug, whichever thread it happened on.
 
 The firmware shell, the console's debug runs (through the state machine) and the
 self-test all come through one ``Actuators``; nothing else calls the motor or rotator.
@@ -25,55 +42,70 @@ from __future__ import annotations
 
 import logging
 import threading
+import traceback
 from collections.abc import Callable
-from typing import Protocol
 
-from hal.base import Board
-from launcher.core.config import Motor
+from hal.base import NEVER, Board, Scheduler, Unsubscribe
+from launcher.core.config import Motor, Rotator
 
 log = logging.getLogger(__name__)
 
-NEVER = float("inf")
 DEADMAN_HALF_PERIOD = 0.01  # s: the dead-man square wave toggles this often (50 Hz)
+GUARD_BEAT = 0.5  # s: the guard thread wakes at least this often, driving or not
 
-# What a channel is doing. RUN (driven) and HOLD (a brake the machine asked for) last one
-# lease unless the reactor renews them; BRAKE is a stop's brake, which ends by itself after
-# ``motor.brake_ms``. IDLE: inputs low (the motor coasts).
-IDLE, RUN, HOLD, BRAKE = "idle", "run", "hold", "brake"
+# What a channel is doing. RUN (driven) lasts one lease unless the reactor renews it;
+# BRAKE (the motor shorted by a stop) ends by itself after ``motor.brake_ms``; HOLD (the
+# rotator braked at home, as the machine asked) after ``rotator.brake_ms``, or at once when
+# the lid leaves fully open. IDLE: inputs low (the motor coasts).
+IDLE, RUN, BRAKE, HOLD = "idle", "run", "brake", "hold"
 
 
-class Clock(Protocol):
-    """The part of the reactor the actuators use: its clock and its timers."""
-
-    def monotonic(self) -> float: ...
-    def register_timer(self, callback: Callable[[float], float], waketime: float = NEVER,
-                       name: str = "") -> object: ...
-    def update_timer(self, timer: object, waketime: float) -> None: ...
+class LayerDown(RuntimeError):
+    """A drive was asked for while a thread one of its safety layers runs on is dead."""
 
 
 class Actuators:
     """Roller, rotator, driver sleep, dead-man and amplifier of one board."""
 
-    def __init__(self, board: Board, motor: Motor, reactor: Clock) -> None:
+    def __init__(self, board: Board, motor: Motor, reactor: Scheduler,
+                 rotator: Rotator | None = None) -> None:
         self.board = board
         self.motor = motor
+        self.rotator_settings = rotator or Rotator(brake=motor.brake_time, creep_speed=0.0)
         self.reactor = reactor
-        self._clock = reactor.monotonic  # read from the guard thread too: it is only a clock
+        self._clock = reactor.monotonic  # read from the other threads too: it is only a clock
         self.refusals = 0  # runs and turns refused because a lid switch said no
-        self.lapses = 0  # drives ended by the guard: the reactor had stopped renewing them
         self.wakes = 0  # times the driver was woken from sleep
-        # Called (on the guard thread) when a lease lapses, with what lapsed.
-        self.on_lapse: Callable[[str], None] | None = None
-        # Pin writes come from the reactor, the pin library's thread and the guard thread.
-        self._lock = threading.RLock()
+        self._lapses: list[str] = []  # drives the guard or a late tick ended (append: atomic)
+        # Told, from whichever thread found it, of a bug or a lapse: a one-line detail that
+        # names the thread. The firmware makes it an ``internal`` fault.
+        self.on_fault: Callable[[str], None] | None = None
+        # Told, from whichever thread found it, that a drive was stopped because a lid pin
+        # read against it with no edge seen: "closed" (roller) or "full" (rotator).
+        self.on_interlock: Callable[[str], None] | None = None
         self._roller, self._roller_until = IDLE, NEVER
         self._turn, self._turn_until = IDLE, NEVER
+        # A new object each time a stop takes a channel (before its pin writes).
+        self._roller_epoch = self._turn_epoch = object()
         self._disabled = False
         self._deadman_level = False
         self._tick_timer = reactor.register_timer(self._tick, NEVER, "actuators.tick")
         self._guard: threading.Thread | None = None
         self._guard_wake = threading.Event()
         self._guard_stop = False
+        self.guard_loops = 0  # the guard's heartbeat: one a wake-up (at least 1 / GUARD_BEAT s)
+        self._reported: set[str] = set()  # tracebacks logged once each
+        board.on_callback_error = self._callback_failed
+        self._unsubscribe: list[Unsubscribe] = [
+            board.lid_closed.subscribe(self._lid_closed_changed),
+            board.lid_open.subscribe(self._lid_full_changed)]
+        if board.lid_closed_nc is not None:
+            self._unsubscribe.append(board.lid_closed_nc.subscribe(self._lid_nc_changed))
+
+    @property
+    def lapses(self) -> int:
+        """Drives ended because the reactor stopped renewing them."""
+        return len(self._lapses)
 
     # -- what the lid switches say (the pins, not a debounced copy) --
 
@@ -86,40 +118,79 @@ class Actuators:
 
     @property
     def lid_full(self) -> bool:
-        return self.board.lid_open.is_active
+        """Fully open: the full-open switch reads closed and the lid-closed contact open."""
+        return self.board.lid_open.is_active and not self.board.lid_closed.is_active
 
-    # -- the shooter motor --
+    # -- the pin library's thread --
+
+    def _lid_closed_changed(self, active: bool) -> None:
+        if active:
+            self.lid_left_full()  # a turn never goes on with the lid shut
+        else:
+            self.lid_left()
+
+    def _lid_nc_changed(self, active: bool) -> None:
+        if active:  # the NC contact closed: the lid is leaving closed
+            self.lid_left()
+
+    def _lid_full_changed(self, active: bool) -> None:
+        if not active:
+            self.lid_left_full()
+
+    def _callback_failed(self, exc: BaseException, where: str) -> None:
+        """A subscriber raised on the pin library's thread (the board is safe already)."""
+        self._failed(exc, f"the pin callback thread, {where}", drive=False)
+
+    # -- the shooter motor (reactor thread) --
 
     def run_motor(self, speed: float) -> bool:
-        """Run the roller at ``speed`` for one lease if the lid reads closed; False if not."""
-        with self._lock:
-            if self._disabled or not self.lid_closed:
-                self.refusals += 1
-                self._roller_idle()
-                return False
-            self._wake_driver()
-            self.board.motor.forward(speed)
-            self._roller, self._roller_until = RUN, self._clock() + self.motor.lease
-            self._kick()
-            return True
+        """Run the roller at ``speed`` for one lease if the lid reads closed; False if not.
+        ``LayerDown`` if a thread a layer of the interlock runs on is dead."""
+        self._layers_up()
+        if self._disabled or not self.lid_closed:
+            self.refusals += 1
+            self._roller_idle()
+            return False
+        epoch = self._roller_epoch
+        # The lease before the pins: a reactor that hangs from here on is the guard's.
+        self._roller, self._roller_until = RUN, self._clock() + self.motor.lease
+        self._kick()
+        self._wake_driver()
+        self.board.motor.forward(speed)
+        if self._roller_epoch is not epoch or not self.lid_closed:
+            # A stop came in while the pins were written, or the lid left before its edge
+            # was delivered: it stays stopped.
+            self.refusals += 1
+            self._roller_idle()
+            return False
+        return True
 
     def stop_motor(self) -> None:
-        """Stop the roller: brake for ``motor.brake_ms`` then coast and sleep (or coast now)."""
-        with self._lock:
-            if self._roller is RUN and self.motor.brake:
-                self.board.motor.stop(brake=True)
-                self._roller, self._roller_until = BRAKE, self._clock() + self.motor.brake_time
-                self._kick()
-            elif self._roller is RUN:
-                self._roller_idle()
+        """Stop the roller: brake for ``motor.brake_ms`` then coast and sleep (or coast now).
+        The pins are written whatever the roller was doing."""
+        if self._roller is IDLE or not self.motor.brake:
+            self._roller_idle()
+            return
+        epoch = self._roller_epoch
+        self.board.motor.stop(brake=True)
+        if self._roller is RUN:
+            self._roller, self._roller_until = BRAKE, self._clock() + self.motor.brake_time
+            self._kick()
+        if self._roller_epoch is not epoch:
+            self._roller_idle()  # a stop came in meanwhile: off, as it left it
 
     def lid_left(self) -> None:
-        """The roller's interlock: the lid left closed. Any thread; called on the first edge.
+        """The roller's interlock: the lid left closed. Any thread; on the first edge.
 
-        Everything stops and the driver sleeps at once, braking or not.
+        Every actuator is driven safe at once (the driver asleep first), braking or not.
         """
-        with self._lock:
-            self._all_idle()
+        self._roller_epoch = self._turn_epoch = object()
+        failed = self.board.drive_safe()
+        self._deadman_level = False
+        self._roller, self._roller_until = IDLE, NEVER
+        self._turn, self._turn_until = IDLE, NEVER
+        if failed:
+            self._pin_failures(failed, "the lid stop")
 
     @property
     def motor_speed(self) -> float:
@@ -133,42 +204,54 @@ class Actuators:
     # -- the cartridge rotator --
 
     def rotator(self, how: str, speed: float = 1.0) -> bool:
-        """Turn the cartridge ``ahead`` or ``back`` at ``speed``, ``brake`` it (held while
-        the reactor renews it), ``stop`` it as the interlock does, or let it go (``off``:
-        it coasts). A turn needs the lid fully open: False if it is not. Braking and slow
-        turns need ``pins.rotator_in2``."""
-        r = self.board.rotator
-        with self._lock:
-            match how:
-                case "off":
-                    self._turn_idle()
-                case "stop":
-                    self._stop_turn()
-                case "brake":
-                    self._wake_driver()
-                    r.brake()
-                    self._turn, self._turn_until = HOLD, self._clock() + self.motor.lease
-                    self._kick()
-                case "ahead" | "back":
-                    if self._disabled or not self.lid_full:
-                        self.refusals += 1
-                        self._turn_idle()
-                        return False
-                    self._wake_driver()
-                    if how == "ahead":
-                        r.forward(speed)
-                    else:
-                        r.back(speed)
-                    self._turn, self._turn_until = RUN, self._clock() + self.motor.lease
-                    self._kick()
-                case _:
-                    raise ValueError(f"rotator: unknown turn {how!r}")
-            return True
+        """Turn the cartridge ``ahead`` or ``back`` at ``speed``, ``brake`` it (for
+        ``rotator.brake_ms``, then it is let go), ``stop`` it as the interlock does, or let
+        it go (``off``: it coasts). A turn or a brake needs the lid fully open: False if it
+        is not. Braking and slow turns need ``pins.rotator_in2``."""
+        match how:
+            case "off":
+                self._turn_idle()
+                return True
+            case "stop":
+                self._stop_turn()
+                return True
+            case "brake" | "ahead" | "back":
+                pass
+            case _:
+                raise ValueError(f"rotator: unknown turn {how!r}")
+        self._layers_up()
+        if self._disabled or not self.lid_full:
+            self.refusals += 1
+            self._turn_idle()
+            return False
+        r, epoch = self.board.rotator, self._turn_epoch
+        if how == "brake":
+            self._turn, self._turn_until = HOLD, self._clock() + self.rotator_settings.brake
+        else:
+            self._turn, self._turn_until = RUN, self._clock() + self.motor.lease
+        self._kick()
+        if self.shares_driver:
+            self._wake_driver()
+        if how == "brake":
+            r.brake()
+        elif how == "ahead":
+            r.forward(speed)
+        else:
+            r.back(speed)
+        if self._turn_epoch is not epoch or not self.lid_full:
+            self.refusals += 1
+            self._turn_idle()
+            return False
+        return True
 
     def lid_left_full(self) -> None:
         """The rotator's interlock: the lid left fully open. Any thread; the first edge."""
-        with self._lock:
-            self._stop_turn()
+        self._stop_turn()
+
+    @property
+    def shares_driver(self) -> bool:
+        """The rotator is the roller's driver's second channel (they share nSLEEP)."""
+        return self.rotator_settings.driver == "shared"
 
     @property
     def rotating(self) -> bool:
@@ -181,76 +264,102 @@ class Actuators:
 
     # -- driver power --
 
-    def driver_on(self) -> bool:
-        return self.board.motor_enable.is_active
-
     def idle(self) -> None:
         """Both channels let go and the driver asleep (the unit going to sleep, a fault)."""
-        with self._lock:
-            self._all_idle()
+        self.lid_left()
 
     # -- leases: renewed by the reactor, enforced by the guard thread --
 
     def expire(self, now: float) -> float:
-        """End every drive whose time is up at ``now``; the next deadline (or NEVER).
+        """The guard's check at ``now``: end every drive whose time is up, or whose lid pin
+        reads against it; the time of the next check (NEVER: nothing to watch).
 
-        A roller brake that has held its time is the normal end of a stop. A run, turn or
-        rotator brake whose lease has lapsed means the reactor stopped renewing it: it is
-        stopped, counted and reported through ``on_lapse``.
+        A brake that has held its time is the normal end of a stop. A run or turn whose
+        lease has lapsed means the reactor stopped renewing it: it is stopped at once (the
+        driver asleep), counted and reported through ``on_fault``.
         """
-        lapsed = []
-        with self._lock:
-            if self._roller is not IDLE and now >= self._roller_until:
-                if self._roller is RUN:
-                    lapsed.append("roller run")
-                    self.board.motor.stop(brake=self.motor.brake)
-                    if self.motor.brake:
-                        self._roller = BRAKE
-                        self._roller_until = now + self.motor.brake_time
-                    else:
-                        self._roller_idle()
-                else:
-                    self._roller_idle()
-            if self._turn is not IDLE and now >= self._turn_until:
-                if self._turn is not BRAKE:
-                    lapsed.append(f"rotator {'turn' if self._turn is RUN else 'brake'}")
-                self._turn_idle()
-            deadline = min(self._roller_until, self._turn_until)
-        for what in lapsed:
-            self.lapses += 1
-            log.error("%s lapsed: the reactor did not renew it within %.0f ms; stopped", what,
-                      self.motor.lease * 1000)
-            if self.on_lapse is not None:
-                self.on_lapse(what)
-        return deadline
+        try:
+            self._check(now, renew=False)
+        except Exception as exc:  # the guard never ends: safe, reported, and on it goes
+            self._failed(exc, "the guard thread")
+        return self._next_check(now)
 
     def _tick(self, eventtime: float) -> float:
         """The reactor's renewal: every quarter lease (and each dead-man half period)
         while a channel is driven or braking."""
-        with self._lock:
-            until = eventtime + self.motor.lease
-            if self._roller is RUN:
-                self._roller_until = until
-            if self._turn is RUN or self._turn is HOLD:
-                self._turn_until = until
-            deadline = self.expire(eventtime)
-            if self._roller is IDLE and self._turn is IDLE:
-                return NEVER
-            nxt = eventtime + self.motor.lease / 4
-            if self.board.deadman is not None:
-                self._deadman_level = not self._deadman_level
-                if self._deadman_level:
-                    self.board.deadman.on()
-                else:
-                    self.board.deadman.off()
-                nxt = min(nxt, eventtime + DEADMAN_HALF_PERIOD)
-            return min(nxt, deadline)
+        self._check(eventtime, renew=True)
+        if self._roller is IDLE and self._turn is IDLE:
+            return NEVER
+        nxt = self._next_check(eventtime)
+        if self.board.deadman is not None and self.board.motor_enable.is_active:
+            self._deadman_level = not self._deadman_level
+            if self._deadman_level:
+                self.board.deadman.on()
+            else:
+                self.board.deadman.off()
+            nxt = min(nxt, eventtime + DEADMAN_HALF_PERIOD)
+        return nxt
+
+    def _check(self, now: float, renew: bool) -> None:
+        """Each channel: a lapsed lease ends it, a lid pin against it ends it, a brake
+        that has held its time ends; with ``renew`` (the reactor) a run is renewed."""
+        thread = "the reactor" if renew else "the guard thread"
+        roller, until = self._roller, self._roller_until
+        if roller is RUN:
+            if now >= until:
+                self._lapsed("roller run", thread, self._halt_roller)
+            elif not self.lid_closed:
+                self._halt_roller()
+                self._interlock("closed")
+            elif renew:
+                self._roller_until = now + self.motor.lease
+        elif roller is BRAKE and now >= until:
+            self._roller_idle()
+        turn, until = self._turn, self._turn_until
+        if turn is RUN:
+            if now >= until:
+                self._lapsed("rotator turn", thread, self._halt_turn)
+            elif not self.lid_full:
+                self._halt_turn()
+                self._interlock("full")
+            elif renew:
+                self._turn_until = now + self.motor.lease
+        elif turn is not IDLE and (now >= until or (turn is HOLD and not self.lid_full)):
+            self._halt_turn()  # a brake that has held its time; a hold the lid let go
+
+    def _next_check(self, now: float) -> float:
+        deadlines = [until for state, until in ((self._roller, self._roller_until),
+                                                (self._turn, self._turn_until))
+                     if state is not IDLE]
+        if not deadlines:
+            return NEVER
+        # While anything is driven, the lid pins are read every quarter lease.
+        return min(now + self.motor.lease / 4, *deadlines)
+
+    def _lapsed(self, what: str, thread: str, halt: Callable[[], None]) -> None:
+        try:
+            halt()
+        finally:  # counted and told even when the halt's writes failed (that is reported too)
+            self._lapse(what, thread)
+
+    def _lapse(self, what: str, thread: str) -> None:
+        self._lapses.append(what)
+        log.error("%s lapsed: the reactor did not renew it within %.0f ms; stopped (%s)",
+                  what, self.motor.lease * 1000, thread)
+        self._report(f"{what} lapsed: the reactor did not renew it in time "
+                     f"(blocked or starved); stopped by {thread}")
+
+    def _interlock(self, lid: str) -> None:
+        log.warning("the lid reads not %s with no edge seen: %s stopped", lid,
+                    "the roller" if lid == "closed" else "the turn")
+        if self.on_interlock is not None:
+            self.on_interlock(lid)
 
     def _kick(self) -> None:
         """A drive began: make sure the reactor's tick and the guard are watching it."""
+        self._guard_wake.set()
         if self._tick_timer.waketime == NEVER:  # type: ignore[attr-defined]
             self.reactor.update_timer(self._tick_timer, self._clock())
-        self._guard_wake.set()
 
     def start_guard(self) -> None:
         """Start the guard thread (a real process; tests on a manual reactor call expire)."""
@@ -271,97 +380,166 @@ class Actuators:
 
     def _guard_loop(self) -> None:
         while not self._guard_stop:
+            self.guard_loops += 1
+            now = self._clock()
             self._guard_wake.clear()
-            deadline = self.expire(self._clock())
-            timeout = None if deadline == NEVER else max(0.0, deadline - self._clock())
-            self._guard_wake.wait(timeout)
+            deadline = self.expire(now)
+            self._guard_wake.wait(max(0.0, min(deadline - self._clock(), GUARD_BEAT)))
+
+    @property
+    def guarded(self) -> bool:
+        """The guard thread was started (and not stopped)."""
+        return self._guard is not None
+
+    def dead_layers(self) -> list[str]:
+        """The threads a layer of the interlock runs on that have ended: the guard (once
+        started) and the pin library's callback threads. Empty: every one is alive. (A
+        guard that lives but no longer wakes shows in ``guard_loops`` standing still.)"""
+        dead = []
+        guard = self._guard
+        if guard is not None and not guard.is_alive():
+            dead.append("the guard thread ended")
+        dead += [f"the pin library's thread {t.name} ended"
+                 for t in self.board.pin_threads() if not t.is_alive()]
+        return dead
+
+    def _layers_up(self) -> None:
+        dead = self.dead_layers()
+        if dead:
+            self.safe()
+            raise LayerDown("a safety layer is down: " + "; ".join(dead) + "; nothing runs")
 
     # -- the amplifier (the cue player switches it through ``amp``) --
 
     @property
-    def amp(self) -> _Amp:
-        return _Amp(self.board)
+    def amp(self) -> Amp:
+        return Amp(self.board)
 
     # -- everything --
 
-    def safe(self) -> None:
-        """Driver asleep first, then every input low: the state a fault or a stop leaves.
-
-        Every part is tried even when one fails; the first failure is raised at the end.
-        """
-        with self._lock:
-            self._roller, self._roller_until = IDLE, NEVER
-            self._turn, self._turn_until = IDLE, NEVER
-            errors = []
-            b = self.board
-            parts = [b.motor_enable.off, lambda: b.motor.stop(brake=False), b.rotator.off]
-            if b.deadman is not None:
-                parts.append(b.deadman.off)
-            for part in parts:
-                try:
-                    part()
-                except Exception as exc:  # keep going: every part that can be made safe is
-                    errors.append(exc)
-            if errors:
-                raise errors[0]
+    def safe(self) -> list[tuple[str, Exception]]:
+        """Driver asleep first, then every input low (``Board.drive_safe``), every part
+        tried; the state after. Never raises: returns what could not be driven."""
+        self._roller_epoch = self._turn_epoch = object()
+        failed = self.board.drive_safe()
+        self._deadman_level = False
+        self._roller, self._roller_until = IDLE, NEVER
+        self._turn, self._turn_until = IDLE, NEVER
+        return failed
 
     def shutdown(self) -> None:
         """Safe, and refusing every run and turn from now on (until ``enable``)."""
-        with self._lock:
-            self._disabled = True
-            self.safe()
+        self._disabled = True
+        for part, exc in self.safe():
+            log.error("shutting down: driving %s safe failed: %s", part, exc)
         self.stop_guard()
 
     def enable(self) -> None:
-        with self._lock:
-            self._disabled = False
+        self._disabled = False
 
-    # -- inside the lock --
+    def close(self) -> None:
+        """Shut down and let go of the lid pins (the board stays open)."""
+        self.shutdown()
+        for unsubscribe in self._unsubscribe:
+            unsubscribe()
+        self._unsubscribe = []
+        if self.board.on_callback_error == self._callback_failed:
+            self.board.on_callback_error = None
+
+    # -- failures, from any thread --
+
+    def _failed(self, exc: BaseException, thread: str, drive: bool = True) -> None:
+        """A bug on ``thread``: every actuator safe first (unless the board already did
+        it), the traceback logged once, then ``on_fault``. Never raises."""
+        try:
+            self._roller_epoch = self._turn_epoch = object()
+            if drive:
+                for part, error in self.board.drive_safe():
+                    log.error("driving %s safe failed: %s", part, error)
+            self._deadman_level = False
+            self._roller, self._roller_until = IDLE, NEVER
+            self._turn, self._turn_until = IDLE, NEVER
+            detail = f"{thread}: {type(exc).__name__}: {exc}"
+            if detail not in self._reported:
+                self._reported.add(detail)
+                log.error("internal error on %s; motors off\n%s", thread,
+                          "".join(traceback.format_exception(exc)).rstrip())
+            self._report(detail)
+        except Exception:
+            log.exception("reporting a failure on %s failed", thread)
+
+    def _pin_failures(self, failed: list[tuple[str, Exception]], what: str) -> None:
+        detail = f"{what} could not drive " + "; ".join(
+            f"{part} ({type(exc).__name__}: {exc})" for part, exc in failed)
+        log.error("%s", detail)
+        self._report(detail)
+
+    def _report(self, detail: str) -> None:
+        hook = self.on_fault
+        if hook is not None:
+            try:
+                hook(detail)
+            except Exception:
+                log.exception("reporting %r failed", detail)
+
+    # -- one channel at a time (the stops write pins first, then the state) --
 
     def _wake_driver(self) -> None:
         if not self.board.motor_enable.is_active:
             self.wakes += 1
             self.board.motor_enable.on()
 
-    # Each idle drops nSLEEP first when the other channel is idle too, so the outputs open
-    # before any input moves.
+    def _driver_in_use(self, but: str) -> bool:
+        """Whether the driver must stay awake for the other channel than ``but``."""
+        if but == "roller":
+            return self._turn is not IDLE and self.shares_driver
+        return self._roller is not IDLE
+
+    def _sleep_driver(self) -> None:
+        self.board.motor_enable.off()
+        if self.board.deadman is not None:
+            self._deadman_level = False
+            self.board.deadman.off()
 
     def _roller_idle(self) -> None:
+        """Coast: nSLEEP first when the rotator does not need it, then both inputs low."""
+        try:
+            if not self._driver_in_use("roller"):
+                self._sleep_driver()
+        finally:
+            self.board.motor.stop(brake=False)
         self._roller, self._roller_until = IDLE, NEVER
-        self._sleep_if_idle()
-        self.board.motor.stop(brake=False)
+
+    def _halt_roller(self) -> None:
+        """A stop from any thread: the channel is taken (a new epoch) before its pins."""
+        self._roller_epoch = object()
+        self._roller_idle()
 
     def _turn_idle(self) -> None:
+        try:
+            if not self._driver_in_use("turn"):
+                self._sleep_driver()
+        finally:
+            self.board.rotator.off()
         self._turn, self._turn_until = IDLE, NEVER
-        self._sleep_if_idle()
-        self.board.rotator.off()
 
-    def _all_idle(self) -> None:
-        self._roller, self._roller_until = IDLE, NEVER
+    def _halt_turn(self) -> None:
+        self._turn_epoch = object()
         self._turn_idle()
-        self.board.motor.stop(brake=False)
 
     def _stop_turn(self) -> None:
-        """A turn stopped at once: braked for ``motor.brake_ms`` where it can be, else let go."""
-        if self._turn is not RUN:
-            return
-        if self.board.rotator.can_brake:
-            self.board.rotator.brake()
-            self._turn, self._turn_until = BRAKE, self._clock() + self.motor.brake_time
-            self._guard_wake.set()  # maybe on the pin thread: the tick is armed (it was turning)
-        else:
+        """A turn stopped at once, from any thread: braked for ``motor.brake_ms`` where it
+        can be (the bridge awake: it was turning), else let go; idle, it is let go again."""
+        self._turn_epoch = object()
+        if self._turn is not RUN or not self.board.rotator.can_brake:
             self._turn_idle()
-
-    def _sleep_if_idle(self) -> None:
-        if self._roller is IDLE and self._turn is IDLE:
-            if self.board.motor_enable.is_active:
-                self.board.motor_enable.off()
-            if self.board.deadman is not None and self._deadman_level:
-                self._deadman_level = False
-                self.board.deadman.off()
+            return
+        self.board.rotator.brake()
+        self._turn, self._turn_until = BRAKE, self._clock() + self.motor.brake_time
+        self._guard_wake.set()  # maybe on the pin thread: the tick is armed (it was turning)
 
 
-class _Amp:
+class Amp:
     """The amplifier's enable pin, as the cue player switches it."""
 
     __slots__ = ("_board",)

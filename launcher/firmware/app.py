@@ -3,9 +3,11 @@
 ``Launcher`` turns pin edges into machine events (debounced, on the reactor thread),
 draws each press's luck, carries out the machine's commands through the actuator owner,
 the cue player and the reactor, and tells its listeners (console, play screen, log) what
-happened. Any exception on the reactor thread makes the board safe first, then becomes an
-``internal`` fault (``internal_fault``). The board is given to it: whether it is real or
-simulated is decided above this layer (``launcher.cli``), never here.
+happened. A bug makes the board safe first, then becomes an ``internal`` fault, whichever
+thread it happened on: the reactor's (``internal_fault``), the pin library's or the guard's
+(the actuators report it), the state writer's; the fault's detail names the thread. The
+board is given to it: whether it is real or simulated is decided above this layer
+(``launcher.cli``), never here.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from hal.base import Board, Input, Output
+from hal.base import Board, Input, Output, Unsubscribe
 from launcher.core import machine as m
 from launcher.core.config import Settings
 from launcher.core.luck import DryStreak
@@ -133,7 +135,7 @@ class Launcher:
         self.settings = settings
         self.rng = rng  # the press-your-luck draws, made here and sent inside each press
         self.cues = cues
-        self.actuators = actuators or Actuators(board, settings.motor, reactor)
+        self.actuators = actuators or Actuators(board, settings.motor, reactor, settings.rotator)
         self.store = store or StateStore(None)
         saved = self.store.load()
         memory = m.Memory(side=saved.side, streak=DryStreak(saved.dry_streak),
@@ -150,6 +152,8 @@ class Launcher:
         # The log lines of the dispatch under way, written once its commands are carried out.
         self._unlogged: list[tuple[str, dict[str, Any]]] | None = None
         self._inputs = self._wire_inputs()
+        self._unsubscribe: list[Unsubscribe] = []
+        self._guard_loops_seen = -1  # the guard's heartbeat at the last ``layers_down``
         self.started = False
         self._failing = False  # inside internal_fault: a second failure is not caught
 
@@ -157,19 +161,17 @@ class Launcher:
 
     def start(self) -> None:
         b = self.board
-        inputs = m.Inputs(
-            lid_closed=b.lid_closed.is_active, lid_full=b.lid_open.is_active,
-            beam_blocked=bool(b.exit_beam and b.exit_beam.is_active),
-            home=b.home.is_active, yellow_back=b.yellow_back.is_active)
+        inputs = self._read_inputs()
         self.actuators.enable()
-        self.actuators.on_lapse = self._lapsed_from_any_thread
+        self.actuators.on_fault = self._bug_from_any_thread
+        self.actuators.on_interlock = self._interlock_from_any_thread
         self._store_hook = self.store.on_failure  # whatever hook the store came with
         self.store.on_failure = self._store_failed_from_any_thread
         for d in self._inputs:
             d.level = d.device.is_active
-            d.device.on_change(self._edge_from_any_thread(d))
+            self._unsubscribe.append(d.device.subscribe(self._edge_from_any_thread(d)))
         if b.lid_closed_nc is not None:
-            b.lid_closed_nc.on_change(self._lid_nc_from_any_thread)
+            self._unsubscribe.append(b.lid_closed_nc.subscribe(self._lid_nc_from_any_thread))
         self.started = True
         self.reactor.on_error = self.internal_fault
         if self.store.problem:
@@ -195,11 +197,10 @@ class Launcher:
                   *(d.recheck for d in self._inputs if d.recheck is not None)):
             self.reactor.update_timer(t, NEVER)
         self.led.set("off")
-        for d in self._inputs:
-            d.device.on_change(None)
-        if self.board.lid_closed_nc is not None:
-            self.board.lid_closed_nc.on_change(None)
-        self.actuators.on_lapse = None
+        for unsubscribe in self._unsubscribe:
+            unsubscribe()
+        self._unsubscribe = []
+        self.actuators.on_fault = self.actuators.on_interlock = None
         self.store.on_failure = self._store_hook
         if self.reactor.on_error == self.internal_fault:
             self.reactor.on_error = None
@@ -217,13 +218,20 @@ class Launcher:
             raise exc
         self._failing = True
         try:
-            self.actuators.safe()
+            failed = self.actuators.safe()
             log.error("internal error in %s; motors off, launcher in fault\n%s", where,
                       "".join(traceback.format_exception(exc)).rstrip())
-            detail = f"{where}: {type(exc).__name__}: {exc}"
-            self.dispatch(m.Event(m.INTERNAL, detail=detail))
+            self._fault_internal(f"the reactor, {where}: {type(exc).__name__}: {exc}", failed)
         finally:
             self._failing = False
+
+    def _fault_internal(self, detail: str,
+                        failed: list[tuple[str, Exception]] | None = None) -> None:
+        """The ``internal`` fault, the board already safe; every input read again from its
+        pin and sent with it (an edge the bug lost leaves nothing stale behind)."""
+        for part, error in failed or ():
+            log.error("driving %s safe failed: %s", part, error)
+        self.dispatch(m.Event(m.INTERNAL, detail=detail, inputs=self._read_inputs()))
 
     # -- inputs --
 
@@ -243,51 +251,83 @@ class Launcher:
         return wired
 
     def _edge_from_any_thread(self, d: _Debounced) -> Callable[[bool], None]:
-        """The callback for one input, run on whatever thread the pin library uses.
-
-        The interlocks act here, on that thread, before anything is posted: the lid
-        leaving closed stops the roller and the lid leaving fully open stops the rotator,
-        whatever the reactor thread is doing.
-        """
+        """The callback for one input, run on whatever thread the pin library uses: it
+        only posts. (The interlocks have acted already, on that thread: the actuators
+        subscribed to the lid pins first.)"""
         post = self.reactor.post
-        interlock = {m.LID_LEFT_CLOSED: self.actuators.lid_left,
-                     m.LID_LEFT_FULL: self.actuators.lid_left_full}.get(d.falling)
 
         def changed(level: bool) -> None:
-            if interlock is not None and not level:
-                interlock()
             post(lambda: self._edge(d, level))
 
         return changed
 
     def _lid_nc_from_any_thread(self, level: bool) -> None:
-        if level:  # the NC contact closed: the lid is leaving closed
-            self.actuators.lid_left()
         self.reactor.post(self._check_lid_pair)
 
-    def _lapsed_from_any_thread(self, what: str) -> None:
-        detail = f"{what} lapsed: the reactor did not renew it in time (blocked or starved)"
-        self.reactor.post(lambda: self._lapsed(detail))
+    def _bug_from_any_thread(self, detail: str) -> None:
+        """A bug or a lapse another thread found (the actuators made the board safe)."""
+        self.reactor.post(lambda: self._bug(detail))
 
     def _store_failed_from_any_thread(self, exc: BaseException) -> None:
-        """A bug in the state writer (not a disk error): a fault, as on the reactor thread.
-        The writer keeps the state it could not write and tries again at the next save."""
+        """A bug in the state writer (not a disk error): a fault, as on any other thread.
+        The writer has logged the traceback (once an outage); it keeps the state it could
+        not write and tries again at the next save."""
         if self._store_hook is not None:
             self._store_hook(exc)
-        self.reactor.post(lambda: self._store_failed(exc))
+        self._bug_from_any_thread(f"the state writer thread: {type(exc).__name__}: {exc}")
 
-    def _store_failed(self, exc: BaseException) -> None:
-        """As ``internal_fault``, but the writer has logged the traceback (once an outage)."""
-        if not self.started or self.machine.memory.fault == "internal":
+    def _bug(self, detail: str) -> None:
+        """An ``internal`` fault for a bug found off the reactor thread (one a fault: a bug
+        that goes on failing while the unit is in its internal fault is only logged)."""
+        if not self.started:
             return
-        self.actuators.safe()
-        detail = f"the state writer: {type(exc).__name__}: {exc}"
-        log.error("internal error in %s; motors off, launcher in fault", detail)
-        self.dispatch(m.Event(m.INTERNAL, detail=detail))
+        failed = self.actuators.safe()
+        if self.machine.memory.fault == "internal":
+            log.error("internal error while in the internal fault: %s", detail)
+            return
+        log.error("internal error (%s); motors off, launcher in fault", detail)
+        self._fault_internal(detail, failed)
 
-    def _lapsed(self, detail: str) -> None:
-        if self.started:
-            self.dispatch(m.Event(m.INTERNAL, detail=detail))
+    def _interlock_from_any_thread(self, lid: str) -> None:
+        self.reactor.post(lambda: self._interlocked(lid))
+
+    def _interlocked(self, lid: str) -> None:
+        """A lid pin read against a drive with no edge seen (the drive is stopped): the
+        machine hears of it as of the edge."""
+        if not self.started:
+            return
+        if lid == "closed":
+            self._note("interlock", {"reason": "lid read open while the roller ran"})
+            self.dispatch(m.Event(m.LID_LEFT_CLOSED))
+        else:
+            self._note("interlock", {"reason": "lid read not fully open while turning"})
+            self.dispatch(m.Event(m.LID_LEFT_FULL))
+
+    def layers_down(self) -> list[str]:
+        """The safety layers whose thread is dead (the guard, the pin library's), or, for
+        the guard, has not woken since the last call (the watchdog's interval: the guard
+        wakes every ``GUARD_BEAT``); while any is, the unit is in an internal fault and the
+        systemd watchdog is not fed."""
+        act = self.actuators
+        dead = act.dead_layers()
+        if act.guarded and not dead and act.guard_loops == self._guard_loops_seen:
+            dead.append("the guard thread has not woken since the last check")
+        self._guard_loops_seen = act.guard_loops
+        if dead and self.started and self.machine.memory.fault != "internal":
+            failed = self.actuators.safe()
+            log.error("a safety layer is down (%s); motors off, launcher in fault",
+                      "; ".join(dead))
+            self._fault_internal("a safety layer is down: " + "; ".join(dead), failed)
+        return dead
+
+    def _read_inputs(self) -> m.Inputs:
+        """Every input as its pin reads now; the debounced copies follow."""
+        b = self.board
+        for d in self._inputs:
+            d.level = d.device.is_active
+        return m.Inputs(lid_closed=b.lid_closed.is_active, lid_full=b.lid_open.is_active,
+                        beam_blocked=bool(b.exit_beam and b.exit_beam.is_active),
+                        home=b.home.is_active, yellow_back=b.yellow_back.is_active)
 
     def _edge(self, d: _Debounced, level: bool) -> None:
         """Leading-edge debounce: act on the first edge, then re-read once the window ends.
@@ -545,7 +585,8 @@ class Launcher:
         self.dispatch(m.Event(m.LOAD, cards))
 
     def clear_fault(self) -> None:
-        self.dispatch(m.Event(m.CLEAR))
+        """Leave a fault, every input read again from its pin first."""
+        self.dispatch(m.Event(m.CLEAR, inputs=self._read_inputs()))
         self._check_lid_pair()  # contacts that still agree fault again
 
     def sleep(self) -> None:
@@ -565,6 +606,7 @@ class Launcher:
         self.settings = settings
         self.machine.settings = settings
         self.actuators.motor = settings.motor
+        self.actuators.rotator_settings = settings.rotator
 
     def status(self) -> dict[str, Any]:
         mem = self.machine.memory
@@ -590,7 +632,7 @@ def build_app(settings: Settings, reactor: Reactor, rng: random.Random, board: B
     """The whole firmware on ``board``: actuators, sound, state file, machine."""
     from launcher.firmware.sound import build_cue_player
 
-    actuators = Actuators(board, settings.motor, reactor)
+    actuators = Actuators(board, settings.motor, reactor, settings.rotator)
     player = build_cue_player(settings, actuators.amp, reactor, warn)
     return Launcher(board, reactor, settings, rng, player, StateStore(settings.state_path),
                     actuators)

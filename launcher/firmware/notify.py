@@ -10,7 +10,7 @@ from __future__ import annotations
 import logging
 import os
 import socket
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 
 from launcher.core.reactor import NEVER, Reactor, Timer
 
@@ -107,31 +107,38 @@ def watchdog_timeout(env: Mapping[str, str] | None = None, pid: int | None = Non
 
 
 class Watchdog:
-    """Pings systemd's watchdog from a reactor timer, every half of the timeout.
+    """Pings systemd's watchdog from a reactor timer, every half of the timeout, while every
+    other thread a safety layer runs on is alive too.
 
     The pings are only as alive as the reactor: a callback that blocks, or a loop that
     stops turning, stops them, and systemd restarts the service. That is the point, so
-    never move this onto a thread of its own.
+    never move this onto a thread of its own. Before each ping it asks ``dead_layers``
+    (the guard thread, the pin library's callback thread): while any is dead, no ping goes
+    out, so systemd kills the firmware and safe-stop drives the pins low.
     """
 
-    def __init__(self, reactor: Reactor, notifier: Notifier, timeout: float) -> None:
+    def __init__(self, reactor: Reactor, notifier: Notifier, timeout: float,
+                 dead_layers: Callable[[], list[str]] = list) -> None:
         if timeout <= 0:
             raise ValueError(f"watchdog timeout must be above 0, not {timeout}")
         self.reactor = reactor
         self.notifier = notifier
         self.interval = timeout / 2
+        self.dead_layers = dead_layers
         self.pings = 0
+        self.withheld = 0  # pings not sent because a layer was dead
         self._timer: Timer | None = None
 
     @classmethod
     def from_env(
-        cls, reactor: Reactor, notifier: Notifier, env: Mapping[str, str] | None = None
+        cls, reactor: Reactor, notifier: Notifier, env: Mapping[str, str] | None = None,
+        dead_layers: Callable[[], list[str]] = list,
     ) -> Watchdog | None:
         """A watchdog if systemd asked for one (and can be told), else None."""
         timeout = watchdog_timeout(env)
         if timeout is None or not notifier.enabled:
             return None
-        return cls(reactor, notifier, timeout)
+        return cls(reactor, notifier, timeout, dead_layers)
 
     @property
     def running(self) -> bool:
@@ -150,6 +157,13 @@ class Watchdog:
             self._timer = None
 
     def _ping(self, eventtime: float) -> float:
-        self.notifier.watchdog()
-        self.pings += 1
+        dead = self.dead_layers()
+        if dead:
+            if not self.withheld:
+                log.error("not feeding the watchdog: %s (systemd restarts the firmware)",
+                          "; ".join(dead))
+            self.withheld += 1
+        else:
+            self.notifier.watchdog()
+            self.pings += 1
         return eventtime + self.interval if self._timer is not None else NEVER

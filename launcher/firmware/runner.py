@@ -68,7 +68,7 @@ def run_firmware(app: Launcher, seed: int, config_path: str | None = None,
     log.info("started on %s, side %s, luck seed %d", app.board.name, app.machine.memory.side,
              seed)
     notifier.ready(f"ready on {app.board.name}, side {app.machine.memory.side}")
-    watchdog = Watchdog.from_env(reactor, notifier)
+    watchdog = Watchdog.from_env(reactor, notifier, dead_layers=app.layers_down)
     if watchdog is not None:
         watchdog.start()
     try:

@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from hal.base import HardwareError, Pins
+from hal.base import SAFE_PINS, HardwareError, Pins
 from hal.gpio import GpioOutput, factory_name, make_factory, pi_model
 from launcher.core import config
 from launcher.core.config import Settings
@@ -42,11 +42,11 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-# The pins safe-stop drives low, in this order: the driver's nSLEEP first (it cuts both
-# motor outputs at once), then the two inputs of the bridge, then the rotator, and its
-# second input and the dead-man (``SAFE_LOW_OPTIONAL``) when they are wired.
-SAFE_LOW = ("motor_sleep", "motor_in1", "motor_in2", "rotator")
-SAFE_LOW_OPTIONAL = ("rotator_in2", "deadman")
+# The pins safe-stop drives low, in the one order every stop uses (``hal.base.SAFE_ORDER``):
+# the driver's nSLEEP first (it cuts both motor outputs at once), then the two inputs of
+# the bridge, then the rotator's, and the dead-man; those not wired are skipped.
+# ``SAFE_LOW``: the ones every launcher has wired.
+SAFE_LOW = tuple(name for name in SAFE_PINS if name not in Pins.OPTIONAL)
 
 # If the configured factory cannot start, what else can still reach the pins. pigpio:
 # the daemon is down, but the levels it set are still in the GPIO registers.
@@ -69,7 +69,7 @@ class Target:
 def targets(pins: Pins, remembered: Pins | None = None) -> list[Target]:
     """The motor and rotator pins of ``pins``, then those of ``remembered`` that differ,
     each number once, nSLEEP first."""
-    order = SAFE_LOW + SAFE_LOW_OPTIONAL
+    order = SAFE_PINS
     found: dict[int, tuple[list[str], bool]] = {}
     for name in order:
         for source in (pins, remembered):

@@ -7,20 +7,23 @@ CI proves the self-test itself, fault by fault.
 
 The test runs without the firmware's state machine (it needs the board to itself), but
 every motor and rotator command goes through the same actuator owner as the firmware's
-(``launcher.firmware.actuators``): a run only while the lid pin reads closed, stopped on
-the first edge of the lid lifting, for at most ``MOTOR_PULSE`` seconds, and every
-actuator off when the test ends, however it ends. The scripted operator and the
-simulated unit for ``--auto`` live in ``launcher.sim.selftest``.
+(``launcher.firmware.actuators``), with the same layers: a run only while the lid pin reads
+closed, stopped on the lid's first edge on the pin library's thread (the owner's own
+subscription, whatever the test's loop is doing), a lease the guard thread enforces, for at
+most ``MOTOR_PULSE`` seconds, and every actuator off when the test ends, however it ends.
+The scripted operator and the simulated unit for ``--auto`` live in
+``launcher.sim.selftest``.
 """
 
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Protocol, TextIO
 
-from hal.base import Board, Input
+from hal.base import Board, Input, Unsubscribe
 from launcher.core import cues
 from launcher.core.config import Settings
 from launcher.core.reactor import NEVER, Reactor, RealReactor
@@ -158,8 +161,8 @@ class Watch:
             self.inputs["lid_closed_nc"] = board.lid_closed_nc
         self.edges: list[tuple[float, str, bool]] = []
         self.on_edge: Callable[[str, bool], None] | None = None
-        for name, device in self.inputs.items():
-            device.on_change(self._callback(name))
+        self._unsubscribe: list[Unsubscribe] = [
+            device.subscribe(self._callback(name)) for name, device in self.inputs.items()]
 
     def _callback(self, name: str) -> Callable[[bool], None]:
         def changed(level: bool) -> None:
@@ -186,8 +189,9 @@ class Watch:
         return sum(1 for _, n, lv in self.edges[since:] if n == name and lv == level)
 
     def close(self) -> None:
-        for device in self.inputs.values():
-            device.on_change(None)
+        for unsubscribe in self._unsubscribe:
+            unsubscribe()
+        self._unsubscribe = []
 
 
 class SelfTest:
@@ -197,7 +201,8 @@ class SelfTest:
                  player: CuePlayer, step_timeout: float = STEP_TIMEOUT,
                  actuators: Actuators | None = None) -> None:
         self.board = board
-        self.act = actuators or Actuators(board, settings.motor, runner.reactor)
+        self.act = actuators or Actuators(board, settings.motor, runner.reactor,
+                                          settings.rotator)
         self.settings = settings
         self.runner = runner
         self.reactor = runner.reactor
@@ -206,6 +211,20 @@ class SelfTest:
         self.timeout = step_timeout
         self.report = Report()
         self.watch = Watch(board, self.reactor)
+        # A stop that could not write a pin, a lapse, a bug on the pin or guard thread: the
+        # actuators made the board safe; the person is told, and the motor does not pass.
+        self.faults: list[str] = []
+        self.act.on_fault = self._fault
+        # A bug in any of the test's timers (the actuators' tick among them): safe first.
+        self.reactor.on_error = self._reactor_error
+
+    def _fault(self, detail: str) -> None:
+        self.faults.append(detail)  # any thread: only a list append here
+
+    def _reactor_error(self, exc: BaseException, where: str) -> None:
+        failed = self.act.safe()
+        self.faults.append(f"{where}: {type(exc).__name__}: {exc}" + "".join(
+            f"; could not drive {part} safe: {error}" for part, error in failed))
 
     def run(self) -> Report:
         steps = (self.button, self.lid, self.rotation, self.close_again, self.beam,
@@ -215,8 +234,13 @@ class SelfTest:
                 step()
         finally:
             self.watch.close()
-            self.act.safe()
+            for part, exc in self.act.safe():
+                self.faults.append(f"could not drive {part} safe: {exc}")
             self.board.led.off()
+            for detail in self.faults:
+                self.op.show(f"       the actuators reported: {detail}")
+            if self.faults:
+                self._verdict(MOTOR, FAIL, f"the actuators reported a fault: {self.faults[0]}")
         return self.report
 
     # -- helpers --
@@ -292,8 +316,9 @@ class SelfTest:
 
     def rotation(self) -> None:
         w = self.watch
-        if not w.level("lid_open"):
-            reason = "not tried: the lid does not read fully open"
+        if not w.level("lid_open") or w.level("lid_closed"):
+            reason = ("not tried: the lid does not read fully open" if not w.level("lid_open")
+                      else "not tried: the lid reads closed and fully open at once")
             for part in (ROTATOR, HOME, SIDE):
                 self._verdict(part, SKIP, reason)
             return
@@ -419,8 +444,7 @@ class SelfTest:
 
         def edge(name: str, level: bool) -> None:
             if name == "lid_closed" and not level:
-                act.lid_left()  # the interlock: the lid lifted mid-run
-                stop()
+                stop()  # the roller stopped on the edge itself (the owner's interlock)
 
         timer = self.reactor.register_timer(stop, NEVER, "selftest.pulse")
         w.on_edge = edge
@@ -500,19 +524,30 @@ def run_on_hardware(settings: Settings, out: TextIO = sys.stdout,
         return None
     reactor = RealReactor()
     board = open_board(settings.pins, name)
-    actuators = Actuators(board, settings.motor, reactor)
-    actuators.start_guard()  # as in `launcher run`: a run the loop stops renewing lapses
     operator = HumanOperator(out, inp)
     try:
-        player = build_cue_player(settings, actuators.amp, reactor, operator.show)
-        try:
-            return SelfTest(board, settings, RealRunner(reactor), operator, player,
-                            actuators=actuators).run()
-        finally:
-            player.close()
+        with guarded_actuators(board, settings, reactor) as actuators:
+            player = build_cue_player(settings, actuators.amp, reactor, operator.show)
+            try:
+                return SelfTest(board, settings, RealRunner(reactor), operator, player,
+                                actuators=actuators).run()
+            finally:
+                player.close()
     finally:
-        actuators.shutdown()
         board.close()
+
+
+@contextmanager
+def guarded_actuators(board: Board, settings: Settings, reactor: Reactor
+                      ) -> Iterator[Actuators]:
+    """The board's actuator owner with its guard thread running, as in ``launcher run``
+    (a run the loop stops renewing lapses); shut down and let go however the test ends."""
+    actuators = Actuators(board, settings.motor, reactor, settings.rotator)
+    actuators.start_guard()
+    try:
+        yield actuators
+    finally:
+        actuators.close()
 
 
 def print_report(report: Report, out: TextIO) -> None:

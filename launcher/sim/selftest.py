@@ -14,7 +14,7 @@ from typing import TextIO
 from hal.sim import Physics, SimLauncher
 from launcher.core.config import Settings
 from launcher.core.reactor import NEVER, ManualReactor
-from launcher.firmware.actuators import Actuators
+from launcher.firmware.actuators import Amp
 from launcher.firmware.selftest import (
     DO_BLOCK_BEAM,
     DO_CLOSE,
@@ -30,6 +30,7 @@ from launcher.firmware.selftest import (
     REACTION,
     Report,
     SelfTest,
+    guarded_actuators,
 )
 from launcher.firmware.sound import CuePlayer
 
@@ -157,8 +158,7 @@ def simulated_unit(settings: Settings, physics: Physics | None = None
     pack = load_pack(settings.audio.pack)
     speaker = RecordingSpeaker(clock=reactor.monotonic)
     speaker.load(pack.files)
-    player = CuePlayer(speaker, Actuators(sim.board, settings.motor, reactor).amp, reactor,
-                        pack.durations)
+    player = CuePlayer(speaker, Amp(sim.board), reactor, pack.durations)
     return sim, player, ManualRunner(reactor)
 
 
@@ -174,7 +174,9 @@ def run_auto(settings: Settings, out: TextIO | None = sys.stdout,
         prepare(sim, player)
     operator = ScriptedOperator(sim, player, out)
     try:
-        return SelfTest(sim.board, settings, runner, operator, player).run()
+        with guarded_actuators(sim.board, settings, runner.reactor) as actuators:
+            return SelfTest(sim.board, settings, runner, operator, player,
+                            actuators=actuators).run()
     finally:
         operator.close()
         player.close()

@@ -112,21 +112,10 @@ def test_no_page_keeps_a_hand_typed_test_count():
     assert REPO / "docs" / "RELIABILITY.md" in _typed_pages()
 
 
-def _bench(name: str, monkeypatch: pytest.MonkeyPatch):
-    """``bench.NAME`` from this checkout (bench/ is not installed), whatever ran before: a
-    ``bench`` found first as tests/bench, a folder without ``__init__``, is forgotten."""
-    import importlib
-
-    monkeypatch.syspath_prepend(str(REPO))
-    if getattr(sys.modules.get("bench"), "__file__", None) is None:
-        monkeypatch.delitem(sys.modules, "bench", raising=False)
-    return importlib.import_module(f"bench.{name}")
-
-
-def test_the_performance_page_is_what_its_results_file_renders(tmp_path: Path, monkeypatch):
+def test_the_performance_page_is_what_its_results_file_renders(tmp_path: Path, bench):
     """docs/PERFORMANCE.md is rendered from docs/PERFORMANCE.json, which `python -m bench`
     writes with it: a figure typed into the page, or a page left from another run, fails."""
-    suite = _bench("suite", monkeypatch)
+    suite = bench("suite")
 
     page = REPO / "docs" / "PERFORMANCE.md"
     data = json.loads(suite.results_file(page).read_text(encoding="utf-8"))
@@ -241,8 +230,8 @@ def _module(path: Path, name: str):
     return module
 
 
-def test_safety_s_measured_figures_are_what_the_kept_measurement_renders(monkeypatch):
-    interlock = _bench("interlock", monkeypatch)
+def test_safety_s_measured_figures_are_what_the_kept_measurement_renders(bench):
+    interlock = bench("interlock")
 
     kept = json.loads(interlock.RESULTS.read_text(encoding="utf-8"))
     page = (REPO / "hardware" / "SAFETY.md").read_text(encoding="utf-8")

@@ -61,7 +61,7 @@ def test_a_raising_action_mid_shot_stops_the_motor_in_the_same_turn(
     rig.sim.press()
     rig.advance(0.5)
     assert rig.state == m.FAULT and not rig.sim.motor_running
-    assert rig.app.events("fault")[-1][1]["error"].startswith("posted callback")
+    assert rig.app.events("fault")[-1][1]["error"].startswith("the reactor, posted callback")
     rig.close()
 
 
@@ -76,7 +76,8 @@ def test_a_raising_timer_faults_and_the_machine_does_not_run_on(
     with caplog.at_level(logging.ERROR, logger="launcher"):
         rig.advance(2.0)
     assert rig.state == m.FAULT
-    assert rig.app.events("fault")[-1][1]["error"] == "timer buggy: ValueError: timer bug"
+    assert rig.app.events("fault")[-1][1]["error"] == (
+        "the reactor, timer buggy: ValueError: timer bug")
     rig.app.clear_fault()
     assert rig.state == m.READY
     rig.close()
@@ -176,8 +177,8 @@ RUN_PROBE = textwrap.dedent('''
     class Pin:
         def __init__(self, active=False):
             self.is_active = active
-        def on_change(self, callback):
-            pass
+        def subscribe(self, callback):
+            return lambda: None
         def on(self):
             self.is_active = True
         def off(self):

@@ -9,31 +9,12 @@ from __future__ import annotations
 from dataclasses import replace
 
 import pytest
+from rigs import dealing_rig, press_until_shooting, settings
 
 from launcher.core import config
 from launcher.core import machine as m
 from launcher.core.profiles import parse_profile
 from launcher.sim.rig import SimRig
-
-
-def settings(**pins: int) -> config.Settings:
-    s = config.load()
-    return replace(s, pins=replace(s.pins, **pins)) if pins else s
-
-
-def dealing_rig(cards: int = 3, **pins: int) -> SimRig:
-    """A rig whose every press shoots ``cards`` cards, with plenty loaded."""
-    rig = SimRig(settings(**pins))
-    rig.sim.load(range(40))
-    rig.app.load(40)
-    assert rig.app.use_profile(parse_profile(f"deal {cards}"))
-    return rig
-
-
-def press_until_shooting(rig: SimRig) -> None:
-    rig.sim.press()
-    rig.advance(0.0)
-    assert rig.state == m.SHOOTING and rig.sim.level("motor_in1") > 0
 
 
 def driver(rig: SimRig) -> tuple[float, float, float]:
@@ -114,7 +95,7 @@ def test_a_run_lapses_unless_the_reactor_renews_it():
     rig = dealing_rig(cards=20)
     act, lease = rig.app.actuators, rig.settings.motor.lease
     lapsed: list[str] = []
-    act.on_lapse = lapsed.append
+    act.on_fault = lapsed.append
     press_until_shooting(rig)
     # Renewed by the reactor's tick: it runs on as long as the reactor runs.
     rig.advance(3 * lease)
@@ -124,9 +105,11 @@ def test_a_run_lapses_unless_the_reactor_renews_it():
     assert act.expire(now + lease * 0.9) < float("inf")
     assert rig.sim.level("motor_in1") > 0
     act.expire(now + lease)
-    assert act.roller == "brake" and driver(rig)[:2] == (1, 1) and lapsed == ["roller run"]
-    act.expire(now + lease + rig.settings.motor.brake_time)
-    assert driver(rig) == (0, 0, 0) and act.lapses == 1
+    # Stopped at once, the driver asleep (no brake: a stop by a safety layer ends nothing
+    # later), and reported.
+    assert act.roller == "idle" and driver(rig) == (0, 0, 0) and act.lapses == 1
+    assert len(lapsed) == 1 and lapsed[0].startswith("roller run lapsed")
+    assert "the guard thread" in lapsed[0]
 
 
 def test_a_lapsed_run_is_an_internal_fault_once_the_reactor_runs_again():

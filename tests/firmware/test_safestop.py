@@ -393,7 +393,7 @@ def test_a_factory_without_pwm_still_stops_the_roller():
     assert {n: pin.released_at for n, pin in pins.items()} == dict.fromkeys(pins, 0.0)
     assert [str(t) for t in done.driven] == [
         f"motor_sleep={p.motor_sleep}", f"motor_in1={p.motor_in1}", f"motor_in2={p.motor_in2}",
-        f"rotator={p.rotator}", "rotator_in2=4"]
+        "rotator_in2=4", f"rotator={p.rotator}"]  # hal.base.SAFE_ORDER
 
 
 def test_pigpio_down_falls_back_to_native_which_has_no_pwm(tmp_path, capsys, monkeypatch):
@@ -491,5 +491,5 @@ def test_targets_are_each_number_once_and_say_where_they_came_from():
     listed = targets(now, MOCK.pins)
     assert [(str(t), t.from_memory) for t in listed] == [
         ("motor_sleep=6", False), ("motor_in1=20", False), ("motor_in1=12", True),
-        ("motor_in2=13", False), ("rotator=24", False), ("rotator_in2=4", False)]
+        ("motor_in2=13", False), ("rotator_in2=4", False), ("rotator=24", False)]
     assert targets(MOCK.pins, MOCK.pins) == targets(MOCK.pins)

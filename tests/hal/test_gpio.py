@@ -24,13 +24,13 @@ from launcher.core import config
 def test_input_is_active_low_and_reports_both_edges(factory):
     inp = GpioInput(17, factory)
     seen: list[bool] = []
-    inp.on_change(seen.append)
+    unsubscribe = inp.subscribe(seen.append)
     pin = factory.pin(17)
     assert inp.is_active is False  # pull-up: released reads high
     pin.drive_low()
     pin.drive_high()
     assert seen == [True, False]
-    inp.on_change(None)
+    unsubscribe()
     pin.drive_low()
     assert seen == [True, False]
     inp.close()

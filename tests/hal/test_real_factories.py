@@ -39,6 +39,11 @@ Where the fakes differ from the real libraries, and why we accept it
    sets WorkingDirectory=/var/lib/launcher for it). The fake needs no file.
 11. Not modelled at all: SPI, I2C, serial, groups, waves, servo pulses, watchdogs, hardware
    PWM/clock, scripts, remote hosts. The launcher uses none of them through these modules.
+12. A callback that raises. The real libraries' notification threads call it with no
+   ``try`` (lgpio 0.2.2's ``_callback_thread.run``, pigpio 1.78's): the thread ends and no
+   edge is delivered again. The fakes keep the exception (``errors``, raised again at
+   ``settle()``) and carry on, so that a test sees every exception that reached the
+   library; that none does is what hal/gpio.py's ``GpioInput`` promises (tested below).
 """
 
 from __future__ import annotations
@@ -136,7 +141,8 @@ def test_the_button_has_its_pull_up_and_its_edges_come_from_the_librarys_thread(
     factory, hw = real
     button = GpioInput(PINS.button, factory)
     heard: list[tuple[bool, str]] = []
-    button.on_change(lambda active: heard.append((active, threading.current_thread().name)))
+    unsubscribe = button.subscribe(
+        lambda active: heard.append((active, threading.current_thread().name)))
     # The pull-up must survive gpiozero's claim for alerts (lgpio re-claims the line).
     assert hw.pull(PINS.button) == "up"
     assert button.is_active is False
@@ -147,7 +153,7 @@ def test_the_button_has_its_pull_up_and_its_edges_come_from_the_librarys_thread(
     threads = {name for _, name in heard}
     assert threads == {f"fake-{hw.name}-notify"}
     assert threading.current_thread().name not in threads
-    button.on_change(None)
+    unsubscribe()
     hw.drive(PINS.button, 0)
     assert len(heard) == 2
     button.close()
@@ -213,6 +219,36 @@ def test_the_board_wires_every_part_and_safe_leaves_the_motor_pins_low(real):
     for pin in (PINS.button, PINS.lid_closed, PINS.lid_open, PINS.exit_beam, PINS.home,
                 PINS.yellow_back):
         assert hw.pull(pin) == "up", pin
+    board.close()
+
+
+def test_a_subscriber_that_raises_never_reaches_the_library_and_the_next_edge_still_comes(real):
+    """FAKE_DIFFERENCES 12: on the real libraries the exception would end their thread."""
+    factory, hw = real
+    board = build_board(PINS, factory, name=hw.name)
+    reported: list[str] = []
+    board.on_callback_error = lambda exc, where: reported.append(f"{where}: {exc}")
+    heard: list[bool] = []
+
+    def broken(active: bool) -> None:
+        raise RuntimeError("a bug on the pin thread")
+
+    board.lid_closed.subscribe(broken)
+    board.lid_closed.subscribe(heard.append)
+    hw.drive(PINS.lid_closed, 0)  # the lid shut: settle() raises whatever reached the library
+    assert heard == [True]  # the subscriber after the broken one was still called
+    assert len(reported) == 1 and "pins.lid_closed" in reported[0]
+    assert "a bug on the pin thread" in reported[0]
+    board.motor_enable.on()
+    board.motor.forward(0.9)
+    hw.drive(PINS.lid_closed, 1)  # the next edge is delivered, on a thread still alive
+    assert heard == [True, False] and len(reported) == 2
+    # The board drove itself safe before reporting, on the library's thread.
+    for pin in (PINS.motor_in1, PINS.motor_in2, PINS.motor_sleep):
+        assert hw.level(pin) == 0
+    threads = board.pin_threads()
+    assert [t.name for t in threads] == [f"fake-{hw.name}-notify"]
+    assert all(t.is_alive() for t in threads)
     board.close()
 
 

@@ -89,7 +89,8 @@ def close_factory(factory: Factory) -> None:
 def test_the_button_has_its_pull_up_and_its_edges_come_from_the_librarys_thread(factory):
     button = GpioInput(PINS.button, factory)
     heard: list[tuple[bool, str]] = []
-    button.on_change(lambda active: heard.append((active, threading.current_thread().name)))
+    unsubscribe = button.subscribe(
+        lambda active: heard.append((active, threading.current_thread().name)))
     assert bias(PINS.button) == "pull-up"  # the claim's bias reached the chip
     assert button.is_active is False
     pull(PINS.button, "down")
@@ -98,7 +99,7 @@ def test_the_button_has_its_pull_up_and_its_edges_come_from_the_librarys_thread(
     assert wait_until(lambda: len(heard) == 2)
     assert [active for active, _ in heard] == [True, False]
     assert threading.current_thread().name not in {name for _, name in heard}
-    button.on_change(None)
+    unsubscribe()
     pull(PINS.button, "down")
     time.sleep(0.1)
     assert len(heard) == 2

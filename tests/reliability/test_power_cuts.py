@@ -339,9 +339,11 @@ def kill_many(tmp_path: Path, kills: int, seed: int) -> Counter[str]:
         # (writes come every few milliseconds, shots about once a second).
         trigger = rng.choice(["S", "W"])
         n = rng.randint(1, 2) if trigger == "S" else rng.randint(1, 40)
-        seen = 0
+        seen = lines = 0
         while seen < n:
             seen += driver.next_line() == trigger
+            lines += 1
+            assert lines < 100_000, f"no {trigger!r} marker in {lines} lines: the unit stopped"
         driver.kill()
         tally["kills"] += 1
         tally["mid_shot"] += driver.last("S", "s")

@@ -92,7 +92,8 @@ def stick(sensor: str, level: bool):
 FAULTS = {
     "dead button": (stick("button", False), None, {BUTTON}, set()),
     "button stuck down": (stick("button", True), None, {BUTTON}, set()),
-    "lid-closed switch stuck closed": (stick("lid_closed", True), None, {LID_CLOSED}, set()),
+    "lid-closed switch stuck closed": (stick("lid_closed", True), None, {LID_CLOSED},
+                                       {ROTATOR, HOME, SIDE}),
     "lid-closed switch dead": (stick("lid_closed", False), None, {LID_CLOSED}, {MOTOR}),
     "lid-open switch stuck": (stick("lid_open", True), None, {LID_OPEN}, set()),
     "lid-open switch dead": (stick("lid_open", False), None, {LID_OPEN},

@@ -227,6 +227,7 @@ def _notify_loop() -> None:
 
 _thread = threading.Thread(target=_notify_loop, name="fake-lgpio-notify", daemon=True)
 _thread.start()
+_notify_thread = _thread  # the real module's name for its notification thread
 
 
 def shutdown() -> None:

@@ -146,7 +146,7 @@ class Daemon:
         self._last[gpio] = int(level)
         self.tick = (self.tick + 1000) & 0xFFFF_FFFF
         for conn in list(_connections):
-            conn._notify(gpio, int(level), self.tick)
+            conn._push(gpio, int(level), self.tick)
 
 
 DAEMON = Daemon()
@@ -209,6 +209,7 @@ class pi:
         self._thread = threading.Thread(target=self._loop, name="fake-pigpio-notify",
                                         daemon=True)
         self._thread.start()
+        self._notify = self._thread  # the real module's name for its notification thread
         with _lock:
             _connections.append(self)
 
@@ -229,7 +230,7 @@ class pi:
 
     # -- notifications --
 
-    def _notify(self, gpio: int, level: int, tick: int) -> None:
+    def _push(self, gpio: int, level: int, tick: int) -> None:
         if any(cb.gpio == gpio for cb in self._callbacks):
             self._events.put((gpio, level, tick))
 
