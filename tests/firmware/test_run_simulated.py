@@ -253,6 +253,25 @@ def test_typed_ctrl_c_drops_the_line_then_quits_with_130(tmp_path: Path) -> None
     assert status == 130
 
 
+def test_the_typed_client_says_the_port_went_away_once_and_quits_with_2(tmp_path: Path) -> None:
+    """Issue 32: stopping the unit left the prompt, and the next command was a traceback."""
+    with simulated_unit(tmp_path) as (proc, port):
+        term = Terminal([*LAUNCHER, "console", port, "--history", str(tmp_path / "hist")],
+                        _env(tmp_path))
+        try:
+            term.expect(r"launcher>")
+            term.type("status\r")
+            term.expect(r"ok state=\w+ side=")
+            proc.send_signal(signal.SIGTERM)
+            term.expect(r"launcher console: the port went away")
+            with contextlib.suppress(OSError):  # the client may have gone already
+                term.type("status\r")
+        finally:
+            status = term.close()
+    assert status == 2
+    assert "Traceback" not in term.text() and term.text().count("the port went away") == 1
+
+
 def test_miniterm_works_on_the_pty_as_on_a_pi(tmp_path: Path) -> None:
     with simulated_unit(tmp_path) as (_, port):
         term = Terminal([sys.executable, "-m", "serial.tools.miniterm", port, "115200"],
