@@ -19,6 +19,7 @@ from launcher.firmware.console import (
     E_HARDWARE,
     E_INTERNAL,
     E_IO,
+    E_LINE,
     E_STATE,
     E_UNAVAILABLE,
     E_UNKNOWN,
@@ -897,3 +898,13 @@ def test_config_set_refuses_a_missing_sound_pack(session: Session) -> None:
 def test_backspace_from_miniterm_or_any_terminal_edits_the_line(session: Session,
                                                                 typed: bytes) -> None:
     assert session.final(typed).startswith("ok state=ready")
+
+
+def test_a_line_of_bytes_that_are_not_utf8_is_named_so_whoever_decoded_it(
+        session: Session) -> None:
+    """Issue 32: `press \\xff\\xfe` read by a caller with surrogateescape (stdin in a C
+    locale) answered `control character U+DCFF`, while the docs say "not UTF-8"."""
+    want = f"error {E_LINE} not UTF-8 (byte 0xff at offset 6)"
+    assert session.final(b"press \xff\xfe") == want
+    assert session.final(b"press \xff\xfe".decode("utf-8", "surrogateescape")) == want
+    assert session.final("press \ud800").startswith(f"error {E_LINE} not UTF-8 (byte 0xed ")
