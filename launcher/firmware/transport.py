@@ -7,6 +7,10 @@ buffers) instead of starving the launcher's own timers. A writer thread empties 
 ``Outbox``; the reactor never waits on a port. A serial port that goes away (unplug) is
 reopened by a reactor timer when it comes back, and greets with the banner again.
 
+Each channel is one session (``Console.reset`` at its start and its end: text mode, debug
+off, a debug run ended). A pty of the firmware's own ends one per client: it does not hold
+its slave open, so a client closing it is a hang-up (docs/console.md, "Sessions").
+
 An idle console costs nothing: the reader blocks until bytes arrive (no read timeout to
 poll a stop flag; ``Channel.cancel`` ends a read, through pyserial's abort pipe or a wake
 pipe of our own), and a port that is missing is tried again after 1, 2, 4 ... seconds, at
