@@ -28,6 +28,11 @@ WAIT_USAGE = "usage: wait S, with S from 0 to 600 seconds"
 PROMPT = "launcher> "
 
 _EOF = None  # put on the line queue when the port goes away
+GONE = "launcher console: the port went away"
+
+
+class _Gone(Exception):
+    """Ends the prompt when the port has gone."""
 
 
 HELP_TEXT = """\
@@ -56,8 +61,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                    help="serial device or pyserial URL: /dev/ttyUSB0, /dev/ttyACM0, the pty "
                         "`launcher run --simulated` prints, socket://host:port, ...")
     p.add_argument("--baud", type=int, default=BAUD, help=f"bits per second (default {BAUD})")
-    p.add_argument("--wait", type=int, default=10, metavar="S",
-                   help="seconds to wait for the launcher to answer (default 10)")
+    p.add_argument("--wait", type=_whole_seconds, default=10, metavar="S",
+                   help="seconds to wait for the launcher to answer, 1 to 3600 (default 10)")
     p.add_argument("--reply-wait", type=_seconds, default=REPLY_WAIT, metavar="S",
                    help="give up on a reply after S seconds in which nothing arrived "
                         f"(default {REPLY_WAIT:g})")
@@ -73,6 +78,16 @@ def _seconds(text: str) -> float:
         raise argparse.ArgumentTypeError(f"not a number of seconds: {text!r}") from None
     if not 0 < value <= 3600:
         raise argparse.ArgumentTypeError("must be above 0 and at most 3600 seconds")
+    return value
+
+
+def _whole_seconds(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a whole number of seconds: {text!r}") from None
+    if not 1 <= value <= 3600:
+        raise argparse.ArgumentTypeError(f"must be 1 to 3600 seconds, not {value}")
     return value
 
 
@@ -96,6 +111,9 @@ def run(args: argparse.Namespace) -> int:
             print(f"launcher console: no answer on {args.port} within {args.wait}s "
                   "(is the firmware running, and is the baud rate right?)", file=sys.stderr)
             return 2
+        if not client.fresh():
+            print(GONE, file=sys.stderr)
+            return 2
         if sys.stdin.isatty():
             print(hello, flush=True)  # who answered, for the person at the prompt
             return client.interactive(sys.stdout, args.history.expanduser())
@@ -106,8 +124,11 @@ def run(args: argparse.Namespace) -> int:
 
 def cannot_open(port: str, exc: BaseException) -> str:
     """Why ``port`` cannot be opened, in one line; a port in use names who holds it."""
-    if getattr(exc, "errno", None) not in (errno.EAGAIN, errno.EWOULDBLOCK):
-        return f"cannot open {port}: {exc}"
+    code = getattr(exc, "errno", None)
+    if code not in (errno.EAGAIN, errno.EWOULDBLOCK):
+        # pyserial's own text repeats the port and the errno ("could not open port X:
+        # [Errno 2] No such file or directory: 'X'"): the errno's text says it once.
+        return f"cannot open {port}: {os.strerror(code) if code else exc}"
     holders = port_holders(port)
     if not holders:
         return (f"{port} is in use by another program, not one of yours "
@@ -203,6 +224,8 @@ class Client:
         # A client is a terminal program, not firmware: its waits are wall-clock seconds.
         self._clock = clock
         self.lines: queue.Queue[str | None] = queue.Queue()
+        self.gone = threading.Event()  # the port went away
+        self._said_gone = False
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._read, name="console-client", daemon=True)
 
@@ -217,8 +240,16 @@ class Client:
         with contextlib.suppress(OSError, serial.SerialException):
             self.port.close()
 
-    def send(self, line: str) -> None:
-        self.port.write(line.encode("utf-8") + b"\r\n")
+    def send(self, line: str) -> bool:
+        """Send one line; False if the port has gone (a write to it failed)."""
+        try:
+            # surrogateescape: bytes of a script that are not UTF-8 go out as they came, and
+            # the console answers them as it answers any such line.
+            self.port.write(line.encode("utf-8", "surrogateescape") + b"\r\n")
+        except (OSError, serial.SerialException, UnicodeEncodeError):
+            self.gone.set()
+            return False
+        return True
 
     def _read(self) -> None:
         framer = LineFramer(limit=1 << 20)  # the console's own lines may be long (JSON)
@@ -229,7 +260,7 @@ class Client:
                     if isinstance(item, bytes):
                         self.lines.put(item.decode("utf-8", "replace"))
         except (OSError, serial.SerialException):
-            pass  # the port went away: the queue says so below
+            self.gone.set()  # the port went away: the queue says so below
         self.lines.put(_EOF)
 
     def connect(self, wait: int, still_waiting: Callable[[], None] | None = None) -> str | None:
@@ -255,6 +286,28 @@ class Client:
                 return line
         return None
 
+    def fresh(self) -> bool:
+        """Ask for a fresh session (text mode, debug off) and wait for it; False: port gone.
+
+        Over a bare UART the firmware cannot tell this client from the one before, which
+        may have left debug or JSON mode on. Answers to the handshake's repeated
+        ``version`` and events come before this answer: none is printed. A firmware
+        without ``session new`` answers ``error unknown``, which is as good.
+        """
+        if not self.send("session new"):
+            return False
+        deadline = self._clock() + self.reply_wait
+        while (left := deadline - self._clock()) > 0:
+            try:
+                line = self.lines.get(timeout=left)
+            except queue.Empty:
+                break
+            if line is _EOF:
+                return False
+            if line.startswith(("ok session=", "error ")):
+                break
+        return True
+
     def command(self, line: str, out: TextIO,
                 still_waiting: Callable[[str], None] | None = None) -> str | None:
         """Send one line; print what comes back up to its final line (None: no answer).
@@ -264,7 +317,8 @@ class Client:
         lines it has, and a launcher that falls silent is given up after ``reply_wait``.
         ``still_waiting(line)`` is called once if nothing has come for ``notice`` seconds.
         """
-        self.send(line)
+        if not self.send(line):
+            return None
         noticed = still_waiting is None or self.reply_wait <= self.notice
         deadline = self._clock() + self.reply_wait
         while (left := deadline - self._clock()) > 0:
@@ -314,12 +368,13 @@ class Client:
                     print(f"launcher console: line {number}: {WAIT_USAGE}", file=sys.stderr)
                     status = 1
                 elif not self.pause(seconds, out):
-                    print("launcher console: the port went away", file=sys.stderr)
+                    print(GONE, file=sys.stderr)
                     return 2
                 continue
             final = self.command(line, out, still_waiting)
             if final is None:
-                print(f"launcher console: no answer to {line!r}", file=sys.stderr)
+                print(GONE if self.gone.is_set() else
+                      f"launcher console: no answer to {line!r}", file=sys.stderr)
                 return 2
             if is_error(final):
                 status = 1
@@ -359,10 +414,21 @@ class Client:
             history=FileHistory(str(history)),
             completer=NestedCompleter.from_nested_dict(tree) if tree else None,
             enable_history_search=True, complete_while_typing=False, key_bindings=keys)
+
+        def end_if_gone() -> None:  # in the prompt's loop, from its start on
+            app = session.app
+            if self.gone.is_set() and app.future is not None and not app.future.done():
+                app.exit(exception=_Gone())
+
+        def gone() -> None:  # from the printer thread; a prompt that starts later checks
+            loop = session.app.loop
+            if loop is not None:
+                loop.call_soon_threadsafe(end_if_gone)
+
         with patch_stdout(raw=True):
             # Inside patch_stdout, a print from the printer thread lands above the prompt.
-            return self._prompt_loop(lambda: session.prompt(PROMPT),
-                                     lambda text: print(text, flush=True))
+            return self._prompt_loop(lambda: session.prompt(PROMPT, pre_run=end_if_gone),
+                                     lambda text: print(text, flush=True), gone)
 
     def _interactive_readline(self, out: TextIO, history: Path) -> int:
         """The fallback without prompt_toolkit: readline history, no completion."""
@@ -385,8 +451,14 @@ class Client:
         typed = [""]  # the line as Ctrl-C found it (readline empties it before input returns)
 
         def interrupted(signum: int, frame: object) -> None:
+            if self.gone.is_set():
+                raise _Gone
             typed[0] = readline.get_line_buffer()
             raise KeyboardInterrupt
+
+        def gone() -> None:  # from the printer thread: the SIGINT handler ends input()
+            if prompting.is_set():
+                signal.pthread_kill(threading.main_thread().ident or 0, signal.SIGINT)
 
         def ask() -> str:
             prompting.set()
@@ -404,39 +476,46 @@ class Client:
                 prompting.clear()
 
         try:
-            return self._prompt_loop(ask, write)
+            return self._prompt_loop(ask, write, gone)
         finally:
             with contextlib.suppress(OSError):
                 history.parent.mkdir(parents=True, exist_ok=True)
                 readline.write_history_file(history)
 
-    def _prompt_loop(self, ask: Callable[[], str], write: Callable[[str], None]) -> int:
+    def _prompt_loop(self, ask: Callable[[], str], write: Callable[[str], None],
+                     gone: Callable[[], None]) -> int:
         """Prompt, send, wait for the answer, again; a thread prints what arrives meanwhile.
 
         ``ask`` raises KeyboardInterrupt for a Ctrl-C at an empty prompt (quit, 130) and
-        EOFError for Ctrl-D (quit, 0).
+        EOFError for Ctrl-D (quit, 0). When the port goes away the printer says so once and
+        calls ``gone``, which ends the prompt (``_Gone``): the client quits with 2.
         """
         answered = threading.Event()
-        printer = threading.Thread(target=self._print_all, args=(write, answered),
+        printer = threading.Thread(target=self._print_all, args=(write, answered, gone),
                                    name="console-printer", daemon=True)
         printer.start()
         status = 0
         try:
-            while printer.is_alive():
+            while not self.gone.is_set():
                 try:
                     line = ask()
                 except EOFError:
                     break
-                except KeyboardInterrupt:
-                    status = 130
+                except (KeyboardInterrupt, _Gone):
+                    status = 130  # 2 instead, below, if the port has gone
                     break
                 try:
                     self._answer(line, answered, write)
-                except KeyboardInterrupt:
-                    write("launcher console: stopped waiting")  # Ctrl-C: back to the prompt
+                except (KeyboardInterrupt, _Gone):
+                    if not self.gone.is_set():
+                        write("launcher console: stopped waiting")  # Ctrl-C: a new prompt
         finally:
             self.close()
             printer.join(5)
+        if self.gone.is_set():
+            if not self._said_gone:
+                write(GONE)  # a write failed before the reader saw the port go
+            return 2
         return status
 
     def _answer(self, line: str, answered: threading.Event,
@@ -452,7 +531,8 @@ class Client:
                 self._stop.wait(seconds)  # the printer thread prints what arrives meanwhile
             return
         answered.clear()
-        self.send(line)
+        if not self.send(line):
+            return
         first = min(self.notice, self.reply_wait)
         if answered.wait(first):
             return
@@ -464,13 +544,17 @@ class Client:
         write(f"launcher console: no answer to {line!r} within {self.reply_wait:g}s "
               "(is the launcher busy, or gone?)")
 
-    def _print_all(self, write: Callable[[str], None], answered: threading.Event) -> None:
+    def _print_all(self, write: Callable[[str], None], answered: threading.Event,
+                   gone: Callable[[], None]) -> None:
         while (line := self.lines.get()) is not _EOF:
             write(line)
             if is_final(line):
                 answered.set()
         if not self._stop.is_set():
-            write("launcher console: the port went away")
+            self.gone.set()
+            self._said_gone = True
+            write(GONE)
+            gone()
         answered.set()
 
 

@@ -25,9 +25,11 @@ def _seed(settings: config.Settings, override: int | None) -> int:
 
 def cmd_config_check(args: argparse.Namespace) -> int:
     from launcher.core import config
+    from launcher.firmware.places import check_places
     from launcher.firmware.sound import load_pack
 
     settings = config.load(args.file)
+    check_places(settings)  # the state file, the console port, the sound pack: the unit's own
     load_pack(settings.audio.pack)  # what `launcher run` reads at start: checked here too
     print(f"ok: {args.file}")
     return 0
@@ -52,8 +54,10 @@ def cmd_play(args: argparse.Namespace) -> int:
     from launcher.cli.paths import simulated_state
     from launcher.cli.play import run_play
     from launcher.core import config
+    from launcher.firmware.places import check_places
 
     settings = simulated_state(config.load(args.config), "play-state.json", args.state)
+    check_places(settings)
     return run_play(settings, seed=_seed(settings, args.seed), lines=args.lines,
                      config_path=args.config)
 

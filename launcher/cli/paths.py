@@ -5,7 +5,6 @@ traceback, and the line names the option)."""
 from __future__ import annotations
 
 import contextlib
-import os
 from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
@@ -16,9 +15,10 @@ from launcher.core.errors import ConfigError
 
 def state_dir() -> Path:
     """The user's state folder for the launcher: ``$XDG_STATE_HOME/launcher``, else
-    ``~/.local/state/launcher``."""
-    base = os.environ.get("XDG_STATE_HOME") or str(Path.home() / ".local" / "state")
-    return Path(base) / "launcher"
+    ``~/.local/state/launcher`` (one of the folders ``state.path`` may name)."""
+    from launcher.firmware.places import user_state_folder
+
+    return user_state_folder()
 
 
 def simulated_state(settings: config.Settings, name: str,

@@ -29,7 +29,11 @@ def run_unit(args: argparse.Namespace, settings: config.Settings, seed: int) -> 
     """Run the firmware as ``args`` (``--simulated``, ``--port``) and the config ask."""
     from hal.gpio import factory_name, pi_model
     from launcher.core.reactor import RealReactor
+    from launcher.firmware.places import check_places
 
+    # The config's paths and port, before anything is opened or written (the --port of
+    # the command line is the operator's own, and may be a pyserial URL).
+    check_places(settings)
     if args.port is not None:
         settings = replace(settings, console=replace(settings.console, port=args.port))
     reactor = RealReactor()

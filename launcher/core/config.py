@@ -99,6 +99,7 @@ class Audio:
 class Console:
     port: str
     baud: int
+    debug_idle: float  # seconds without a line after which `debug on` lapses
 
 
 @dataclass(frozen=True, slots=True)
@@ -190,6 +191,34 @@ def _path(key: str, value: Any, *, file: bool) -> str:
             Path(text).expanduser()
         except RuntimeError:
             raise ConfigError(key, text, "names the home folder of an unknown user") from None
+    return text
+
+
+def _absolute(key: str, text: str, what: str) -> str:
+    """``text`` as an absolute path without a ``..`` step (a path checked by ``_path``)."""
+    if not text.startswith("/"):
+        raise ConfigError(key, text, f"must be an absolute path ({what})")
+    _no_parent_steps(key, text)
+    return text
+
+
+def _no_parent_steps(key: str, text: str) -> None:
+    # A ".." step can leave any folder the path seems to be in; the shell resolves the
+    # links that remain (launcher.firmware.places).
+    if ".." in text.split("/"):
+        raise ConfigError(key, text, "must not contain a .. step")
+
+
+def _console_port(value: Any) -> str:
+    """``console.port``: "" (no console) or a device under /dev/. Whether it is a tty is
+    the shell's check (``launcher.firmware.places``): the core reads no disk."""
+    text = _string("console.port", value, PATH_BYTES)
+    if text == "":
+        return text
+    if not text.startswith("/dev/"):
+        raise ConfigError("console.port", text, 'must be a serial device under /dev/ (or "" '
+                          "for no console); `launcher run --port` also takes pyserial URLs")
+    _no_parent_steps("console.port", text)
     return text
 
 
@@ -308,7 +337,7 @@ def settings_from_dict(raw: Mapping[str, Any]) -> Settings:
     """Check a complete raw dictionary (defaults already merged) and freeze it."""
     luck = raw["luck"]
     backend = _choice("audio.backend", raw["audio"]["backend"], AUDIO_BACKENDS)
-    port = _string("console.port", raw["console"]["port"], PATH_BYTES)
+    port = _console_port(raw["console"]["port"])
     return Settings(
         pin_factory=_choice("board.pin_factory", raw["board"]["pin_factory"], PIN_FACTORIES),
         pins=_pins(raw["pins"], reserved_pins(i2s=uses_i2s(backend), uart=uses_uart(port))),
@@ -327,16 +356,28 @@ def settings_from_dict(raw: Mapping[str, Any]) -> Settings:
         rotator=_rotator(raw["rotator"]),
         audio=Audio(
             backend=_choice("audio.backend", raw["audio"]["backend"], AUDIO_BACKENDS),
-            pack=_path("audio.pack", raw["audio"]["pack"], file=False),
+            pack=_pack(raw["audio"]["pack"]),
             volume=_number("audio.volume", raw["audio"]["volume"], 0.0, 1.0),
         ),
-        state_path=Path(_path("state.path", raw["state"]["path"], file=True)),
+        state_path=Path(_absolute("state.path", _path("state.path", raw["state"]["path"],
+                                                      file=True), "in the state folder")),
         console=Console(
             port=port,
             baud=_integer("console.baud", raw["console"]["baud"], 1200, 4_000_000),
+            debug_idle=_number("console.debug_idle_s", raw["console"]["debug_idle_s"],
+                               *DEBUG_IDLE_RANGE),
         ),
         profile=_profile(raw["game"]["profile"]),
     )
+
+
+DEBUG_IDLE_RANGE = (10, 3600)  # s: `debug on` lapses after this long without a line
+
+
+def _pack(value: Any) -> str:
+    text = _path("audio.pack", value, file=False)
+    _no_parent_steps("audio.pack", text)
+    return text
 
 
 def _rotator(raw: Mapping[str, Any]) -> Rotator:
@@ -402,6 +443,11 @@ def merge(defaults: Mapping[str, Any], overrides: Mapping[str, Any], where: str 
 
 def read_toml(path: str | os.PathLike[str]) -> dict[str, Any]:
     """A TOML file's tables; a missing, non-UTF-8 or broken file is a ``ConfigError`` naming it."""
+    return read_toml_text(path)[1]
+
+
+def read_toml_text(path: str | os.PathLike[str]) -> tuple[str, dict[str, Any]]:
+    """A TOML file's text and its tables, from one read (``read_toml``'s errors)."""
     try:
         data = Path(path).read_bytes()
     except OSError as exc:
@@ -412,7 +458,7 @@ def read_toml(path: str | os.PathLike[str]) -> dict[str, Any]:
         line = data[:exc.start].count(b"\n") + 1
         raise ConfigError("file", str(path), f"not UTF-8: byte 0x{data[exc.start]:02x} on line "
                                              f"{line} (save the file as UTF-8)") from None
-    return parse_toml(text, str(path))
+    return text, parse_toml(text, str(path))
 
 
 def parse_toml(text: str, name: str) -> dict[str, Any]:
@@ -486,6 +532,24 @@ def to_toml(raw: Mapping[str, Any]) -> str:
     import tomli_w
 
     return tomli_w.dumps(_plain(raw))
+
+
+def set_in_toml(text: str, changes: Mapping[str, Any]) -> str:
+    """``text`` (a TOML file) with each dotted key of ``changes`` set, written by
+    ``tomlkit``: the file's comments, order and layout stay as they were, and a table the
+    file lacks is added at its end."""
+    import tomlkit
+
+    doc = tomlkit.parse(text)
+    for dotted, value in changes.items():
+        *parts, last = dotted.split(".")
+        node: Any = doc
+        for part in parts:
+            if part not in node:
+                node[part] = tomlkit.table()
+            node = node[part]
+        node[last] = _plain(value)
+    return tomlkit.dumps(doc)
 
 
 def _plain(value: Any) -> Any:

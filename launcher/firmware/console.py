@@ -25,6 +25,8 @@ from launcher.core import config, cues, luck
 from launcher.core import machine as m
 from launcher.core.errors import ConfigError, LauncherError
 from launcher.core.profiles import Profile, parse_profile
+from launcher.core.reactor import NEVER
+from launcher.firmware import places
 from launcher.firmware.disk import atomic_write
 from launcher.firmware.sound import load_pack
 
@@ -68,7 +70,7 @@ ERROR_CODES: dict[str, str] = {
 # Config keys that take effect on the running launcher. Everything else (pins, audio, the
 # state file, the console itself, the seed, and the debounce window, which the shell reads
 # when it wires the inputs) is written by `config save` and used after a restart.
-_LIVE_PREFIXES = ("luck.mild.", "luck.wild.", "timing.", "motor.")
+_LIVE_PREFIXES = ("luck.mild.", "luck.wild.", "timing.", "motor.", "console.debug_idle_s")
 _RESTART_KEYS = ("timing.debounce_ms",)
 LUCK_KEYS = ("hazard", "sizes", "weights")
 
@@ -82,6 +84,9 @@ LUCK_KEYS = ("hazard", "sizes", "weights")
 # (debounce_ms is gated: it decides whether the exit beam counts each card).
 GATED_PREFIXES = ("motor.", "timing.", "rotator.", "pins.", "board.")
 UNGATED_KEYS = ("timing.mash_guard_ms", "timing.sleep_after_s")
+# Keys that move where the unit writes its files: gated too, and checked against the state
+# folder whatever the mode (launcher.firmware.places).
+FILE_PREFIXES = ("state.",)
 # Shot sizes bound a run too (the roller runs until that many cards are out), so without
 # `debug on` a press may not ask for more cards than the started config's largest shot
 # (either side; 12 with the defaults), unless the launcher knows it holds them (`deal N`
@@ -313,6 +318,10 @@ class Console:
         self.reboot = reboot  # the owner's "exit so that systemd restarts us"
         self.json = False
         self.debug = False
+        # `debug on` lapses after console.debug_idle_s without a line: a bare UART cannot
+        # tell one person at it from the next.
+        self._debug_timer = app.reactor.register_timer(self._debug_idle, NEVER,
+                                                       "console.debug_idle")
         self.stopped = False  # after reboot-safe: the launcher is stopped
         self.counters = {"lines": 0, "errors": 0, "echoes": 0, "internal": 0}
         self.commands = Registry()
@@ -333,17 +342,36 @@ class Console:
                 "`help` lists commands")
 
     def reset(self) -> None:
-        """A new connection: text mode, debug off (and any debug run stopped)."""
+        """A new session: text mode, debug off (and any debug run stopped)."""
         self.json = False
-        self.debug = False
-        self.app.debug_stop()
+        self._debug_off()
 
     def close(self) -> None:
         """Stop listening to the launcher and stop any debug run."""
         if self.app.started:
             self.app.debug_stop()
+        self.app.reactor.unregister_timer(self._debug_timer)
         if self._on_event in self.app.listeners:
             self.app.listeners.remove(self._on_event)
+
+    def _debug_off(self) -> None:
+        self.debug = False
+        self.app.reactor.update_timer(self._debug_timer, NEVER)
+        self.app.debug_stop()
+
+    def _debug_lasts(self) -> None:
+        """A line came: debug mode, if on, lasts console.debug_idle_s from now."""
+        if self.debug:
+            idle = self.app.settings.console.debug_idle
+            self.app.reactor.update_timer(self._debug_timer, self.app.reactor.monotonic() + idle)
+
+    def _debug_idle(self, eventtime: float) -> float:
+        if self.debug:
+            idle = self.app.settings.console.debug_idle
+            log.warning("console: debug mode off after %gs without a line", idle)
+            self._debug_off()
+            self._emit(self.event_line("debug_off", {"reason": "idle", "idle_s": idle}))
+        return NEVER
 
     def handle_line(self, line: str | bytes) -> list[str]:
         """Run one line (without its line end); the info lines and the one final line.
@@ -365,7 +393,8 @@ class Console:
             if _ECHO.fullmatch(text):
                 self.counters["lines"] -= 1
                 self.counters["echoes"] += 1
-                return []
+                return []  # not a person's line: it does not keep debug mode on
+            self._debug_lasts()
             return self._dispatch(text)
         except CommandError as exc:
             return [self._error(exc.code, exc.message)]
@@ -379,6 +408,7 @@ class Console:
     def handle_overlong(self, size: int) -> list[str]:
         """The answer to a line the transport cut off because it was too long."""
         self.counters["lines"] += 1
+        self._debug_lasts()
         return [self._error(E_LINE, f"too long ({size} bytes; at most {MAX_LINE})")]
 
     def event_line(self, kind: str, data: Mapping[str, Any]) -> str:
@@ -402,7 +432,15 @@ class Console:
                                            f"offset {exc.start})") from None
         else:
             text = line
-            if len(text.encode("utf-8", "surrogatepass")) > MAX_LINE:
+            try:
+                size = len(text.encode("utf-8"))
+            except UnicodeEncodeError:
+                # Bytes that were not UTF-8, decoded by the caller with surrogateescape
+                # (stdin in a C locale): the same answer as the bytes themselves get.
+                return self._check(text.encode("utf-8", "surrogateescape")
+                                   if _escaped_only(text) else
+                                   text.encode("utf-8", "surrogatepass"))
+            if size > MAX_LINE:
                 raise CommandError(E_LINE, f"too long (at most {MAX_LINE} bytes)")
         text = _erase(text)
         for i, ch in enumerate(text):
@@ -513,6 +551,8 @@ class Console:
           self._reboot_safe)
         r("json", "on|off", "one JSON object per line (for tools), or text", self._json_mode,
           min_args=1, max_args=1)
+        r("session new", "", "a fresh session: text mode, debug off, a debug run ended",
+          self._session_new)
         r("debug", "on|off", "allow the commands that move hardware directly", self._debug_mode,
           min_args=1, max_args=1)
         r("motor run", "MS", f"run the shooter motor MS ms (at most {MOTOR_RUN_MAX_MS})",
@@ -718,8 +758,11 @@ class Console:
                 raise CommandError(E_VALUE, str(exc)) from None
         try:
             settings = config.settings_from_dict(new)
+            # A path or a device outside the unit's own, whatever the mode (and before a
+            # pack is read); then a pack that is not there, which would stop the start.
+            places.check_places(settings, changes)
             if "audio.pack" in changes:
-                _check_pack(settings.audio.pack)  # a pack that is not there would stop the start
+                _check_pack(settings.audio.pack)
         except ConfigError as exc:
             raise CommandError(E_VALUE, str(exc)) from None
         self._gate(changes, settings)
@@ -735,6 +778,7 @@ class Console:
             self.app.use_settings(settings)
             self.running_raw = running
             self._clamp_streak(settings)
+            self._debug_lasts()  # a new console.debug_idle_s counts from now
         self.raw = new
         self.unsaved.update(changes)
         return len(live) == len(changes)
@@ -756,6 +800,9 @@ class Console:
             if _is_gated(key):
                 raise CommandError(E_DEBUG, f"{key} changes how or how long the motors run: "
                                             "send `debug on` first")
+            if key.startswith(FILE_PREFIXES):
+                raise CommandError(E_DEBUG, f"{key} moves the unit's files: send `debug on` "
+                                            "first")
             side, _, name = key.removeprefix("luck.").partition(".")
             if name == "sizes" and side in config.SIDES:
                 largest = max(settings.luck.side(side).sizes)
@@ -842,7 +889,7 @@ class Console:
                     "reason": "nothing changed since the last save"}
         # Merge into the file as it is now: edits made to it while the firmware ran stay.
         try:
-            on_disk = config.read_toml(path) if path.exists() else {}
+            text, on_disk = config.read_toml_text(path) if path.exists() else ("", {})
         except ConfigError as exc:
             raise CommandError(E_IO, f"cannot merge into {path}: {exc}") from None
         seen = self._file_seen if self._file_seen is not None else {}
@@ -857,10 +904,13 @@ class Console:
                                         "values)")
         merged = copy.deepcopy(on_disk)
         defaults = config.default_raw()
+        changes: dict[str, Any] = {}
         for key in keys:
             value = config.get_key(self.raw, key)
             if _lookup(on_disk, key) is _ABSENT and value == config.get_key(defaults, key):
                 continue  # back to the default and not in the file: nothing to write
+            if _lookup(on_disk, key) != value:
+                changes[key] = value
             _store(merged, key, value)
         try:
             config.settings_from_dict(config.merge(defaults, merged))
@@ -873,9 +923,13 @@ class Console:
             self._file_seen = on_disk
             return {"path": str(path), "saved": saved, "written": False,
                     "reason": "the file already holds these values"}
-        text = ("# Written by the console's `config save`: the file's own keys with the\n"
-                "# console's changes (launcher/default.toml documents every key).\n\n"
-                + config.to_toml(merged))
+        if text.strip():
+            # The file as it is, with these keys changed: its comments and layout stay.
+            text = config.set_in_toml(text, changes)
+        else:
+            text = ("# Written by the console's `config save`: the file's own keys with the\n"
+                    "# console's changes (launcher/default.toml documents every key).\n\n"
+                    + config.to_toml(merged))
         try:
             # The file keeps its mode and owner (the installer makes it 0644, so that the
             # self-test runs as the maker's user); a new one is readable by all, as there.
@@ -940,10 +994,17 @@ class Console:
         return {"json": _on_off(self.json)}
 
     def _debug_mode(self, a: Args) -> dict[str, Any]:
-        self.debug = a.choice(0, "debug mode", ("on", "off")) == "on"
-        if not self.debug:
-            self.app.debug_stop()
+        if a.choice(0, "debug mode", ("on", "off")) == "on":
+            self.debug = True
+            self._debug_lasts()
+        else:
+            self._debug_off()
         return {"debug": _on_off(self.debug)}
+
+    def _session_new(self, a: Args) -> dict[str, Any]:
+        self.reset()
+        return {"session": "new", "json": "off", "debug": "off",
+                "debug_idle_s": self.app.settings.console.debug_idle}
 
     # debug runs: requests to the state machine, which owns the motor and the rotator
 
@@ -1054,6 +1115,11 @@ def _check_pack(pack: str) -> None:
     except (OSError, ValueError, RuntimeError) as exc:  # the file system refused the path
         raise ConfigError("audio.pack", pack, f"cannot be read ({type(exc).__name__}: "
                                               f"{exc})") from None
+
+
+def _escaped_only(text: str) -> bool:
+    """Whether every surrogate in ``text`` stands for a byte (surrogateescape's U+DC80..)."""
+    return all("\udc80" <= c <= "\udcff" for c in text if "\ud800" <= c <= "\udfff")
 
 
 def _on_off(flag: bool) -> str:

@@ -7,6 +7,10 @@ buffers) instead of starving the launcher's own timers. A writer thread empties 
 ``Outbox``; the reactor never waits on a port. A serial port that goes away (unplug) is
 reopened by a reactor timer when it comes back, and greets with the banner again.
 
+Each channel is one session (``Console.reset`` at its start and its end: text mode, debug
+off, a debug run ended). A pty of the firmware's own ends one per client: it does not hold
+its slave open, so a client closing it is a hang-up (docs/console.md, "Sessions").
+
 An idle console costs nothing: the reader blocks until bytes arrive (no read timeout to
 poll a stop flag; ``Channel.cancel`` ends a read, through pyserial's abort pipe or a wake
 pipe of our own), and a port that is missing is tried again after 1, 2, 4 ... seconds, at
@@ -16,10 +20,12 @@ most ``RETRY_MAX`` apart, so an asleep launcher without its cable wakes only rar
 from __future__ import annotations
 
 import contextlib
+import errno
 import logging
 import os
 import re
 import select
+import termios
 import threading
 from collections import deque
 from collections.abc import Callable
@@ -29,6 +35,7 @@ from typing import Any, BinaryIO, Protocol
 import serial
 
 from launcher.core.reactor import NEVER, Reactor
+from launcher.firmware import places
 from launcher.firmware.console import MAX_LINE, Console
 
 log = logging.getLogger("launcher.console")
@@ -45,6 +52,7 @@ TICK = 0.01  # s
 INBOX_LINES = 32
 OUTBOX_LINES = 256  # event lines beyond this are dropped (replies never are)
 OUTBOX_HIGH = 64  # input waits while this many lines are still to be written
+PTY_LOOK = 0.1  # s between looks for a client on a pty that has none
 
 _EOL = re.compile(rb"[\r\n]")
 
@@ -323,44 +331,84 @@ class StreamChannel(_FdChannel):
         self.out.flush()
 
 
-class PtyChannel(_FdChannel):
-    """The master end of a new pseudo-terminal; its slave (``path``) is the console's serial
-    port for whoever opens it, as /dev/serial0 is on a Pi.
+class PtyChannel:
+    """A new pseudo-terminal: its slave (``path``) is the console's serial port for whoever
+    opens it, as /dev/serial0 is on a Pi; this end holds only the master.
 
-    The slave stays open here too, unread: a client that closes it, or one that has not
-    opened it yet, must not hang the master up (reads would fail with EIO). Output that
-    nobody reads for ``WRITE_TIMEOUT`` is dropped, as on a USB gadget without a host.
+    The slave is not held open here, so the kernel tells when the last client has closed
+    it: the master then reports a hang-up (POLLHUP), and its reads fail with EIO once the
+    client's last bytes are read. ``connected`` asks whether a client holds the slave now;
+    ``connection`` is one client's channel, whose reads end (None) when that client goes.
     """
 
     def __init__(self, write_timeout: float = WRITE_TIMEOUT) -> None:
         import tty
 
         self.write_timeout = write_timeout
-        master, self.slave = os.openpty()
-        # Raw, so the firmware does not read its own output back as echo; a client (pyserial,
-        # miniterm) sets the same modes again when it opens the port.
-        tty.setraw(self.slave)
+        master, slave = os.openpty()
+        # Raw, so the firmware does not read its own output back as echo; the pty keeps the
+        # modes while the master is open, and a client (pyserial, miniterm) sets them again.
+        tty.setraw(slave)
+        self.path = os.ttyname(slave)
+        os.close(slave)
         os.set_blocking(master, False)
-        super().__init__(master)
-        self.path = os.ttyname(self.slave)
+        self.fd = master
         self.write_timeouts = 0
+
+    def connected(self) -> bool:
+        """Whether a client has the slave open (no hang-up on the master)."""
+        poller = select.poll()
+        poller.register(self.fd, select.POLLIN)
+        return not any(ev & select.POLLHUP for _, ev in poller.poll(0))
+
+    def connection(self) -> _PtyConnection:
+        """A channel for the client that has the slave open now.
+
+        Output the client before it left did not read is still queued in the slave: it
+        is dropped first, so the new client starts at the banner. (pyserial drops it too
+        as it opens the port, but not every client is pyserial.)
+        """
+        with contextlib.suppress(OSError):
+            slave = os.open(self.path, os.O_RDWR | os.O_NOCTTY | os.O_NONBLOCK)
+            try:
+                termios.tcflush(slave, termios.TCIFLUSH)
+            finally:
+                os.close(slave)  # the client holds it too: no hang-up
+        return _PtyConnection(self)
+
+    def close(self) -> None:
+        if self.fd >= 0:
+            with contextlib.suppress(OSError):
+                os.close(self.fd)
+            self.fd = -1
+
+
+class _PtyConnection(_FdChannel):
+    """One client of a ``PtyChannel``: reads end when it closes the slave. Closing this
+    closes only its wake pipe: the pty stays for the next client."""
+
+    def __init__(self, pty: PtyChannel) -> None:
+        super().__init__(pty.fd)
+        self.pty = pty
+
+    def read(self) -> bytes | None:
+        try:
+            return super().read()
+        except OSError as exc:
+            if exc.errno == errno.EIO:
+                return None  # the client closed the slave, and its last bytes are read
+            raise
 
     def write(self, data: bytes) -> None:
         view = memoryview(data)
+        pty = self.pty
         while view:
-            _, ready, _ = select.select([], [self.infd], [], self.write_timeout)
+            _, ready, _ = select.select([], [self.infd], [], pty.write_timeout)
             if not ready:
-                self.write_timeouts += 1  # nobody has read for a while: drop the rest
+                pty.write_timeouts += 1  # nobody has read for a while: drop the rest
                 return
             with contextlib.suppress(BlockingIOError):
                 view = view[os.write(self.infd, view):]
-
-    def close(self) -> None:
-        super().close()
-        for fd in (self.infd, self.slave):
-            with contextlib.suppress(OSError):
-                os.close(fd)
-        self.infd = self.slave = -1
 
 
 class _Session:
@@ -405,6 +453,11 @@ class _Session:
     @property
     def alive(self) -> bool:
         return self._reader.is_alive()
+
+    @property
+    def finished(self) -> bool:
+        """Both threads have ended (after a loss): the channel is closed."""
+        return not (self._reader.is_alive() or self._writer.is_alive())
 
     def _read_loop(self) -> None:
         reason = "stopped"
@@ -562,6 +615,10 @@ class SerialTransport(Transport):
         self.opens = 0
 
     def _open(self) -> Any:
+        if self.url.startswith("/"):
+            # A device that appeared since the start is looked at before it is opened: only
+            # a tty (not a disk that took the name). A ConfigError is retried as any failure.
+            places.check_console_port(self.url)
         # exclusive: a second reader of the same tty (another firmware, a terminal on the Pi)
         # would get half of every line; with the lock it cannot open the port at all.
         port = serial.serial_for_url(self.url, baudrate=self.baud, bytesize=serial.EIGHTBITS,
@@ -639,20 +696,49 @@ class StreamTransport(Transport):
 
 class PtyTransport(Transport):
     """The console on a pseudo-terminal of its own (``launcher run --simulated``): ``path``
-    is the device a client opens, e.g. ``launcher console /dev/pts/3``."""
+    is the device a client opens, e.g. ``launcher console /dev/pts/3``.
+
+    One session per client: a client that closes the pty ends its session (debug off, a
+    debug run ended), and the next one to open it gets the banner and a fresh session. A
+    reactor timer looks for a new client every ``look`` seconds while there is none (a
+    pty tells when its last client leaves, but not when one comes).
+    """
 
     name = "console-pty"
 
-    def __init__(self, console: Console, reactor: Reactor, **kw: Any) -> None:
+    def __init__(self, console: Console, reactor: Reactor, *, look: float = PTY_LOOK,
+                 **kw: Any) -> None:
         super().__init__(console, reactor, **kw)
         self.channel = PtyChannel()
         self.path = self.channel.path
+        self.look = look
+        self._timer = reactor.register_timer(self._look, NEVER, "console.pty")
 
     def start(self) -> None:
-        self._begin(self.channel)
+        self._look(self.reactor.monotonic())
+
+    def _look(self, eventtime: float) -> float:
+        if self.session is not None:
+            return NEVER
+        # The last client's threads first: its writer may still be flushing into the pty.
+        if all(s.finished for s in self._ended_sessions) and self.channel.connected():
+            self._ended_sessions = [s for s in self._ended_sessions if not s.finished]
+            self._begin(self.channel.connection())
+            self.reactor.update_timer(self._timer, NEVER)
+            return NEVER
+        next_look = eventtime + self.look
+        self.reactor.update_timer(self._timer, next_look)
+        return next_look
 
     def lost(self, reason: str) -> None:
-        log.warning("console: the pty %s stopped working (%s)", self.path, reason)
+        log.info("console: the client of %s left (%s); the next one starts afresh",
+                 self.path, reason)
+        self.reactor.update_timer(self._timer, self.reactor.monotonic() + self.look)
+
+    def stop(self) -> None:
+        self.reactor.unregister_timer(self._timer)
+        super().stop()
+        self.channel.close()
 
 
 def _stdout() -> BinaryIO:

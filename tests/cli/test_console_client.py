@@ -165,3 +165,31 @@ def test_the_help_documents_wait_ctrl_c_and_the_exit_statuses() -> None:
     assert f"seconds (0 to {console_client.MAX_WAIT:g}) pass" in text
     assert "at an empty prompt it quits with status 130" in text
     assert "2 no launcher (the port cannot be opened or is in use" in text
+
+
+def test_wait_takes_whole_seconds_from_1_to_3600(capsys) -> None:
+    import argparse
+
+    import pytest
+
+    from launcher.cli import console_client
+
+    parser = argparse.ArgumentParser(prog="launcher")
+    console_client.register(parser.add_subparsers())
+    assert parser.parse_args(["console", "/dev/ttyUSB0", "--wait", "1"]).wait == 1
+    for bad in ("-1", "0", "3601", "soon"):
+        with pytest.raises(SystemExit):
+            parser.parse_args(["console", "/dev/ttyUSB0", "--wait", bad])
+        assert "--wait" in capsys.readouterr().err
+
+
+def test_a_port_that_is_not_there_is_said_once() -> None:
+    import serial
+
+    from launcher.cli.console_client import cannot_open
+
+    try:
+        serial.serial_for_url("/dev/ttyUSB-not-here")
+    except serial.SerialException as exc:
+        text = cannot_open("/dev/ttyUSB-not-here", exc)
+    assert text == "cannot open /dev/ttyUSB-not-here: No such file or directory"

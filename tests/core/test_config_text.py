@@ -107,7 +107,9 @@ def test_paths_the_file_system_cannot_take_are_refused(key: str, value: str,
 
 def test_ordinary_paths_and_ports_are_accepted() -> None:
     raw = config.default_raw()
-    for key, value in [("state.path", "state.json"), ("state.path", "~/s.json"),
-                       ("audio.pack", "/opt/packs/mine"), ("audio.pack", "default"),
-                       ("console.port", ""), ("console.port", "socket://localhost:7777")]:
+    for key, value in [("state.path", "/var/lib/launcher/state.json"),
+                       ("state.path", "/home/me/.local/state/launcher/s.json"),
+                       ("audio.pack", "/etc/launcher/sounds/mine"), ("audio.pack", "default"),
+                       ("audio.pack", "~/.local/share/launcher/sounds/mine"),
+                       ("console.port", ""), ("console.port", "/dev/ttyUSB0")]:
         config.set_key(raw, key, value)

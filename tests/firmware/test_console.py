@@ -19,6 +19,7 @@ from launcher.firmware.console import (
     E_HARDWARE,
     E_INTERNAL,
     E_IO,
+    E_LINE,
     E_STATE,
     E_UNAVAILABLE,
     E_UNKNOWN,
@@ -162,14 +163,14 @@ def test_input_is_never_evaluated(session: Session, monkeypatch: pytest.MonkeyPa
     for name in ("eval", "exec", "compile", "__import__"):
         monkeypatch.setattr(builtins, name, forbidden)
     lines = ["__import__('os').system('true')", "eval 1+1", "exec print(1)",
-             "config set console.port __import__('os')", "load __import__('os')",
+             "config set console.port /dev/__import__('os')", "load __import__('os')",
              "luck set mild hazard [__import__('os')]", "config get __class__",
              "help __init__", "status.__class__", "{{7*7}}", "$(reboot)", "; ls"]
     replies = [session.final(line) for line in lines]
     monkeypatch.undo()
     assert all(is_final(r) for r in replies)
     # A value that is not a TOML value stays a plain string.
-    assert replies[3] == "ok console.port=__import__('os') applied=restart unsaved=1"
+    assert replies[3] == "ok console.port=/dev/__import__('os') applied=restart unsaved=1"
     assert session.console.counters["internal"] == 0
 
 
@@ -208,7 +209,7 @@ def test_json_mode_answers_and_events_are_objects(session: Session) -> None:
 
 def test_json_lines_are_single_lines(session: Session) -> None:
     session("json on")
-    for line in ["help", "luck show", "sounds list", "config set console.port \"a b\\n\""]:
+    for line in ["help", "luck show", "sounds list", "config set console.port \"/dev/a b\\n\""]:
         out = session(line)
         assert len(out) == 1 and "\n" not in out[0]
         json.loads(out[0])
@@ -591,13 +592,13 @@ def test_config_save_writes_a_file_that_loads_back(tmp_path: Path) -> None:
         b("debug on")
         b("config set timing.jam_timeout_ms 650")
         b("luck set mild hazard [0.5, 1.0]")
-        b("config set console.port \"my port\"")
+        b("config set console.port \"/dev/my port\"")
         reply = b.final("config save")
         assert reply == f"ok path={path} saved=3 written=true"
         settings = config.load(path)
         assert settings.timing.jam_timeout == 0.65
         assert settings.luck.mild.hazard == (0.5, 1.0)
-        assert settings.console.port == "my port"
+        assert settings.console.port == "/dev/my port"
         text = path.read_text(encoding="utf-8")
         assert "[pins]" not in text and "button" not in text  # defaults are not written
         assert b.final("config set timing.jam_timeout_ms 700").endswith("unsaved=1")
@@ -610,7 +611,7 @@ def test_config_save_failure_is_an_io_error(tmp_path: Path) -> None:
     blocker.write_text("not a folder", encoding="utf-8")
     b = Session(config_path=blocker / "launcher.toml", raw_config=config.default_raw())
     try:
-        b("config set console.port x")
+        b("config set console.port /dev/x")
         reply = b.final("config save")
         assert reply.startswith(f"error {E_IO} cannot write {blocker}/launcher.toml")
     finally:
@@ -866,7 +867,8 @@ def test_the_docs_show_every_command_with_its_help(session: Session) -> None:
         assert f"| `{code}` |" in docs, code
 
 
-@pytest.mark.parametrize("value", ['"\\u001b[2J"', '"a\\u0007b"', '"\\u009b31m"', '"x\\u2028y"'])
+@pytest.mark.parametrize("value", ['"/dev/\\u001b[2J"', '"/dev/a\\u0007b"', '"/dev/\\u009b31m"',
+                                   '"/dev/x\\u2028y"'])
 def test_replies_and_events_are_always_printable(session: Session, value: str) -> None:
     out = session(f"config set console.port {value}")
     shown = session("config get console.port") + out + session.events
@@ -879,11 +881,12 @@ def test_config_save_writes_toml_that_loads_again(tmp_path: Path) -> None:
     cfg.write_text("")
     b = Session(config_path=cfg)
     try:
-        assert b.final('config set console.port "a\\nb \\"quoted\\" \\\\ back"').startswith("ok ")
+        line = 'config set console.port "/dev/a\\nb \\"quoted\\" \\\\ back"'
+        assert b.final(line).startswith("ok ")
         assert b.final("config save").startswith("ok ")
     finally:
         b.close()
-    assert config.load(cfg).console.port == 'a\nb "quoted" \\ back'
+    assert config.load(cfg).console.port == '/dev/a\nb "quoted" \\ back'
 
 
 def test_config_set_refuses_a_missing_sound_pack(session: Session) -> None:
@@ -895,3 +898,13 @@ def test_config_set_refuses_a_missing_sound_pack(session: Session) -> None:
 def test_backspace_from_miniterm_or_any_terminal_edits_the_line(session: Session,
                                                                 typed: bytes) -> None:
     assert session.final(typed).startswith("ok state=ready")
+
+
+def test_a_line_of_bytes_that_are_not_utf8_is_named_so_whoever_decoded_it(
+        session: Session) -> None:
+    """Issue 32: `press \\xff\\xfe` read by a caller with surrogateescape (stdin in a C
+    locale) answered `control character U+DCFF`, while the docs say "not UTF-8"."""
+    want = f"error {E_LINE} not UTF-8 (byte 0xff at offset 6)"
+    assert session.final(b"press \xff\xfe") == want
+    assert session.final(b"press \xff\xfe".decode("utf-8", "surrogateescape")) == want
+    assert session.final("press \ud800").startswith(f"error {E_LINE} not UTF-8 (byte 0xed ")

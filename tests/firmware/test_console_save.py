@@ -126,3 +126,23 @@ def test_a_new_file_is_readable_by_all(tmp_path: Path) -> None:
         s.close()
     assert stat.S_IMODE(path.stat().st_mode) == 0o644
     assert config.load(path).timing.mash_guard == 0.3
+
+
+def test_an_edit_made_to_the_file_keeps_its_comments_and_layout(cfg: Path,
+                                                                saving: Saving) -> None:
+    """Issue 31, item 6: the edit's value was kept, its comment dropped."""
+    assert saving.final("config set timing.mash_guard_ms 300").startswith("ok ")
+    edited = ("# The launcher in the kitchen.\n[motor]\n# measured on this unit\n"
+              "speed = 0.6  # slower: the roller is new\n\n[console]\nport = \"/dev/ttyGS0\"\n")
+    cfg.write_text(edited, encoding="utf-8")
+    assert saving.final("config save").endswith(" written=true")
+    text = cfg.read_text(encoding="utf-8")
+    assert text.startswith(edited)  # every line of the edit, as it was
+    assert text[len(edited):] == "\n[timing]\nmash_guard_ms = 300\n"
+    settings = config.load(cfg)
+    assert settings.motor.speed == 0.6 and settings.timing.mash_guard == 0.3
+    # A key the file has is changed where it stands, its comment kept.
+    saving.final("debug on")
+    assert saving.final("config set motor.speed 0.7").startswith("ok ")
+    assert saving.final("config save").endswith(" written=true")
+    assert "speed = 0.7  # slower: the roller is new\n" in cfg.read_text(encoding="utf-8")

@@ -11,6 +11,7 @@ import contextlib
 import fcntl
 import io
 import itertools
+import json
 import logging
 import os
 import queue
@@ -26,6 +27,9 @@ from typing import Any
 
 import pytest
 import serial
+from hypothesis import HealthCheck, settings
+from hypothesis import strategies as st
+from hypothesis.stateful import RuleBasedStateMachine, precondition, rule
 
 from launcher.cli import console_client as console_cli
 from launcher.core import machine as m
@@ -35,11 +39,13 @@ from launcher.firmware.transport import (
     BUDGET,
     INBOX_LINES,
     OUTBOX_LINES,
+    PTY_LOOK,
     RETRY,
     TICK,
     LineFramer,
     Overlong,
     PtyChannel,
+    PtyTransport,
     SerialTransport,
     StreamTransport,
 )
@@ -444,6 +450,328 @@ def test_close_flushes_the_last_reply(fx: Fixture) -> None:
     fx.rig.close = fx.rig.sim.board.close  # type: ignore[method-assign]  # already stopped
 
 
+# --- a session per client ----------------------------------------------------------------
+# Issue 31: on `launcher run --simulated`'s pty, client 1 sent `debug on` and left; client 2
+# got debug=on, and client 3 ran `motor run 300` and moved gated keys without a `debug on`
+# of its own. `json on` carried over the same way, and a debug run outlived its client.
+
+
+class LineReader:
+    """The test's end of a port (a pyserial port or a socket): a thread collects its lines."""
+
+    def __init__(self, read: Callable[[], bytes], write: Callable[[bytes], object],
+                 wake: queue.Queue[str], stop: Callable[[], None]) -> None:
+        self._read, self._write, self._stop_read = read, write, stop
+        self.wake = wake
+        self.lines: list[str] = []
+        self._stopping = False
+        self._thread = threading.Thread(target=self._collect, name="line-reader", daemon=True)
+        self._thread.start()
+
+    def _collect(self) -> None:
+        framer = LineFramer(limit=1 << 16)
+        while not self._stopping:
+            try:
+                data = self._read()
+            except (OSError, serial.SerialException):
+                return
+            if not data and self._stopping:
+                return
+            for item in framer.feed(data):
+                assert isinstance(item, bytes)
+                if item:
+                    self.lines.append(item.decode("utf-8"))
+                    self.wake.put("line")
+
+    def send(self, line: str) -> None:
+        self._write(line.encode("utf-8") + b"\r\n")
+
+    def stop(self) -> None:
+        self._stopping = True
+        self._stop_read()
+        self._thread.join(WAIT)
+
+
+def pyserial_client(path: str, wake: queue.Queue[str]) -> tuple[LineReader, serial.Serial]:
+    """A client of the firmware's own pty, opened by pyserial as `launcher console` does."""
+    port = serial.Serial(path, timeout=None, exclusive=True)
+    return LineReader(lambda: port.read(max(1, port.in_waiting)), port.write, wake,
+                      port.cancel_read), port
+
+
+class PtyUnit:
+    """A rig with its console on a pty of its own, as `launcher run --simulated` has it."""
+
+    def __init__(self) -> None:
+        self.rig = SimRig()
+        self.wake = wakeful(self.rig)
+        self.console = Console(self.rig.app, sim=self.rig.sim)
+        self.transport = PtyTransport(self.console, self.rig.reactor)
+        self.transport.start()
+        self.client: LineReader | None = None
+        self._port: serial.Serial | None = None
+
+    def pump(self, until: Callable[[], bool]) -> None:
+        pump(self.rig, self.transport, self.wake, until)
+
+    def connect(self) -> LineReader:
+        """A new client opens the pty; the firmware sees it at its next look, and greets."""
+        t = self.transport
+        before = t.sessions
+        self.client, self._port = pyserial_client(t.path, self.wake)
+        for _ in range(100):
+            self.rig.advance(PTY_LOOK)
+            if t.sessions > before:
+                break
+            for ended in t._ended_sessions:  # the last client's threads are still ending
+                ended.join()
+        assert t.sessions == before + 1, "the firmware did not see the new client"
+        self.pump(lambda: bool(self.client and self.client.lines))
+        assert self.client.lines[0] == self.console.banner()
+        return self.client
+
+    def leave(self) -> None:
+        """The client closes the pty; the firmware sees it go."""
+        assert self.client is not None and self._port is not None
+        self.client.stop()
+        self._port.close()
+        self.client = self._port = None
+        self.pump(lambda: self.transport.session is None)
+
+    def ask(self, line: str) -> str:
+        client = self.client
+        assert client is not None
+        start = len(client.lines)
+        client.send(line)
+        self.pump(lambda: any(console_cli.is_final(x) for x in client.lines[start:]))
+        return next(x for x in client.lines[start:] if console_cli.is_final(x))
+
+    def close(self) -> None:
+        if self.client is not None:
+            self.leave()
+        self.transport.stop()
+        self.rig.close()
+
+
+@pytest.fixture
+def unit() -> Iterator[PtyUnit]:
+    u = PtyUnit()
+    yield u
+    u.close()
+
+
+def test_each_pty_client_starts_in_text_mode_with_debug_off(unit: PtyUnit) -> None:
+    unit.connect()
+    assert unit.ask("debug on") == "ok debug=on"
+    assert unit.ask("json on") == '{"ok":true,"data":{"json":"on"}}'
+    unit.leave()
+    assert not unit.console.debug and not unit.console.json  # as soon as it left
+    unit.connect()
+    status = unit.ask("status")
+    assert status.startswith("ok state=ready ") and status.endswith(" debug=off")
+    assert unit.ask("motor run 300").startswith("error debug ")
+    assert unit.ask("config set timing.max_run_ms 15000").startswith("error debug ")
+    assert unit.rig.app.board.motor.speed == 0
+
+
+def test_a_debug_run_does_not_outlive_its_pty_client(unit: PtyUnit) -> None:
+    unit.connect()
+    unit.ask("debug on")
+    assert unit.ask("motor run 300") == "ok motor=on ms=300 speed=0.85"
+    started = unit.rig.now
+    unit.leave()
+    assert unit.rig.state == m.READY and unit.rig.now - started < 0.3
+    assert unit.rig.app.events("debug_run_end")[-1][1]["end"] == "stopped"
+
+
+def test_a_pty_without_a_client_keeps_running_and_drops_its_events(unit: PtyUnit) -> None:
+    """Nobody connected: events go nowhere (no session), and the next client starts at
+    the banner, not at what happened before it came."""
+    unit.rig.app.load(7)
+    assert unit.transport.session is None
+    client = unit.connect()
+    assert client.lines == [unit.console.banner()]
+    assert unit.ask("inventory").startswith("ok inventory=7 ")
+
+
+GATED_LINES = ("motor run 40", "config set timing.max_run_ms 9000", "config set motor.speed 0.9",
+               "rotate")
+
+
+def _error_code(reply: str) -> str | None:
+    if reply.startswith("{"):
+        obj = json.loads(reply)
+        return None if obj["ok"] else obj["error"]
+    return reply.split()[1] if reply.startswith("error ") else None
+
+
+class ClientsComeAndGo(RuleBasedStateMachine):
+    """Clients connect to the pty and leave between commands; none ever gets a gated
+    command through without a `debug on` of its own, nor starts in JSON mode."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.unit = PtyUnit()
+        self.connected = False
+        self.own_debug = False
+        self.json = False
+
+    @precondition(lambda self: not self.connected)
+    @rule()
+    def connect(self) -> None:
+        self.unit.connect()
+        self.connected, self.own_debug, self.json = True, False, False
+        assert not self.unit.ask("status").startswith("{")  # text, whatever the last left
+
+    @precondition(lambda self: self.connected)
+    @rule()
+    def leave(self) -> None:
+        self.unit.leave()
+        self.connected = False
+
+    @precondition(lambda self: self.connected)
+    @rule(on=st.booleans())
+    def debug(self, on: bool) -> None:
+        assert _error_code(self.unit.ask(f"debug {'on' if on else 'off'}")) is None
+        self.own_debug = on
+
+    @precondition(lambda self: self.connected)
+    @rule(on=st.booleans())
+    def json_mode(self, on: bool) -> None:
+        assert _error_code(self.unit.ask(f"json {'on' if on else 'off'}")) is None
+        self.json = on
+
+    @precondition(lambda self: self.connected)
+    @rule(line=st.sampled_from(GATED_LINES))
+    def gated(self, line: str) -> None:
+        code = _error_code(self.unit.ask(line))
+        if self.own_debug:
+            assert code != "debug"  # it may still be refused for the state (a run going on)
+        else:
+            assert code == "debug", line
+
+    @precondition(lambda self: self.connected)
+    @rule()
+    def status(self) -> None:
+        reply = self.unit.ask("status")
+        assert reply.startswith("{") == self.json
+        debug = json.loads(reply)["data"]["debug"] if self.json else reply.rsplit("=", 1)[1]
+        assert debug == ("on" if self.own_debug else "off")
+
+    def teardown(self) -> None:
+        self.unit.close()
+
+
+ClientsComeAndGo.TestCase.settings = settings(
+    max_examples=12, stateful_step_count=14, deadline=None,
+    suppress_health_check=[HealthCheck.too_slow])
+test_pty_clients_never_inherit_a_session = ClientsComeAndGo.TestCase
+
+
+class SocketPeer:
+    """The server end of the firmware's ``socket://`` console: one accepted connection."""
+
+    def __init__(self, server: socket.socket, wake: queue.Queue[str]) -> None:
+        server.settimeout(WAIT)
+        self.sock, _ = server.accept()
+        self.reader = LineReader(lambda: self.sock.recv(4096), self.sock.sendall, wake,
+                                 self._shut)
+
+    def _shut(self) -> None:
+        with contextlib.suppress(OSError):  # the firmware may have hung up first
+            self.sock.shutdown(socket.SHUT_RDWR)
+
+    def close(self) -> None:
+        if self.sock.fileno() >= 0:
+            self.reader.stop()
+            self.sock.close()
+
+
+def test_a_second_socket_client_starts_fresh_and_a_debug_run_ends_with_the_first() -> None:
+    rig = SimRig()
+    wake = wakeful(rig)
+    server = socket.create_server(("127.0.0.1", 0))
+    console = Console(rig.app, sim=rig.sim)
+    t = SerialTransport(console, rig.reactor, f"socket://127.0.0.1:{server.getsockname()[1]}")
+    peers: list[SocketPeer] = []
+
+    def ask(peer: SocketPeer, line: str) -> str:
+        start = len(peer.reader.lines)
+        peer.reader.send(line)
+        pump(rig, t, wake, lambda: any(console_cli.is_final(x)
+                                       for x in peer.reader.lines[start:]))
+        return next(x for x in peer.reader.lines[start:] if console_cli.is_final(x))
+
+    try:
+        assert t.start()
+        peers.append(SocketPeer(server, wake))
+        ask(peers[0], "debug on")
+        ask(peers[0], "json on")
+        assert ask(peers[0], "motor run 300").startswith('{"ok":true')
+        started = rig.now
+        peers[0].close()
+        pump(rig, t, wake, lambda: t.session is None)
+        assert rig.state == m.READY and rig.now - started < 0.3  # the run ended with it
+        rig.advance(RETRY)  # the firmware connects again: the server's next client
+        peers.append(SocketPeer(server, wake))
+        status = ask(peers[1], "status")
+        assert status.startswith("ok state=ready ") and status.endswith(" debug=off")
+        assert ask(peers[1], "motor run 300").startswith("error debug ")
+    finally:
+        t.stop()
+        for peer in peers:
+            peer.close()
+        server.close()
+        rig.close()
+
+
+def test_debug_lapses_after_debug_idle_s_on_a_bare_serial_line(fx: Fixture) -> None:
+    """A pty pair standing in for the Pi's UART: the firmware has the slave as its port
+    and cannot tell who is at the other end, so `debug on` lapses by itself."""
+    fx.serial().start()
+    fx.pump(fx.lines_after(1))
+    idle = fx.rig.app.settings.console.debug_idle
+    assert idle == 120
+    assert fx.ask("debug on") == ["ok debug=on"]
+    fx.rig.advance(idle - 0.5)
+    fx.ask("status")  # a line: the idle time starts again
+    fx.rig.advance(idle - 0.1)
+    assert fx.console.debug
+    fx.rig.advance(0.2)
+    assert not fx.console.debug
+    fx.pump(lambda: "# event debug_off reason=idle idle_s=120" in fx.peer.lines)
+    assert fx.ask("motor run 100")[-1].startswith("error debug ")
+
+
+def test_the_client_asks_for_a_fresh_session_on_a_bare_line(
+        monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    """The last person left debug and JSON on; `launcher console` does not inherit them."""
+    rig = SimRig()
+    t, _, slave, wake = firmware_on_master(rig)
+    try:
+        t.start()
+        with ReactorThread(rig, t, wake):
+            before = serial.Serial(os.ttyname(slave), timeout=WAIT)
+            before.write(b"debug on\r\njson on\r\n")
+            while before.read_until(b"\n") != b'{"ok":true,"data":{"json":"on"}}\r\n':
+                pass
+            before.close()
+            parser = argparse.ArgumentParser(prog="launcher")
+            console_cli.register(parser.add_subparsers())
+            args = parser.parse_args(["console", os.ttyname(slave), "--wait", "5"])
+            monkeypatch.setattr("sys.stdin", io.StringIO("status\nmotor run 100\n"))
+            code = args.func(args)
+        out = capsys.readouterr().out.splitlines()
+        assert code == 1  # the motor run was refused
+        assert out[0].startswith("ok state=ready ") and out[0].endswith(" debug=off")
+        assert out[1].startswith("error debug motor run ")
+        assert not [x for x in out if "session=" in x]  # the handshake is not the output
+    finally:
+        t.stop()
+        os.close(slave)
+        rig.close()
+
+
 # --- loop:// ------------------------------------------------------------------------------
 
 
@@ -659,7 +987,7 @@ def test_output_backpressure_pauses_input_and_drops_only_events() -> None:
         port.gate.set()
         pump(rig, t, wake, lambda: port.written.count(b"ok commands=") >= n_help)
         text = port.written.decode()
-        assert text.count("ok commands=32") == n_help  # no reply was dropped
+        assert text.count(f"ok commands={len(console.commands)}") == n_help  # none dropped
         assert "# event console_dropped lines=" in text
     finally:
         port.gate.set()
@@ -763,26 +1091,53 @@ def firmware_on_master(rig: SimRig) -> tuple[SerialTransport, MasterPort, int, q
     return t, port, slave, wake
 
 
-def test_a_pty_of_its_own_outlives_its_clients_and_drops_unread_output() -> None:
+def test_a_pty_of_its_own_sees_each_client_leave_and_drops_unread_output() -> None:
     channel = PtyChannel(write_timeout=0.05)
     try:
+        assert not channel.connected()  # nobody has the slave open; this end holds none
         for _ in range(2):  # a client comes, talks and goes; then the next one
             client = serial.Serial(channel.path, timeout=WAIT, exclusive=True)
+            assert channel.connected()
+            conn = channel.connection()
             client.write(b"status\r\n")
-            assert channel.read() == b"status\r\n"
-            channel.write(b"ok state=ready\r\n")
+            assert conn.read() == b"status\r\n"
+            conn.write(b"ok state=ready\r\n")
             assert client.read_until(b"\n") == b"ok state=ready\r\n"
+            conn.write(b"# event never read by this client\r\n")
             client.close()
-        # No client: output piles up in the pty until it is full, then is dropped.
+            assert not channel.connected()
+            assert conn.read() is None  # the client left: its session's input has ended
+            conn.close()
+        # A client that has not read for a while: output piles up, then is dropped.
+        client = os.open(channel.path, os.O_RDWR | os.O_NOCTTY)
+        conn = channel.connection()
         while channel.write_timeouts == 0:
-            channel.write(b"# event dry side=mild streak=1\r\n" * 64)
+            conn.write(b"# event dry side=mild streak=1\r\n" * 64)
         # cancel ends a read that nothing would end otherwise.
-        channel.cancel()
-        assert channel.read() == b""
+        conn.cancel()
+        assert conn.read() == b""
+        conn.close()
+        os.close(client)
     finally:
         channel.close()
-    with pytest.raises(OSError):
-        os.stat(channel.path)  # the pty is gone with the channel
+
+
+def test_a_new_pty_client_does_not_see_what_the_last_one_left_unread() -> None:
+    """Output queued for a client that left is dropped before the next one's banner."""
+    channel = PtyChannel()
+    try:
+        first = os.open(channel.path, os.O_RDWR | os.O_NOCTTY)
+        conn = channel.connection()
+        conn.write(b"ok debug=on\r\n")  # never read
+        os.close(first)
+        conn.close()
+        second = os.open(channel.path, os.O_RDWR | os.O_NOCTTY | os.O_NONBLOCK)
+        channel.connection().close()
+        with pytest.raises(BlockingIOError):
+            os.read(second, 64)  # not pyserial (which flushes at open): a bare open()
+        os.close(second)
+    finally:
+        channel.close()
 
 
 def test_client_waits_for_the_banner_then_talks(capsys: pytest.CaptureFixture[str]) -> None:
