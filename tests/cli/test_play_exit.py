@@ -96,8 +96,9 @@ def test_line_mode_on_a_live_pipe_stops_at_once_on_a_signal(tmp_path, sig, statu
     assert took < PROMPT, f"{took:.2f} s from {sig.name} to the exit"
 
 
-@pytest.mark.parametrize(("key", "status"), [("\x03", 130), ("q", 0)])
-def test_the_live_screen_exits_130_on_ctrl_c_and_0_on_q(tmp_path, key, status):
+@pytest.mark.parametrize(("key", "status"), [("\x03", 130), ("q", 0), (signal.SIGTERM, 143)],
+                         ids=["ctrl-c", "q", "sigterm"])
+def test_the_live_screen_exits_130_on_ctrl_c_143_on_sigterm_and_0_on_q(tmp_path, key, status):
     pytest.importorskip("prompt_toolkit")
     pytest.importorskip("rich")
     master, slave = os.openpty()
