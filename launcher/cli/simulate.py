@@ -28,7 +28,7 @@ from launcher.cli.options import verb, whole_number
 from launcher.cli.paths import output_folder, writing
 from launcher.core import config, luck
 from launcher.core.config import Settings
-from launcher.core.errors import ConfigError, LauncherError
+from launcher.core.errors import MISSING, ConfigError, LauncherError
 from launcher.firmware.disk import atomic_write
 from launcher.games.cards import SIDES, load_deck
 from launcher.games.flip_attack.bots import BOTS, make_bot
@@ -131,15 +131,16 @@ def parse_bots(text: str, players: int, known: Sequence[str] = tuple(BOTS)) -> l
 RULE_MINIMUM = {"uno_penalty_presses": 0}
 
 
-def split_rule(pair: str, names: Sequence[str]) -> tuple[str, str]:
+def split_rule(pair: str, names: Sequence[str], game: str) -> tuple[str, str]:
     """One ``--rule NAME=VALUE`` as (NAME, the VALUE's text), every game alike: a NAME that
-    is not one of ``names`` is a ``ConfigError`` that lists them."""
+    is not one of ``names`` (the rules of ``game``) is a ``ConfigError`` that lists them."""
     name, sep, raw = pair.partition("=")
-    name = name.strip()
+    name, raw = name.strip(), raw.strip()
     if not sep or name not in names:
-        why = f"no rule is named {name!r}" if sep else "must be NAME=VALUE"
-        raise ConfigError("--rule", pair, f"{why}; NAME is one of " + ", ".join(names))
-    return name, raw.strip()
+        why = f"no such rule in {game}" if sep else "must be NAME=VALUE"
+        raise ConfigError(f"--rule {name}" if name else "--rule", raw if sep else MISSING,
+                          f"{why}; NAME is one of " + ", ".join(names))
+    return name, raw
 
 
 def _rule_reason(message: str, name: str) -> str:
@@ -149,22 +150,21 @@ def _rule_reason(message: str, name: str) -> str:
     return re.sub(r", not .*$", "", message)
 
 
-def check_each_rule(pairs: Sequence[str], names: Sequence[str],
+def check_each_rule(pairs: Sequence[str], names: Sequence[str], game: str,
                     build: Callable[[dict[str, Any]], object]) -> dict[str, Any]:
     """``--rule`` pairs as {name: value}, checked by ``build`` (the game's options from the
     changes). When they fail together, each is tried alone to name the bad one (``--rule
     hand_size = 'x'``); a clash of good ones is named as the pairs together."""
-    split = [(name, raw, config.parse_value(raw))
-             for name, raw in (split_rule(pair, names) for pair in pairs)]
-    values = {name: value for name, _, value in split}
+    values = {name: config.parse_value(raw)
+              for name, raw in (split_rule(pair, names, game) for pair in pairs)}
     try:
         build(values)
     except (TypeError, ValueError) as exc:  # ConfigError is a ValueError
-        for name, raw, value in split:
+        for name, value in values.items():
             try:
                 build({name: value})
             except (TypeError, ValueError) as alone:
-                raise ConfigError(f"--rule {name}", raw,
+                raise ConfigError(f"--rule {name}", value,
                                   _rule_reason(_reason(alone), name)) from None
         raise ConfigError("--rule", ", ".join(pairs), _reason(exc)) from None
     return values
@@ -179,7 +179,7 @@ def check_rule(pair: str, options: type = GameOptions) -> tuple[str, Any]:
 
     A bad one is a ``ConfigError`` naming ``--rule NAME`` and what that rule accepts.
     """
-    name, raw = split_rule(pair, [f.name for f in fields(options)])
+    name, raw = split_rule(pair, [f.name for f in fields(options)], "flip-attack")
     kind = get_type_hints(options)[name]
     value = config.parse_value(raw)
     if get_origin(kind) is Literal:
@@ -431,7 +431,7 @@ def parse_uno_options(game: Any, pairs: Sequence[str], target: int | None = None
     from launcher.games.uno.rules import UnoOptions
 
     names = [n for n in UnoOptions.names() if n not in game.not_options]
-    values = check_each_rule(pairs, names, lambda one: game.options(**one))
+    values = check_each_rule(pairs, names, game.name, lambda one: game.options(**one))
     if target is not None:
         values["target_score"] = target
     try:
@@ -875,7 +875,7 @@ def cmd_simulate_gin(args: argparse.Namespace) -> int:
         raise ConfigError("--bots", args.bots, "name at least one bot")
     bots = [names[i % len(names)] for i in range(2)]
     variant = args.variant or "standard"
-    overrides = check_each_rule(args.rule, GinRules.names(),
+    overrides = check_each_rule(args.rule, GinRules.names(), "gin",
                                 lambda one: variant_rules(variant, one))
     if args.target is not None:
         overrides["game_target"] = args.target

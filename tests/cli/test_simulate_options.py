@@ -40,21 +40,23 @@ def test_a_bad_rule_value_is_one_line_naming_the_rule_and_what_it_takes(capsys, 
 def test_an_unknown_rule_lists_the_rules_in_the_same_words_for_every_game(capsys, game, rule):
     assert main(["simulate", "--game", game, "--games", "1", "--rule", "speed=3"]) == 2
     (line,) = capsys.readouterr().err.splitlines()
-    assert line.startswith("error: --rule = 'speed=3': no rule is named 'speed'; NAME is one of ")
+    assert line.startswith(f"error: --rule speed = '3': no such rule in {game}; NAME is one of ")
     assert rule in line and "hand_size" in line
     assert main(["simulate", "--game", game, "--games", "1", "--rule", "speed"]) == 2
     (line,) = capsys.readouterr().err.splitlines()
-    assert line.startswith("error: --rule = 'speed': must be NAME=VALUE; NAME is one of ")
+    assert line.startswith("error: --rule speed = (missing): must be NAME=VALUE; NAME is one of ")
 
 
 @pytest.mark.parametrize(("game", "line"), [
     ("flip-attack", "error: --rule hand_size = 'x': must be a whole number, at least 1"),
     ("uno", "error: --rule hand_size = 'x': must be a whole number >= 1"),
+    ("uno-flip", "error: --rule hand_size = 'x': must be a whole number >= 1"),
     ("gin", "error: --rule hand_size = 'x': must be int (like the default 10)"),
 ])
 def test_a_bad_value_names_its_rule_once_in_every_game(capsys, game, line):
     """It was `--rule = 'hand_size=x': hand_size = 'x': must be int` (gin) and
-    `--rule = 'hand_size=x': hand_size must be ... not 'x'` (uno)."""
+    `--rule = 'hand_size=x': hand_size must be ... not 'x'` (uno); an unknown rule was
+    `--rule foo = 'foo=1'` (flip-attack) or `--rule foo = None` (no `=`, uno and gin)."""
     argv = ["simulate", "--game", game, "--games", "1", "--rule", "max_turns=100"]
     if game == "gin":
         argv[-1] = "max_hands=50"
