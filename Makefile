@@ -46,7 +46,7 @@ $(BENCH_STAMP): $(STAMP)
 
 # Every benchmark, repeated; writes docs/PERFORMANCE.md (BENCH_ARGS=--quick: under a minute).
 benchmarks: $(BENCH_STAMP)
-	$(VENV)/bin/python -m bench $(BENCH_ARGS)
+	$(VENV)/bin/python -m bench --out docs/PERFORMANCE.md $(BENCH_ARGS)
 
 sounds: $(STAMP)
 	$(VENV)/bin/launcher sounds render

@@ -1,10 +1,12 @@
 """The benchmark suite: every figure, repeated, printed as a table and written to a Markdown file.
 
-    python -m bench [--quick] [--runs N] [--only press,service,...] [--out docs/PERFORMANCE.md]
+    python -m bench [--quick] [--runs N] [--only press,service,...] [--out FILE]
                     [--compare-root DIR]
 
 Each benchmark runs several times and each figure is reported as min / median / max over
-the runs; a figure with a target says whether the median meets it. ``--quick`` runs every
+the runs; a figure with a target says whether the median meets it. The page goes to
+``--out`` (``bench-report/PERFORMANCE.md`` by default; ``make benchmarks`` names
+``docs/PERFORMANCE.md``, the committed one). ``--quick`` runs every
 benchmark with small counts (for CI: under a minute; its timings are not meant to be
 compared). ``--compare-root DIR`` also times another checkout (the code before a change,
 e.g. unpacked with ``git archive``) for the figures a change was made for.
@@ -471,8 +473,11 @@ def main(argv: list[str] | None = None) -> int:
                     help="small counts, under a minute (CI; the timings are not for comparing)")
     ap.add_argument("--runs", type=int, help="runs of every repeated benchmark")
     ap.add_argument("--only", help="comma-separated: " + ",".join(SECTIONS))
-    ap.add_argument("--out", type=Path, default=ROOT / "docs" / "PERFORMANCE.md",
-                    help="the Markdown file to write (default docs/PERFORMANCE.md)")
+    # Not the committed page by default: a quick look must not overwrite measured figures.
+    ap.add_argument("--out", type=Path, default=Path("bench-report") / "PERFORMANCE.md",
+                    help="the Markdown file to write, its figures beside it as .json (default "
+                         "bench-report/PERFORMANCE.md here; `make benchmarks` writes "
+                         "docs/PERFORMANCE.md)")
     ap.add_argument("--compare-root", type=Path, metavar="DIR",
                     help="also time another checkout's launcher (before a change)")
     ap.add_argument("--compare-label", default=None, metavar="TEXT",

@@ -212,7 +212,11 @@ FIGURES: dict[str, Callable[[], str]] = {
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    # The whole docstring: its first paragraph says what this is, the rest how markers and
+    # the options work (the first line alone stopped mid-sentence).
+    head, _, rest = __doc__.partition("\n\n")
+    p = argparse.ArgumentParser(description=head, epilog=rest,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--print", dest="figure", choices=sorted(FIGURES),
                    help="print this figure and stop")
     p.add_argument("--check", action="store_true", help="change nothing; exit 1 if stale")

@@ -233,7 +233,7 @@ boot_block() {
         echo "dtparam=uart0=on"
     fi
     echo "# MAX98357A I2S amplifier. no-sdmode: the firmware drives its SD pin (amp_enable);"
-    echo "# without it the overlay drives GPIO 4, which the firmware may use (rotator_in2)"
+    echo "# without it the overlay drives GPIO 4, the dead-man line's pin (pins.deadman)"
     echo "dtparam=audio=off"
     echo "dtoverlay=max98357a,no-sdmode"
     if uses_gadget; then
@@ -549,7 +549,9 @@ do_install() {
         say "this is a $MODEL on ${CODENAME:-an unknown release} ($factory pin factory)"
     else
         say "not a Raspberry Pi (${MODEL:-no /proc/device-tree/model}): installing anyway," \
-            "the firmware will fall back to the simulated board"
+            "but the service runs only on a Pi: here \`launcher run\` exits 2 at each start" \
+            "(systemd gives up after 5); \`launcher play\` or \`launcher run --simulated\`" \
+            "run the firmware on the simulated launcher"
     fi
     install_packages
     create_user

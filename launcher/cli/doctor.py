@@ -23,6 +23,7 @@ from pathlib import Path
 
 from hal.base import HardwareError
 from hal.pins import factory_name, is_pi5_family, pi_model, reserved_pins
+from launcher.cli.options import verb
 
 PASS, WARN, FAIL = "PASS", "WARN", "FAIL"
 EXIT_NOT_A_PI = 2
@@ -775,8 +776,14 @@ def cmd_doctor(args: argparse.Namespace) -> int:
     root = Path(args.root)
     model = pi_model(root=root)
     if model is None:
-        print(f"launcher doctor: not a Raspberry Pi (no Raspberry Pi in "
-              f"{root / 'proc/device-tree/model'}): nothing to check", file=sys.stderr)
+        why = f"not a Raspberry Pi (no Raspberry Pi in {root / 'proc/device-tree/model'})"
+        if args.json:  # a tool reads stdout: the answer is there, in the form it asked for
+            print(json.dumps({"model": None, "checks": [], "ok": False, "error": why},
+                             indent=2))
+        else:
+            print(f"launcher doctor: {why}, nothing to check here; off a Pi, `launcher config "
+                  "check FILE` checks a config and `launcher selftest --auto` runs the "
+                  "self-test on the simulated launcher", file=sys.stderr)
         return EXIT_NOT_A_PI
     run = recorded(Path(args.recorded)) if args.recorded else run_command
     results = diagnose(gather(root, run))
@@ -789,8 +796,20 @@ def cmd_doctor(args: argparse.Namespace) -> int:
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    doctor = subparsers.add_parser(
-        "doctor", help="check this Pi for the launcher: PASS/WARN/FAIL with the fix for each")
+    doctor = verb(
+        subparsers, "doctor",
+        help="check this Pi for the launcher: PASS/WARN/FAIL with the fix for each",
+        description="Check a Raspberry Pi for the launcher, before and after wiring: the "
+        "board and pin factory, the service user's groups, /dev/gpiochip*, config.txt (the "
+        "amplifier overlay, the UART or USB gadget, strict_gpiod), the watchdog, the "
+        "amplifier card and ALSA's default, the serial port, the config and its pins, the "
+        "state folder, and the service with its last fault. Each line is PASS, WARN or FAIL "
+        "with the fix; it changes nothing and does not open the GPIO. Run it with sudo to "
+        "read the service's journal. Every check: docs/doctor.md.",
+        examples=["sudo /opt/launcher/venv/bin/launcher doctor",
+                  "sudo /opt/launcher/venv/bin/launcher doctor --json   # for tools"],
+        exit_status="0 no check failed (WARNs allowed), 1 a check failed, 2 not a Raspberry "
+        "Pi (with --json, a JSON object saying so on stdout).")
     doctor.add_argument("--json", action="store_true", help="one JSON object for tools")
     doctor.add_argument("--root", default="/", metavar="DIR",
                         help="treat DIR as / (tests; commands still run here unless --recorded)")

@@ -7,6 +7,7 @@ import os
 import sys
 
 from launcher import __version__
+from launcher.cli.options import verb, whole_number
 
 # Only what `launcher --help` needs is imported here: each command imports what it runs
 # (the config, the firmware, logging) inside its function (tests/cli/test_startup_imports.py).
@@ -58,8 +59,12 @@ def cmd_play(args: argparse.Namespace) -> int:
 
     settings = simulated_state(config.load(args.config), "play-state.json", args.state)
     check_places(settings)
+    # One seed, one output: a fixed seed or a script starts from a fresh unit, unless told.
+    replayable = args.seed is not None or settings.luck.seed is not None
+    resume = args.resume if args.resume is not None else not (
+        replayable or not sys.stdin.isatty())
     return run_play(settings, seed=_seed(settings, args.seed), lines=args.lines,
-                     config_path=args.config)
+                    config_path=args.config, resume=resume)
 
 
 # The verbs of the other cli modules, with the help line `launcher --help` shows for each.
@@ -84,17 +89,26 @@ LAZY_VERBS: dict[str, tuple[str, str]] = {
 
 
 def _add_run(sub: argparse._SubParsersAction) -> None:
-    run = sub.add_parser(
-        "run", help=CORE_VERBS["run"],
+    run = verb(
+        sub, "run", help=CORE_VERBS["run"],
         description="Run the firmware until SIGTERM or Ctrl-C: on a Raspberry Pi, on its "
         "board, with the serial console on console.port (what the systemd service does). "
         "Anywhere, --simulated runs it on the simulated launcher `launcher play` uses, its "
         "console on a new pty whose path is printed (for `launcher console PTY` or "
         "`python -m serial.tools.miniterm PTY`) and its state in "
         "$XDG_STATE_HOME/launcher (~/.local/state/launcher) unless the config names a "
-        "state.path of its own.")
+        "state.path of its own.",
+        examples=["launcher run --config /etc/launcher/launcher.toml   # on the Pi, as the "
+                  "service does",
+                  "launcher run --simulated --seed 1                 # anywhere: prints its "
+                  "console's pty"],
+        exit_status="0 stopped by SIGTERM or Ctrl-C (a service's normal end: systemd stops it "
+        "with SIGTERM), 1 a hardware error, 2 a bad option or config value, or not a "
+        "Raspberry Pi (without --simulated), 75 the console's `reboot-safe` (systemd starts "
+        "it again).")
     run.add_argument("--config", metavar="FILE", help="TOML config (default: built-in defaults)")
-    run.add_argument("--seed", type=int, help="luck seed (default: luck.seed, else random)")
+    run.add_argument("--seed", type=whole_number(),
+                     help="luck seed (default: luck.seed, else random)")
     run.add_argument("--simulated", action="store_true",
                      help="the firmware on the simulated launcher, not on GPIO pins")
     run.add_argument("--port", metavar="PORT",
@@ -105,25 +119,64 @@ def _add_run(sub: argparse._SubParsersAction) -> None:
 
 
 def _add_play(sub: argparse._SubParsersAction) -> None:
-    play = sub.add_parser("play", help=CORE_VERBS["play"])
+    play = verb(
+        sub, "play", help=CORE_VERBS["play"],
+        description="The real firmware on a simulated launcher (no hardware is driven). On a "
+        "terminal it is driven by single keys with a live view of the state; otherwise (a "
+        "pipe, a script, --lines, TERM=dumb) it reads one console command per line and "
+        "prints the replies and events.\n\n"
+        "Its state (side, escalation, cards, counters) is kept in "
+        "$XDG_STATE_HOME/launcher/play-state.json (~/.local/state/launcher/play-state.json) "
+        "unless --state or the config's state.path names another file. A run at a terminal "
+        "resumes from it, as a unit does at power-on; a run with a fixed seed (--seed, "
+        "luck.seed) or fed a script starts from a fresh unit, so that one seed and one "
+        "script give one output. --resume and --no-resume decide it either way.",
+        examples=["launcher play                     # keys; resumes the last session",
+                  "launcher play --seed 1            # a fresh unit: one seed, one game",
+                  "launcher play --seed 1 --resume   # the same seed, from the last state",
+                  "printf 'press\\nwait 1\\nlid full\\nwait 2\\nstatus\\n' | "
+                  "launcher play --seed 1"],
+        exit_status="0 after q, `quit` or the end of the input, 1 a line of a script (not "
+        "a terminal) answered `error`, 2 a bad option or config value, 130 Ctrl-C or "
+        "SIGINT, 143 SIGTERM, 141 its output was closed.")
     play.add_argument("--config", metavar="FILE", help="TOML config (pins are ignored)")
-    play.add_argument("--seed", type=int, help="luck seed (default: luck.seed, else random)")
+    play.add_argument("--seed", type=whole_number(),
+                      help="luck seed (default: luck.seed, else random)")
     play.add_argument("--state", metavar="FILE",
-                       help="state file (default: the config's state.path, except that the "
-                            "Pi's is $XDG_STATE_HOME/launcher/play-state.json here)")
+                      help="state file (default: the config's state.path, except that the "
+                           "Pi's is $XDG_STATE_HOME/launcher/play-state.json here)")
+    play.add_argument("--resume", action=argparse.BooleanOptionalAction, default=None,
+                      help="start from the state file (default: at a terminal without a "
+                           "fixed seed) or from a fresh unit (--no-resume: the default with "
+                           "--seed, luck.seed or a script)")
     play.add_argument("--lines", action="store_true",
-                       help="read whole command lines, no live view (default when stdin "
-                            "is not a terminal)")
+                      help="read whole command lines, no live view (default when stdin "
+                           "is not a terminal, or TERM is dumb)")
     play.set_defaults(func=cmd_play)
 
 
 def _add_config(sub: argparse._SubParsersAction) -> None:
-    cfg = sub.add_parser("config", help=CORE_VERBS["config"])
+    cfg = verb(sub, "config", help=CORE_VERBS["config"],
+               description="Check a config file, or print the commented default one (every "
+               "key, its range and what it does).",
+               examples=["launcher config check /etc/launcher/launcher.toml",
+                         "launcher config default > my.toml"])
     cfg_sub = cfg.add_subparsers(dest="config_command", metavar="ACTION", required=True)
-    check = cfg_sub.add_parser("check", help="check a config file; exit 2 naming a bad key")
+    check = verb(cfg_sub, "check", help="check a config file; exit 2 naming a bad key",
+                 description="Read FILE as `launcher run` would at start (every key and "
+                 "value, the pins against the buses they would take, the sound pack it "
+                 "names) and print `ok: FILE`, or one line naming the first bad key.",
+                 examples=["launcher config check /etc/launcher/launcher.toml",
+                           "launcher config check docs/examples/wild-party.toml"],
+                 exit_status="0 the file is good, 2 it is not (the line names the key).")
     check.add_argument("file", metavar="FILE")
     check.set_defaults(func=cmd_config_check)
-    default = cfg_sub.add_parser("default", help="print the commented default config")
+    default = verb(cfg_sub, "default", help="print the commented default config",
+                   description="Print launcher/default.toml: every key with its default, its "
+                   "range and what it does. A config needs only the keys it changes.",
+                   examples=["launcher config default | less",
+                             "launcher config default > my.toml   # then edit and check it"],
+                   exit_status="0.")
     default.set_defaults(func=cmd_config_default)
 
 

@@ -43,11 +43,32 @@ def _reason(exc: OSError, path: Path | str) -> str:
 def output_dir(path: Path | str, option: str) -> Path:
     """Make the folder ``path`` (and its parents); an ``OSError`` becomes a ``ConfigError``."""
     folder = Path(path)
+    if folder.exists() and not folder.is_dir():
+        raise ConfigError(option, str(path), "is a file; name a folder")
     try:
         folder.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise ConfigError(option, str(path), _reason(exc, path)) from None
     return folder
+
+
+@contextlib.contextmanager
+def output_folder(path: Path | str, option: str) -> Iterator[Path]:
+    """``output_dir`` for what the block writes; a block that does not finish (an error,
+    Ctrl-C) takes away the folders made for it that are still empty, so an interrupted run
+    leaves nothing behind."""
+    folder = Path(path)
+    made = [p for p in (folder, *folder.parents) if not p.exists()]  # the deepest first
+    output_dir(folder, option)
+    try:
+        yield folder
+    except BaseException:
+        for p in made:
+            try:
+                p.rmdir()  # only when empty
+            except OSError:
+                break
+        raise
 
 
 @contextlib.contextmanager

@@ -1,27 +1,34 @@
 """``launcher play``: the firmware on a simulated launcher, in a terminal.
 
 On a terminal: single keys, and a live one-screen view with the events scrolling below
-(``play_screen.LiveScreen``, with the ``tui`` extra). Otherwise (a pipe, a script, or no
-``tui`` extra): one console command per line, replies and events as lines. Either way the
-firmware runs on the real reactor, on this thread, exactly as ``launcher run`` does.
+(``play_screen.LiveScreen``, with the ``tui`` extra). Otherwise (a pipe, a script, ``TERM=dumb``
+or no ``tui`` extra): one console command per line, replies and events as lines. Either way
+the firmware runs on the real reactor, on this thread, exactly as ``launcher run`` does.
+
+The exit status follows README.md's rule: 0 at ``q``, ``quit`` or the end of the input, 1 when
+a line of a script answered ``error``, 130 after Ctrl-C or SIGINT, 143 after SIGTERM, at once
+whatever the input is doing.
 """
 
 from __future__ import annotations
 
+import contextlib
+import os
 import random
+import select
+import signal
 import sys
 import threading
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, TextIO
 
 from launcher.cli.play_screen import Snapshot, shot_text, snapshot
 from launcher.core import config
 from launcher.core.reactor import NEVER, RealReactor
-from launcher.sim.unit import console_extras, simulated_app
+from launcher.sim.unit import console_extras, fill_cartridge, simulated_app
 
-BENCH_DECK = 84  # 112 cards less 4 hands of 7: a full launcher at the start of a game
 EVENT_LINES = 200  # kept for the event list; the screen shows the newest that fit
 FRAME = 0.25  # s between redraws of the live view (and one right after each key)
 
@@ -35,19 +42,23 @@ class Playground:
     """The simulated unit plus its console, fed from the keyboard or from lines."""
 
     def __init__(self, settings: config.Settings, seed: int, config_path: str | None,
-                 out: TextIO, live: bool = False) -> None:
+                 out: TextIO, live: bool = False, resumed: bool = False) -> None:
         from launcher.firmware.console import Console
 
         self.out = out
         self.live = live
+        self.resumed = resumed  # started from the state file's side and counters
         self.output_closed = False  # the reader of our stdout went away (`| head`)
+        self.signal: int | None = None  # the signal that stopped it (SIGINT, SIGTERM)
+        self.failed = 0  # lines that answered `error`
+        self.scripted = False  # the lines come from a script (a pipe, a file): see exit_status
         self.warnings: list[str] = []
         self.reactor = RealReactor()
         self.app, self.sim = simulated_app(settings, self.reactor, random.Random(seed),
                                            self._warn)
         self.seed = seed
         self.events: deque[str] = deque(maxlen=EVENT_LINES)
-        self.console = Console(self.app, **console_extras(self.sim),
+        self.console = Console(self.app, **console_extras(self.sim), seed=seed,
                                raw_config=config.load_raw(config_path),
                                config_path=Path(config_path) if config_path else None,
                                write=self._console_line, reboot=self.reactor.stop)
@@ -91,8 +102,19 @@ class Playground:
 
     def reload_cartridge(self) -> None:
         """Fill the simulated cartridge to a full launcher and tell the firmware."""
-        self.sim.load(f"card {i}" for i in range(BENCH_DECK - len(self.sim.cartridge)))
-        self.app.load(len(self.sim.cartridge))
+        fill_cartridge(self.app, self.sim)
+
+    def stop_by(self, signum: int) -> None:
+        """A signal's handler: stop, and remember which signal for the exit status."""
+        self.signal = signum
+        self.reactor.stop()
+
+    def exit_status(self) -> int:
+        """README.md's rule: 128 + the signal that stopped it, 1 if a line of a script
+        answered ``error`` (a person at a terminal has read the reply already), else 0."""
+        if self.signal is not None:
+            return 128 + self.signal
+        return 1 if self.failed and self.scripted else 0
 
     def run_line(self, line: str) -> float:
         """Run one typed line; returns how long to hold the next input back (``wait S``)."""
@@ -112,11 +134,14 @@ class Playground:
             except ValueError:
                 seconds = -1.0
             if not 0 <= seconds <= 600:
+                self.failed += 1
                 self._console_line("error usage wait SECONDS (0 to 600): let time pass")
                 return 0.0
             self._console_line(f"ok waiting={seconds:g}")
             return seconds
+        errors = self.console.counters["errors"]
         self.reply = self.console.handle_line(line)
+        self.failed += self.console.counters["errors"] > errors
         for reply in self.reply:
             self._console_line(reply)
         return 0.0
@@ -124,7 +149,8 @@ class Playground:
     # -- the live view --
 
     def snapshot(self) -> Snapshot:
-        return snapshot(self.app, self.sim, seed=self.seed, last_shot=self.last_shot,
+        return snapshot(self.app, self.sim, seed=self.seed, resumed=self.resumed,
+                        last_shot=self.last_shot,
                         events=tuple(self.events), warnings=tuple(self.warnings),
                         last_cue=self.last_cue)
 
@@ -156,13 +182,41 @@ class Playground:
 
 # Event lines the live screen shows in rows of their own, not in the event list.
 SHOWN_IN_ROWS = ("# event cue ", "# event led ")
+POLL = 0.1  # s: how soon the input's reader sees a stop while no input comes
+DUMB_TERMINALS = ("", "dumb", "unknown")  # TERM values with no cursor addressing
 
 
-def _reader(stream: TextIO, post: Callable[[str], None]) -> None:
-    """Read lines on a thread of its own; everything goes through reactor.post."""
-    for line in stream:
-        post(line.rstrip("\n"))
-    post("\x04")
+def input_lines(stream: TextIO, stop: threading.Event) -> Iterator[str]:
+    """The lines of ``stream`` (without their ``\\n``) until its end or until ``stop`` is set.
+
+    A stream with a file descriptor (stdin: a terminal, a pipe, a file) is read with
+    ``select``, so a stop is seen within ``POLL`` even while nothing comes (a person at a
+    terminal, the live writer of a pipe), and no thread is left blocked in a read. Bytes that
+    are not UTF-8 reach the console as surrogates, which it refuses by name.
+    """
+    try:
+        fd = stream.fileno()
+    except (AttributeError, OSError, ValueError):  # io.StringIO and the like never block
+        for line in stream:
+            if stop.is_set():
+                return
+            yield line.rstrip("\n")
+        return
+    pending = b""
+    while not stop.is_set():
+        ready, _, _ = select.select([fd], [], [], POLL)
+        if not ready:
+            continue
+        chunk = os.read(fd, 65536)
+        if not chunk:
+            break
+        *lines, pending = (pending + chunk).split(b"\n")
+        for line in lines:
+            yield line.decode("utf-8", "surrogateescape")
+            if stop.is_set():
+                return
+    if pending and not stop.is_set():
+        yield pending.decode("utf-8", "surrogateescape")
 
 
 def _live_screen() -> Any:
@@ -177,44 +231,91 @@ def _live_screen() -> Any:
     return LiveScreen
 
 
-def run_play(settings: config.Settings, seed: int, lines: bool = False,
-              config_path: str | None = None, stdin: TextIO | None = None,
-              stdout: TextIO | None = None) -> int:
-    """Run the firmware on the simulated board until ``q``/``quit``/end of input.
-
-    A closed stdout (``launcher play | head -3``) ends it quietly: ``BrokenPipeError`` is
-    raised once everything is stopped, and ``launcher``'s main turns it into status 141.
-    """
-    from launcher.firmware.runner import install_signal_handlers
-
-    stdin = stdin or sys.stdin
-    out = stdout or sys.stdout
-    terminal = not lines and stdin.isatty() and out.isatty()
-    screen = _live_screen() if terminal else None
-    if terminal and screen is None:
+def _screen_for(stdin: TextIO, out: TextIO, lines: bool) -> Any:
+    """The live screen's class if this is a terminal it can draw on, else None (lines)."""
+    if lines or not (stdin.isatty() and out.isatty()):
+        return None
+    term = os.environ.get("TERM", "")
+    if term in DUMB_TERMINALS:
+        print(f"launcher play: TERM={term or '(unset)'} cannot draw the live screen; reading "
+              "one command a line", file=sys.stderr)
+        return None
+    screen = _live_screen()
+    if screen is None:
         print("launcher play: the live screen needs the tui extra (pip install "
               "'uno-launcher[tui]'); reading one command a line", file=sys.stderr)
+    return screen
+
+
+@contextlib.contextmanager
+def _signals_stop(play: Playground) -> Iterator[None]:
+    """SIGINT and SIGTERM stop the firmware (and say which, for the exit status) while
+    inside; the handlers before are put back after."""
+    def handler(signum: int, frame: object) -> None:
+        play.stop_by(signum)
+
+    before = {s: signal.signal(s, handler) for s in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        yield
+    finally:
+        for s, old in before.items():
+            signal.signal(s, old)
+
+
+def run_play(settings: config.Settings, seed: int, lines: bool = False,
+              config_path: str | None = None, stdin: TextIO | None = None,
+              stdout: TextIO | None = None, resume: bool = True) -> int:
+    """Run the firmware on the simulated board until ``q``/``quit``/end of input or a signal;
+    the exit status (README.md's rule).
+
+    ``resume``: start from the state file's side and counters, as a unit does at power-on;
+    otherwise from a fresh unit's (the file is started over), so that a seed and a script
+    give the same output every time. A closed stdout (``launcher play | head -3``) ends it
+    quietly: ``BrokenPipeError`` is raised once everything is stopped, and ``launcher``'s
+    main turns it into status 141.
+    """
+    stdin = stdin or sys.stdin
+    out = stdout or sys.stdout
+    screen = _screen_for(stdin, out, lines)
     live = screen is not None
-    play = Playground(settings, seed, config_path, out, live=live)
-    install_signal_handlers(play.reactor.stop)
+    path = settings.state_path
+    resumed = resume and path.exists()
+    if not resume:
+        start_fresh(path)
+    play = Playground(settings, seed, config_path, out, live=live, resumed=resumed)
+    play.scripted = not live and not stdin.isatty()
     if not live:
-        play.write(f"# SIMULATED launcher (no hardware), luck seed {seed}. One console "
+        how = (f"resumed from {path} (--no-resume starts fresh)" if resumed else
+               f"a fresh unit, its state kept in {path} (--resume starts from it)")
+        play.write(f"# SIMULATED launcher (no hardware), luck seed {seed}, {how}. One console "
                    "command per line; `help` lists them, `reload` refills the cartridge, "
                    "`wait S` lets time pass, `quit` ends.\n")
-    play.app.start()
-    play.reload_cartridge()
-    try:
-        if live:
-            _run_live(play, screen)
-        else:
-            _run_lines(play, stdin)
-    finally:
-        play.reactor_stopped = True
-        play.app.stop()
-        play.app.board.close()
+    with _signals_stop(play):
+        play.app.start()
+        play.reload_cartridge()
+        try:
+            if live:
+                _run_live(play, screen)
+            else:
+                _run_lines(play, stdin)
+        finally:
+            play.reactor_stopped = True
+            play.app.stop()
+            play.app.board.close()
+    if live:
+        print(f"launcher play: the state is kept in {path}", file=sys.stderr)
     if play.output_closed:
         raise BrokenPipeError("standard output was closed")
-    return 0
+    return play.exit_status()
+
+
+def start_fresh(path: Path) -> None:
+    """Start the state file at ``path`` over: the unit starts as a new one does (Mild side,
+    no counters) and writes the file again as it plays."""
+    from launcher.cli.paths import writing
+
+    with writing(path, "--state"):
+        path.unlink(missing_ok=True)
 
 
 def _run_live(play: Playground, screen: Any) -> None:
@@ -227,6 +328,8 @@ def _run_live(play: Playground, screen: Any) -> None:
         play.reactor.run()
     finally:
         play.view.stop()
+    if play.view.interrupted and play.signal is None:
+        play.signal = signal.SIGINT  # Ctrl-C on the screen is the terminal's interrupt key
     for text in play.warnings:  # the screen that showed them is gone
         print(f"warning: {text}", file=sys.stderr)
 
@@ -235,6 +338,7 @@ def _run_lines(play: Playground, stdin: TextIO) -> None:
     """One console command a line from ``stdin``, each after the last has been handled."""
     waiting: list[threading.Event] = []  # the input held back by `wait S` (one at most)
     inflight: list[threading.Event] = []  # the input being handled, released at the end
+    stop = threading.Event()  # the reactor has stopped: the reader ends
 
     def wait_over(eventtime: float) -> float:
         while waiting:
@@ -244,13 +348,13 @@ def _run_lines(play: Playground, stdin: TextIO) -> None:
     # One timer for every `wait`, re-armed each time: a long script must not pile up timers.
     wait_timer = play.reactor.register_timer(wait_over, NEVER, "play.wait")
 
-    def on_input(item: str) -> float:
-        if item == "\x04":
+    def on_input(item: str | None) -> float:
+        if item is None:  # the end of the input
             play.reactor.stop()
             return 0.0
         return play.run_line(item)
 
-    def post(item: str) -> None:
+    def post(item: str | None) -> None:
         # One input at a time: the next waits until this one and the pin edges it caused
         # (posted behind it) have been handled, so a script reads what a person would see.
         done = threading.Event()
@@ -268,17 +372,22 @@ def _run_lines(play: Playground, stdin: TextIO) -> None:
                     play.reactor.post(done.set)
 
         play.reactor.post(handle)
-        while not done.wait(0.5):
-            if play.reactor_stopped:
+        while not done.wait(POLL):
+            if stop.is_set():
                 return
 
-    thread = threading.Thread(target=_reader, args=(stdin, post), daemon=True,
-                              name="play-input")
+    def read() -> None:
+        for line in input_lines(stdin, stop):
+            post(line)
+        if not stop.is_set():
+            post(None)
+
+    thread = threading.Thread(target=read, daemon=True, name="play-input")
     thread.start()
     try:
         play.reactor.run()
     finally:
-        play.reactor_stopped = True
+        stop.set()
         for done in inflight:
             done.set()  # the reactor has stopped: let the reader thread see its input through
     thread.join(timeout=5)

@@ -10,6 +10,7 @@ here costs start-up time when it is not used.
 
 from __future__ import annotations
 
+import re
 import textwrap
 import threading
 from collections.abc import Callable, Sequence
@@ -78,6 +79,7 @@ class Snapshot:
     events: Sequence[str] = ()
     warnings: Sequence[str] = ()
     typing: str = ""  # a console command being typed after ':'
+    resumed: bool = False  # started from the state file (else a fresh unit)
 
 
 def plural(n: int, word: str) -> str:
@@ -105,7 +107,7 @@ def cards_text(inventory: Any, cartridge: int, in_slot: bool) -> str:
 
 def snapshot(app: Any, sim: Any, *, seed: int, last_shot: str, events: Sequence[str] = (),
              warnings: Sequence[str] = (), typing: str = "",
-             last_cue: str = "none yet") -> Snapshot:
+             last_cue: str = "none yet", resumed: bool = False) -> Snapshot:
     """Read the firmware's status and the simulated board into a ``Snapshot``."""
     st = app.status()
     return Snapshot(
@@ -118,7 +120,7 @@ def snapshot(app: Any, sim: Any, *, seed: int, last_shot: str, events: Sequence[
         sleep_in="-" if st["sleep_in"] is None else f"{st['sleep_in']:.0f} s",
         motor=f"running {st['motor']:.2f}" if st["motor"] else "off",
         lid=st["lid"], fault=st["fault"], events=list(events), warnings=list(warnings),
-        typing=typing)
+        typing=typing, resumed=resumed)
 
 
 def _status_rows(s: Snapshot) -> list[tuple[str, str, str, str]]:
@@ -128,7 +130,7 @@ def _status_rows(s: Snapshot) -> list[tuple[str, str, str, str]]:
         ("last shot", s.last_shot, "sleep in", s.sleep_in),
         ("motor", s.motor, "lid", s.lid),
         ("rotator", s.rotator, "last cue", s.last_cue),
-        ("fault", s.fault, "seed", str(s.seed)),
+        ("fault", s.fault, "seed", f"{s.seed}, {'resumed' if s.resumed else 'fresh'}"),
     ]
 
 
@@ -137,13 +139,27 @@ def _wide_rows(s: Snapshot) -> list[tuple[str, str]]:
     return [("LED", s.led), ("way out", way_out(s.fault))]
 
 
-STATUS_ROWS = 8  # _status_rows and _wide_rows
-HEAD_ROWS = 1 + STATUS_ROWS + 2 + len(KEY_ROWS)  # the title, the status box, the key rows
+STATUS_ROWS = 6  # _status_rows; the wide rows take a line or more each (wide_lines)
+VALUE_INDENT = 16  # the status box's border and padding (4), a label (10) and the gap (2)
 
 
-def event_rows(height: int) -> int:
-    """How many event lines a screen ``height`` rows high shows (2 borders, 1 footer)."""
-    return max(1, height - HEAD_ROWS - 3)
+def wide_lines(s: Snapshot, width: int) -> list[tuple[str, list[str]]]:
+    """Each wide row's value as the lines it takes at ``width`` (wrapped at words, never
+    cut: "fast blink: busy, ... the lid open" is longer than 80 columns leave it)."""
+    room = max(8, width - VALUE_INDENT)
+    return [(label, textwrap.wrap(value, room) or [""]) for label, value in _wide_rows(s)]
+
+
+def head_rows(s: Snapshot | None, width: int) -> int:
+    """The rows above the event list: the title, the status box, the key rows."""
+    wide = 2 if s is None else sum(len(lines) for _, lines in wide_lines(s, width))
+    return 1 + STATUS_ROWS + wide + 2 + len(KEY_ROWS)
+
+
+def event_rows(height: int, head: int | None = None) -> int:
+    """How many event lines a screen ``height`` rows high shows (2 borders, 1 footer) under
+    ``head`` rows (the status box's usual size by default)."""
+    return max(1, height - (head_rows(None, 0) if head is None else head) - 3)
 
 
 # --- rich ---------------------------------------------------------------------------------
@@ -152,6 +168,24 @@ def event_rows(height: int) -> int:
 def wrap(line: str, width: int) -> list[str]:
     """One line as the rows it takes at ``width``: wrapped at words, the rest indented."""
     return textwrap.wrap(line, max(8, width), subsequent_indent="    ") or [""]
+
+
+# A row of two columns (`help`'s command and what it does): a first field, two spaces or
+# more, then the text.
+_COLUMNS = re.compile(r"(\S(?:.*?\S)?\s{2,})(\S.*)")
+
+
+def pane_rows(line: str, width: int) -> list[str]:
+    """A reply line as the pane shows it: without the ``// `` that marks a row of a reply
+    on the wire, and a two-column row's text wrapped under its own column, not under the
+    first one (`help`'s descriptions beside their commands)."""
+    text = line.removeprefix("// ")
+    columns = _COLUMNS.fullmatch(text)
+    if columns is None or len(columns.group(1)) > width - 24:  # no room beside it: as a line
+        return wrap(text, width)
+    head = columns.group(1)
+    rows = textwrap.wrap(columns.group(2), max(8, width - len(head))) or [""]
+    return [head + rows[0], *(" " * len(head) + row for row in rows[1:])]
 
 
 class _Events:
@@ -173,9 +207,9 @@ class _Events:
             yield Text(row, no_wrap=True, overflow="ellipsis")
 
 
-def render_rich(s: Snapshot, footer: bool = True) -> Any:
-    """The screen as a rich ``Layout`` that fills the console it is printed on (without the
-    last line when ``footer`` is False: the live screen's command line goes there)."""
+def render_rich(s: Snapshot, width: int, footer: bool = True) -> Any:
+    """The screen as a rich ``Layout`` that fills a console ``width`` columns wide (without
+    the last line when ``footer`` is False: the live screen's command line goes there)."""
     from rich.console import Group
     from rich.layout import Layout
     from rich.panel import Panel
@@ -197,12 +231,15 @@ def render_rich(s: Snapshot, footer: bool = True) -> Any:
     wide = Table.grid(padding=(0, 2), expand=True)
     wide.add_column(style="dim", no_wrap=True, min_width=10)
     wide.add_column(no_wrap=True, overflow="ellipsis", ratio=1)
-    for a, b in _wide_rows(s):
-        wide.add_row(a, Text(b, style="bold" if a == "way out" and b != "-" else ""))
+    rows = wide_lines(s, width)
+    for a, lines in rows:
+        bold = a == "way out" and lines != ["-"]
+        wide.add_row(a, Text("\n".join(lines), style="bold" if bold else ""))
     keys = Text("\n".join(KEY_ROWS), style="cyan", no_wrap=True, overflow="ellipsis")
     parts = [
         Layout(title, size=1),
-        Layout(Panel(Group(grid, wide), padding=(0, 1)), size=STATUS_ROWS + 2),
+        Layout(Panel(Group(grid, wide), padding=(0, 1)),
+               size=STATUS_ROWS + sum(len(lines) for _, lines in rows) + 2),
         Layout(keys, size=len(KEY_ROWS)),
         Layout(Panel(_Events(s.events), title="events", title_align="left", padding=(0, 1)),
                ratio=1, minimum_size=3),
@@ -229,7 +266,7 @@ def _console(width: int, height: int, **kwargs: Any) -> Any:
 def export(s: Snapshot, width: int, height: int, svg: str | None = None) -> str:
     """Render once at a fixed size (tests, the README screenshot); the text, and an SVG."""
     console = _console(width, height, record=True)
-    console.print(render_rich(s))
+    console.print(render_rich(s, width))
     if svg is not None:
         console.save_svg(svg, title="launcher play", clear=False)
     return console.export_text()
@@ -238,14 +275,14 @@ def export(s: Snapshot, width: int, height: int, svg: str | None = None) -> str:
 def ansi(s: Snapshot, width: int, height: int) -> str:
     """The screen but its last line, as ANSI text for prompt_toolkit to show."""
     console = _console(width, height)
-    console.print(render_rich(s, footer=False), end="")
+    console.print(render_rich(s, width, footer=False), end="")
     return console.file.getvalue().rstrip("\n")
 
 
-def fits(lines: Sequence[str], width: int, height: int) -> bool:
-    """Whether a reply can be read whole in the event list of a screen this size (its
-    box and padding take 4 columns)."""
-    return sum(len(wrap(x, width - 4)) for x in lines) <= event_rows(height)
+def fits(lines: Sequence[str], width: int, height: int, head: int | None = None) -> bool:
+    """Whether a reply can be read whole in the event list of a screen this size, under
+    ``head`` rows (its box and padding take 4 columns)."""
+    return sum(len(wrap(x, width - 4)) for x in lines) <= event_rows(height, head)
 
 
 # --- the terminal -------------------------------------------------------------------------
@@ -271,6 +308,7 @@ class LiveScreen:
         self._typing = False
         self._pager: Any = None  # the pane a long reply is shown in, while it is open
         self._cache: tuple[Any, ...] = ()
+        self.interrupted = False  # Ctrl-C ended it (the exit status says so), not `q`
 
     # -- from the firmware's thread --
 
@@ -334,11 +372,12 @@ class LiveScreen:
         from prompt_toolkit.widgets import TextArea
 
         width, height = self._size()
-        if fits(lines, width, height):
+        if fits(lines, width, height, head_rows(self.snapshot, width)):
             return
-        # Wrapped at words to the pane's width (its frame and scroll bar take 3 columns);
-        # prompt_toolkit wraps again whatever a smaller terminal cannot hold.
-        text = "\n".join(row for line in lines for row in wrap(line, width - 3))
+        # Wrapped at words to the pane's width (its frame and scroll bar take 3 columns, and
+        # prompt_toolkit wraps a row that fills the last one); it wraps again whatever a
+        # smaller terminal cannot hold.
+        text = "\n".join(row for line in lines for row in pane_rows(line, width - 4))
         self._pager = TextArea(text, read_only=True, scrollbar=True, wrap_lines=True)
         self._pager_title = f" {title} ({plural(len(lines), 'line')}) "
         self.app.layout.focus(self._pager)
@@ -411,8 +450,12 @@ class LiveScreen:
             event.app.layout.focus(self._input)
 
         @kb.add("q", filter=keys_mode)
+        def _(event: Any) -> None:
+            event.app.exit()
+
         @kb.add("c-c", filter=keys_mode)
         def _(event: Any) -> None:
+            self.interrupted = True
             event.app.exit()
 
         @kb.add(Keys.Any, filter=keys_mode)

@@ -13,6 +13,7 @@ import logging
 import math
 import os
 import random
+import re
 import statistics
 import sys
 from collections import Counter
@@ -23,10 +24,11 @@ from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any, Literal, TextIO, get_args, get_origin, get_type_hints
 
-from launcher.cli.paths import output_dir, writing
+from launcher.cli.options import verb, whole_number
+from launcher.cli.paths import output_folder, writing
 from launcher.core import config, luck
 from launcher.core.config import Settings
-from launcher.core.errors import ConfigError, LauncherError
+from launcher.core.errors import MISSING, ConfigError, LauncherError
 from launcher.firmware.disk import atomic_write
 from launcher.games.cards import SIDES, load_deck
 from launcher.games.flip_attack.bots import BOTS, make_bot
@@ -129,17 +131,55 @@ def parse_bots(text: str, players: int, known: Sequence[str] = tuple(BOTS)) -> l
 RULE_MINIMUM = {"uno_penalty_presses": 0}
 
 
+def split_rule(pair: str, names: Sequence[str], game: str) -> tuple[str, str]:
+    """One ``--rule NAME=VALUE`` as (NAME, the VALUE's text), every game alike: a NAME that
+    is not one of ``names`` (the rules of ``game``) is a ``ConfigError`` that lists them."""
+    name, sep, raw = pair.partition("=")
+    name, raw = name.strip(), raw.strip()
+    if not sep or name not in names:
+        why = f"no such rule in {game}" if sep else "must be NAME=VALUE"
+        raise ConfigError(f"--rule {name}" if name else "--rule", raw if sep else MISSING,
+                          f"{why}; NAME is one of " + ", ".join(names))
+    return name, raw
+
+
+def _rule_reason(message: str, name: str) -> str:
+    """An engine's complaint about one rule, without the name and value the error line
+    shows already (``hand_size = 'x': must be int``, ``hand_size must be ..., not 'x'``)."""
+    message = re.sub(rf"^{re.escape(name)}( = .*?:)? ", "", message)
+    return re.sub(r", not .*$", "", message)
+
+
+def check_each_rule(pairs: Sequence[str], names: Sequence[str], game: str,
+                    build: Callable[[dict[str, Any]], object]) -> dict[str, Any]:
+    """``--rule`` pairs as {name: value}, checked by ``build`` (the game's options from the
+    changes). When they fail together, each is tried alone to name the bad one (``--rule
+    hand_size = 'x'``); a clash of good ones is named as the pairs together."""
+    values = {name: config.parse_value(raw)
+              for name, raw in (split_rule(pair, names, game) for pair in pairs)}
+    try:
+        build(values)
+    except (TypeError, ValueError) as exc:  # ConfigError is a ValueError
+        for name, value in values.items():
+            try:
+                build({name: value})
+            except (TypeError, ValueError) as alone:
+                raise ConfigError(f"--rule {name}", value,
+                                  _rule_reason(_reason(alone), name)) from None
+        raise ConfigError("--rule", ", ".join(pairs), _reason(exc)) from None
+    return values
+
+
+def _reason(exc: Exception) -> str:
+    return exc.reason if isinstance(exc, ConfigError) else str(exc)
+
+
 def check_rule(pair: str, options: type = GameOptions) -> tuple[str, Any]:
     """One ``--rule NAME=VALUE``, checked against the field's type: (name, value).
 
     A bad one is a ``ConfigError`` naming ``--rule NAME`` and what that rule accepts.
     """
-    name, sep, raw = pair.partition("=")
-    name, raw = name.strip(), raw.strip()
-    names = [f.name for f in fields(options)]
-    if not sep or name not in names:
-        raise ConfigError(f"--rule {name}" if name else "--rule", pair,
-                          "must be NAME=VALUE with NAME one of " + ", ".join(names))
+    name, raw = split_rule(pair, [f.name for f in fields(options)], "flip-attack")
     kind = get_type_hints(options)[name]
     value = config.parse_value(raw)
     if get_origin(kind) is Literal:
@@ -171,6 +211,11 @@ def parse_options(pairs: Sequence[str], target: int | None = None,
         why = options.idle(name, players) if players is not None else None
         if why:
             raise ConfigError(f"--rule {name}", value, f"does nothing in flip-attack: {why}")
+    if players is not None:
+        deck = len(load_deck())
+        if players * options.hand_size + 2 > deck:  # as rules.deal refuses, before any game
+            raise ConfigError("--players", players, f"{deck} cards cannot deal "
+                              f"{options.hand_size} to each and turn a first discard")
     return options
 
 
@@ -385,15 +430,8 @@ def parse_uno_options(game: Any, pairs: Sequence[str], target: int | None = None
     """``NAME=VALUE`` rules (``--rule``) over ``game``'s defaults; errors name the option."""
     from launcher.games.uno.rules import UnoOptions
 
-    values: dict[str, Any] = {}
-    for pair in pairs:
-        name, sep, raw = pair.partition("=")
-        name = name.strip()
-        if not sep or name not in UnoOptions.names() or name in game.not_options:
-            names = [n for n in UnoOptions.names() if n not in game.not_options]
-            raise ConfigError(f"--rule {name}", raw or None,
-                              "must be NAME=VALUE with NAME one of " + ", ".join(names))
-        values[name] = config.parse_value(raw.strip())
+    names = [n for n in UnoOptions.names() if n not in game.not_options]
+    values = check_each_rule(pairs, names, game.name, lambda one: game.options(**one))
     if target is not None:
         values["target_score"] = target
     try:
@@ -688,7 +726,15 @@ def cmd_tune(args: argparse.Namespace) -> int:
     new_settings = config.load(args.config)
     bots = parse_bots(args.bots, args.players)
     options = parse_options(args.rule, players=args.players)
-    out = output_dir(args.out, "--out")  # before the games: fail in a second, not a minute
+    # The folder before the games (fail in a second, not a minute); one made for a run
+    # that does not finish (an error, Ctrl-C) is taken away again.
+    with output_folder(args.out, "--out") as out:
+        return _tune(args, out, base_settings, new_settings, bots, options)
+
+
+def _tune(args: argparse.Namespace, out: Path, base_settings: Settings, new_settings: Settings,
+          bots: Sequence[str], options: GameOptions) -> int:
+    """``launcher tune``'s games, plots and report, written into ``out``."""
     bar = _bar(args, 2 * args.games, "tune")
     try:
         tick = bar.update if bar else None
@@ -719,27 +765,15 @@ def cmd_tune(args: argparse.Namespace) -> int:
 # --- registration ---------------------------------------------------------------------------
 
 
-def _at_least(lo: int) -> Callable[[str], int]:
-    def parse(text: str) -> int:
-        try:
-            value = int(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
-        if value < lo:
-            raise argparse.ArgumentTypeError(f"must be at least {lo}")
-        return value
-
-    return parse
-
-
 def _common(p: argparse.ArgumentParser, games: int, table_games: bool) -> None:
     """The options ``simulate`` and ``tune`` share; ``table_games``: the UNO games and gin
     too (simulate), not only UNO Flip Attack (tune)."""
-    p.add_argument("--players", type=_at_least(2), default=4,
+    p.add_argument("--players", type=whole_number(2), default=4,
                    help="players at the table (default 4)")
-    p.add_argument("--games", type=_at_least(1), default=games,
+    p.add_argument("--games", type=whole_number(1), default=games,
                    help=f"whole games, each to the target score (default {games})")
-    p.add_argument("--seed", type=int, default=1, help="seed of every random choice (default 1)")
+    p.add_argument("--seed", type=whole_number(), default=1,
+                   help="seed of every random choice (default 1)")
     p.add_argument("--bots", default="heuristic,random",
                    help="bots by seat, repeated to fill the table: "
                         f"{', '.join(BOTS)}" + ("; the UNO games also random-play"
@@ -752,16 +786,28 @@ def _common(p: argparse.ArgumentParser, games: int, table_games: bool) -> None:
     p.add_argument("--progress", action="store_true",
                    help="show the progress bar even when stderr is not a terminal")
     p.add_argument("--no-progress", action="store_true", help="never show the progress bar")
-    p.add_argument("--jobs", type=_at_least(1), default=default_jobs(), metavar="N",
+    p.add_argument("--jobs", type=whole_number(1), default=default_jobs(), metavar="N",
                    help="processes playing games at once (default: every core, here "
                         f"{default_jobs()}); the results are the same for any N")
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     """Add ``simulate`` and ``tune`` to the ``launcher`` command."""
-    sim = subparsers.add_parser(
-        "simulate", help="play whole games (UNO Flip Attack, UNO, UNO Splash, UNO Flip, Gin "
-                         "Rummy) with bots and print statistics")
+    sim = verb(
+        subparsers, "simulate", help="play whole games (UNO Flip Attack, UNO, UNO Splash, UNO "
+                                     "Flip, Gin Rummy) with bots and print statistics",
+        description="Play whole games with bot players, the launcher drawing the cards (its "
+        "luck model, or with --through-firmware the firmware on the simulated launcher), and "
+        "print statistics: turns, presses, shots, flips and reloads per hand, wins by bot. "
+        "Every random choice follows from --seed and the game's number, so a run gives the "
+        "same summary for any --jobs. Rules, bots and figures: docs/games.md.",
+        examples=["launcher simulate --players 4 --games 1000",
+                  "launcher simulate --through-firmware --games 20   # through the pins",
+                  "launcher simulate --game uno --rule hand_size=5",
+                  "launcher simulate --game gin --variant oklahoma --games 200"],
+        exit_status="0 done, 1 a firmware fault in a --through-firmware game (or a worker "
+        "process died), 2 a bad option, rule or config value (one line naming it), 130 "
+        "Ctrl-C.")
     _common(sim, 100, table_games=True)
     sim.add_argument("--game", default="flip-attack", choices=list(GAMES),
                      help="; ".join(f"{k}: {v.help}" for k, v in GAMES.items()))
@@ -770,7 +816,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     sim.add_argument("--deal-with-launcher", action="store_true",
                      help="table games: deal the hands with the launcher's 'deal N' profile")
     sim.add_argument("--config", metavar="FILE", help="TOML config whose luck to use")
-    sim.add_argument("--target", type=_at_least(1),
+    sim.add_argument("--target", type=whole_number(1),
                      help="points that win a game (default 500)")
     sim.add_argument("--through-firmware", action="store_true",
                      help="draw through the firmware on the simulated launcher (pins and "
@@ -778,11 +824,17 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     sim.set_defaults(func=cmd_simulate)
     add_gin_arguments(sim)
 
-    tune = subparsers.add_parser(
-        "tune", help="compare a luck configuration with the defaults over simulated games",
+    tune = verb(
+        subparsers, "tune",
+        help="compare a luck configuration with the defaults over simulated games",
         description="Play UNO Flip Attack with the default luck and with a config's luck, the "
-                    "same seeds for both, and write a report with plots. Only UNO Flip Attack "
-                    "has luck to tune: the other games deal one card a press.")
+        "same seeds for both, and write a report with plots. Only UNO Flip Attack has luck to "
+        "tune: the other games deal one card a press.",
+        examples=["launcher tune --config docs/examples/wild-party.toml --games 200 --seed 1",
+                  "launcher tune --config my.toml --out my-report   # my-report/report.md"],
+        exit_status="0 the report was written, 2 a bad option or config value (one line "
+        "naming it; no folder is left behind), 130 Ctrl-C (a folder made for the run is "
+        "taken away again).")
     _common(tune, 300, table_games=False)
     tune.add_argument("--game", default="flip-attack",
                       help="flip-attack, the only game with luck to tune (default)")
@@ -808,7 +860,8 @@ def add_gin_arguments(sim: argparse.ArgumentParser) -> None:
 
 def cmd_simulate_gin(args: argparse.Namespace) -> int:
     from launcher.games.gin.bots import BOTS as GIN_BOTS
-    from launcher.games.gin.variants import parse_rule_pairs, variant_rules
+    from launcher.games.gin.rules import GinRules
+    from launcher.games.gin.variants import variant_rules
 
     if args.players not in (None, 2):
         raise ConfigError("--players", args.players, "gin rummy is a game for two players")
@@ -821,10 +874,11 @@ def cmd_simulate_gin(args: argparse.Namespace) -> int:
     if not names:
         raise ConfigError("--bots", args.bots, "name at least one bot")
     bots = [names[i % len(names)] for i in range(2)]
-    overrides = parse_rule_pairs(args.rule)
+    variant = args.variant or "standard"
+    overrides = check_each_rule(args.rule, GinRules.names(), "gin",
+                                lambda one: variant_rules(variant, one))
     if args.target is not None:
         overrides["game_target"] = args.target
-    variant = args.variant or "standard"
     rules = variant_rules(variant, overrides)
     bar = _bar(args, args.games, "simulate")
     try:

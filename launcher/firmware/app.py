@@ -600,13 +600,17 @@ class Launcher:
         self._note("seed", {"seed": seed})
 
     def use_settings(self, settings: Settings) -> None:
-        """Take new luck and timing settings (pins need a restart)."""
+        """Take new luck and timing settings (pins need a restart); a sleep countdown under
+        way starts again at a new ``sleep_after``."""
         if settings.pins != self.settings.pins:
             raise ValueError("pin changes need a restart")
+        sleep_after = settings.timing.sleep_after != self.settings.timing.sleep_after
         self.settings = settings
         self.machine.settings = settings
         self.actuators.motor = settings.motor
         self.actuators.rotator_settings = settings.rotator
+        if sleep_after and self.timer_due("idle") != NEVER:
+            self._set_timer("idle", self.reactor.monotonic() + settings.timing.sleep_after)
 
     def status(self) -> dict[str, Any]:
         mem = self.machine.memory

@@ -299,9 +299,12 @@ class Console:
                  selftest: SelfTestRun | None = None,
                  raw_config: dict[str, Any] | None = None, config_path: Path | None = None,
                  write: Callable[[str], None] | None = None,
-                 reboot: Callable[[], None] | None = None) -> None:
+                 reboot: Callable[[], None] | None = None, seed: int | None = None) -> None:
         self.app = app
         self.sim = sim
+        # The luck seed the firmware started with (its owner drew it: `--seed`, luck.seed or
+        # a fresh one), then the last `seed N`; None: luck.seed says.
+        self.seed = seed
         self.run_selftest = selftest  # the walk-through on a fresh simulated unit
         self.config_path = config_path
         # The configuration as it should be saved, and as the launcher is running it.
@@ -651,10 +654,7 @@ class Console:
                 "shot_rate": round(luck.shot_rate(s), 4), "mean_shot": round(luck.mean_shot(s), 3)}
 
     def _seed_now(self) -> int | None:
-        for _, kind, data in reversed(self.app.history):
-            if kind == "seed":
-                return data["seed"]
-        return self.app.settings.luck.seed
+        return self.seed if self.seed is not None else self.app.settings.luck.seed
 
     def _luck_show(self, a: Args) -> Reply:
         mem = self.app.machine.memory
@@ -698,6 +698,7 @@ class Console:
     def _seed(self, a: Args) -> dict[str, Any]:
         n = a.integer(0, "N", 0)
         self.app.set_seed(n)
+        self.seed = n
         return {"seed": n}
 
     def _stats(self, a: Args) -> dict[str, Any]:

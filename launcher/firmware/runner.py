@@ -49,7 +49,8 @@ def run_firmware(app: Launcher, seed: int, config_path: str | None = None,
         reactor.stop()
 
     install_signal_handlers(reactor.stop)
-    console = Console(app, **(console_extras or {}), raw_config=config.load_raw(config_path),
+    console = Console(app, **(console_extras or {}), seed=seed,
+                      raw_config=config.load_raw(config_path),
                       config_path=Path(config_path) if config_path else None,
                       reboot=restart)
     transport: Transport | None = None

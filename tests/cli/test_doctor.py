@@ -101,6 +101,20 @@ def test_off_a_pi_it_says_so_in_one_line_and_exits_2(tmp_path, capsys):
     captured = capsys.readouterr()
     assert captured.out == ""
     assert len(captured.err.splitlines()) == 1 and "not a Raspberry Pi" in captured.err
+    # What to run instead, off a Pi.
+    assert "`launcher config check FILE`" in captured.err
+    assert "`launcher selftest --auto`" in captured.err
+
+
+def test_off_a_pi_json_answers_in_json_on_stdout(tmp_path, capsys):
+    """It printed the plain line to stderr and no JSON at all."""
+    assert main(["doctor", "--json", "--root", str(tmp_path)]) == 2
+    captured = capsys.readouterr()
+    report = json.loads(captured.out)
+    assert report == {"model": None, "checks": [], "ok": False,
+                      "error": f"not a Raspberry Pi (no Raspberry Pi in "
+                               f"{tmp_path / 'proc/device-tree/model'})"}
+    assert captured.err == ""
 
 
 def test_docs_show_the_healthy_pi_5_output_as_the_command_prints_it(tmp_path, capsys):
@@ -126,7 +140,7 @@ def test_the_doctor_does_not_import_gpiozero():
 @pytest.mark.parametrize(("name", "item", "named"), [
     ("fail-alsa-default-is-hdmi", "alsa default",
      ["/etc/asound.conf", "defaults.pcm.card MAX98357A", "defaults.ctl.card MAX98357A"]),
-    ("fail-amp-sd-on-rotator-in2", "amp SD pin",
+    ("fail-amp-sd-on-deadman", "amp SD pin",
      ["/boot/firmware/config.txt", "dtoverlay=max98357a,no-sdmode"]),
     ("fail-no-strict-gpiod", "strict_gpiod", ["/boot/firmware/config.txt", "dtparam=strict_gpiod"]),
     ("fail-serial0-is-pi5-debug-connector", "serial console",
@@ -147,7 +161,7 @@ def test_each_new_fail_names_the_file_and_the_exact_line(name, item, named, tmp_
 
 
 def test_the_sd_pin_fail_says_which_firmware_pin_is_there(tmp_path):
-    for name, pin, key in (("fail-amp-sd-on-rotator-in2", 4, "rotator_in2"),
+    for name, pin, key in (("fail-amp-sd-on-deadman", 4, "deadman"),
                            ("fail-amp-sdmode-pin-on-amp-enable", 16, "amp_enable")):
         root, commands, _ = build(name, tmp_path / name)
         [result] = [r for r in diagnose(gather(root, recorded(commands)))

@@ -17,6 +17,7 @@ from launcher.cli.play_screen import (
     event_rows,
     export,
     fits,
+    pane_rows,
     rotator_text,
     shot_text,
     snapshot,
@@ -86,6 +87,25 @@ def test_every_fault_has_a_way_out_that_shows_whole_at_80_columns(jammed: Snapsh
     assert way_out("none") == "-"
 
 
+@pytest.mark.parametrize("pattern", [*m.LED_SHOWS, *sorted(m.FAULT_OF_BLINKS)])
+@pytest.mark.parametrize(("width", "height"), SIZES)
+def test_what_the_led_means_shows_whole_at_any_width(jammed: Snapshot, pattern, width, height):
+    """`fast blink: busy, ... (a shot, a turn, the lid open)` is longer than the 64 columns an
+    80-column screen leaves it: it takes a second line (the event list gives one up)."""
+    pytest.importorskip("rich")
+    meaning = m.led_meaning(pattern)
+    lines = export(replace(jammed, led=meaning), width, height).rstrip("\n").split("\n")
+    assert len(lines) == height and all(len(x.rstrip()) <= width for x in lines)
+    assert "SIMULATED" in lines[0] and any("cards" in x and "84 (cartridge" in x for x in lines)
+    start = next(i for i, x in enumerate(lines) if x.startswith("│ LED "))
+    end = next(i for i, x in enumerate(lines) if x.startswith("│ way out "))
+    shown = " ".join(x[len("│ LED "):].strip(" │") for x in lines[start:end])
+    assert " ".join(shown.split()) == meaning
+    assert "…" not in "\n".join(lines[:end])
+    rows = sum(1 for x in lines if "# event press" in x)
+    assert rows == event_rows(height, 1 + 6 + (end - start) + 1 + 2 + 2)
+
+
 def test_a_long_line_wraps_in_the_event_list_and_a_longer_reply_does_not_fit():
     pytest.importorskip("rich")
     status = "ok " + " ".join(f"key{i}=value{i}" for i in range(15))  # 200 columns
@@ -97,6 +117,18 @@ def test_a_long_line_wraps_in_the_event_list_and_a_longer_reply_does_not_fit():
     assert "key14=value14" in text and "…" not in text.split("events")[1]
     assert not fits([f"// row {i}" for i in range(event_rows(24) + 1)], 80, 24)
     assert fits([f"// row {i}" for i in range(event_rows(40))], 120, 40)
+
+
+def test_the_pane_drops_the_wire_prefix_and_wraps_a_help_row_under_its_own_text():
+    text = "every configured pin's level: outputs (PWM as its duty), inputs raw (1 high, 0 low)"
+    line = "// " + "pins".ljust(40) + text
+    rows = pane_rows(line, 77)
+    assert rows[0].startswith("pins    ") and not any("//" in r for r in rows)
+    assert len(rows) == 3 and all(len(r) <= 77 for r in rows)
+    assert all(r.startswith(" " * 40) and r[40] != " " for r in rows[1:])  # under the text
+    assert " ".join(r[40:] for r in rows) == text
+    # A line of one column wraps as the event list does.
+    assert pane_rows("# event " + "x " * 60, 40)[1].startswith("    x")
 
 
 def test_the_rotator_row_says_a_turn_waits():
@@ -149,7 +181,7 @@ def test_a_terminal_without_the_tui_extra_gets_the_line_mode(settings, tmp_path,
     from launcher.cli import play as play_module
 
     monkeypatch.setattr(play_module, "_live_screen", lambda: None)  # as without the extra
-    monkeypatch.setattr("launcher.firmware.runner.install_signal_handlers", lambda stop: None)
+    monkeypatch.setenv("TERM", "xterm-256color")
     quiet = replace(settings, state_path=tmp_path / "s.json",
                     audio=replace(settings.audio, backend="null"))
     out = _Tty()

@@ -26,7 +26,7 @@ def test_play_reads_console_lines_and_says_it_is_simulated(tmp_path):
     proc = subprocess.run([*LAUNCHER, "play", "--seed", "5", "--state", str(tmp_path / "s.json")],
                           input=script, capture_output=True, text=True, timeout=60,
                           env=null_alsa(tmp_path), check=False)
-    assert proc.returncode == 0, proc.stderr
+    assert proc.returncode == 1, proc.stderr  # a line answered `error` (README: exit status)
     out = proc.stdout.splitlines()
     assert out[0].startswith("# SIMULATED launcher")
     finals = [line for line in out if line.startswith(("ok", "error"))]
@@ -92,7 +92,6 @@ def test_play_wait_lines_reuse_one_timer(monkeypatch, tmp_path):
             made.append(self)
 
     monkeypatch.setattr(play_module, "Playground", Recorded)
-    monkeypatch.setattr("launcher.firmware.runner.install_signal_handlers", lambda stop: None)
     settings = cfg.settings_from_dict(cfg.merge(cfg.default_raw(), {
         "audio": {"backend": "null"}, "state": {"path": str(tmp_path / "s.json")}}))
 

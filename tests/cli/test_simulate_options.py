@@ -35,11 +35,53 @@ def test_a_bad_rule_value_is_one_line_naming_the_rule_and_what_it_takes(capsys, 
     assert captured.out == ""
 
 
-def test_an_unknown_rule_lists_the_rules(capsys):
-    assert main(["simulate", "--games", "1", "--rule", "speed=3"]) == 2
+@pytest.mark.parametrize(("game", "rule"), [("flip-attack", "stack_hits"), ("uno", "wild_draw"),
+                                          ("gin", "knock_limit")])
+def test_an_unknown_rule_lists_the_rules_in_the_same_words_for_every_game(capsys, game, rule):
+    assert main(["simulate", "--game", game, "--games", "1", "--rule", "speed=3"]) == 2
     (line,) = capsys.readouterr().err.splitlines()
-    assert line.startswith("error: --rule speed = 'speed=3': must be NAME=VALUE with NAME one of")
-    assert "stack_hits" in line and "hand_size" in line
+    assert line.startswith(f"error: --rule speed = '3': no such rule in {game}; NAME is one of ")
+    assert rule in line and "hand_size" in line
+    assert main(["simulate", "--game", game, "--games", "1", "--rule", "speed"]) == 2
+    (line,) = capsys.readouterr().err.splitlines()
+    assert line.startswith("error: --rule speed = (missing): must be NAME=VALUE; NAME is one of ")
+
+
+@pytest.mark.parametrize(("game", "line"), [
+    ("flip-attack", "error: --rule hand_size = 'x': must be a whole number, at least 1"),
+    ("uno", "error: --rule hand_size = 'x': must be a whole number >= 1"),
+    ("uno-flip", "error: --rule hand_size = 'x': must be a whole number >= 1"),
+    ("gin", "error: --rule hand_size = 'x': must be int (like the default 10)"),
+])
+def test_a_bad_value_names_its_rule_once_in_every_game(capsys, game, line):
+    """It was `--rule = 'hand_size=x': hand_size = 'x': must be int` (gin) and
+    `--rule = 'hand_size=x': hand_size must be ... not 'x'` (uno); an unknown rule was
+    `--rule foo = 'foo=1'` (flip-attack) or `--rule foo = None` (no `=`, uno and gin)."""
+    argv = ["simulate", "--game", game, "--games", "1", "--rule", "max_turns=100"]
+    if game == "gin":
+        argv[-1] = "max_hands=50"
+    assert main([*argv, "--rule", "hand_size=x"]) == 2
+    assert capsys.readouterr().err.splitlines() == [line]
+
+
+@pytest.mark.parametrize("option", ["--seed", "--jobs", "--games", "--players"])
+def test_a_number_that_is_not_one_is_worded_alike_for_every_option(capsys, option):
+    with pytest.raises(SystemExit) as exit_:
+        main(["simulate", option, "x"])
+    assert exit_.value.code == 2
+    assert capsys.readouterr().err.splitlines()[-1] == (
+        f"launcher simulate: error: argument {option}: not a whole number: 'x'")
+
+
+@pytest.mark.parametrize("verb", ["simulate", "tune"])
+def test_more_players_than_the_deck_deals_is_a_bad_value_not_a_failure(capsys, verb):
+    """`simulate --players 16` exited 1 ("112 cards cannot deal 7 to 16") after starting."""
+    argv = [verb, "--players", "16", "--games", "1", "--no-progress"]
+    if verb == "tune":
+        argv += ["--config", "docs/examples/wild-party.toml"]
+    assert main(argv) == 2
+    assert capsys.readouterr().err.splitlines() == [
+        "error: --players = 16: 112 cards cannot deal 7 to each and turn a first discard"]
 
 
 def test_target_zero_names_target(capsys):
@@ -47,7 +89,7 @@ def test_target_zero_names_target(capsys):
         main(["simulate", "--games", "1", "--target", "0"])
     assert exit_.value.code == 2
     err = capsys.readouterr().err.splitlines()
-    assert err[-1] == "launcher simulate: error: argument --target: must be at least 1"
+    assert err[-1] == "launcher simulate: error: argument --target: must be at least 1, not 0"
 
 
 def test_good_rules_are_read_with_their_types():

@@ -1,0 +1,63 @@
+"""What the verbs' command lines share: whole-number options, and help pages with a
+description, examples and the exit status (README.md, "Exit status", is the one rule).
+
+Nothing here costs start-up time: argparse formats a help page only when it is printed.
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Callable, Sequence
+
+
+def whole_number(lo: int | None = None) -> Callable[[str], int]:
+    """An option's type: a whole number, at least ``lo``; every verb words a bad one alike."""
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
+        if lo is not None and value < lo:
+            raise argparse.ArgumentTypeError(f"must be at least {lo}, not {value}")
+        return value
+
+    return parse
+
+
+class HelpFormatter(argparse.HelpFormatter):
+    """Paragraphs filled to the terminal's width; a paragraph with an indented line (the
+    examples) kept line for line; a path or an option never broken at its hyphen."""
+
+    def _fill_text(self, text: str, width: int, indent: str) -> str:
+        import textwrap
+
+        blocks = []
+        for block in text.split("\n\n"):
+            if any(line.startswith(" ") for line in block.splitlines()):
+                blocks.append("\n".join(indent + line for line in block.splitlines()))
+            else:
+                blocks.append(textwrap.fill(" ".join(block.split()), width,
+                                            initial_indent=indent, subsequent_indent=indent,
+                                            break_on_hyphens=False))
+        return "\n\n".join(blocks)
+
+    def _split_lines(self, text: str, width: int) -> list[str]:
+        import textwrap
+
+        return textwrap.wrap(" ".join(text.split()), width, break_on_hyphens=False)
+
+
+def verb(subparsers: argparse._SubParsersAction, name: str, *, help: str, description: str,
+         examples: Sequence[str] = (), exit_status: str = "") -> argparse.ArgumentParser:
+    """A verb's parser: its one-line ``help`` (in ``launcher --help``), a ``description``,
+    ``examples`` (command lines, a ``# comment`` after each if it helps) and what its exit
+    status means."""
+    epilog = []
+    if examples:
+        epilog.append("examples:\n" + "\n".join(f"  {line}" for line in examples))
+    if exit_status:
+        epilog.append(f"exit status: {exit_status}")
+    return subparsers.add_parser(name, help=help, description=description,
+                                 epilog="\n\n".join(epilog) or None,
+                                 formatter_class=HelpFormatter)
