@@ -272,10 +272,11 @@ def test_keeping_a_kernel_run_keeps_what_renders_it_and_no_more(tmp_path: Path):
         report.render_kept(kept)
 
 
-def test_a_bench_run_without_out_leaves_the_committed_page_alone(tmp_path: Path, monkeypatch):
+def test_a_bench_run_without_out_leaves_the_committed_page_alone(tmp_path: Path, monkeypatch,
+                                                                 bench):
     """`python -m bench` rewrote docs/PERFORMANCE.md: a quick look by a user overwrote the
     measured figures with throwaway ones. Without --out it writes ./bench-report now."""
-    suite = _bench("suite", monkeypatch)
+    suite = bench("suite")
     page = REPO / "docs" / "PERFORMANCE.md"
     before = page.read_bytes(), suite.results_file(page).read_bytes()
 

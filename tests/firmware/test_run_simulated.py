@@ -78,7 +78,10 @@ def _counter(lines: list[str], name: str) -> list[int]:
 def test_console_reaches_the_simulated_unit_over_its_pty(tmp_path: Path) -> None:
     with simulated_unit(tmp_path) as (proc, port):
         assert port.startswith("/dev/")
-        first = _console(tmp_path, port, "press\nstatus\nconfig get timing.mash_guard_ms\n")
+        # The first client's shot ends before the second client presses (a press during a
+        # shot is ignored, and on a loaded machine a 2-card shot can take seconds).
+        first = _console(tmp_path, port,
+                         "press\nwait 3\nstatus\nconfig get timing.mash_guard_ms\n")
         script = tmp_path / "presses.txt"
         # Two presses closer than the anti-mash guard count once; `wait` spaces them, and
         # past a shot the first may start too (a press during one is ignored; on a loaded
