@@ -102,19 +102,51 @@ class _Closed:
 
 
 # Pin reads and writes on the press path (the lid, the roller's inputs, nSLEEP, the
-# amplifier, the LED) call the gpiozero pin's ``_get_state`` and ``_set_state``, the two
-# methods every pin factory implements, bound once here, not the device's ``value``: the
+# amplifier, the LED) go to the gpiozero pin, not through the device's ``value``: the
 # device layer adds a blink check and two attribute writes through its guarded
-# ``__setattr__`` to each write, for blinks the launcher never starts, and the pin's
-# ``state`` property one more call, on a path where each call costs cache misses
-# (``python -m bench.press --cpu``). The range is checked here (``_check_speed``). The
-# devices still own their pins: they claimed them, set the PWM frequency, and close them.
+# ``__setattr__`` to each write, for blinks the launcher never starts (``python -m
+# bench.press --cpu``). The range is checked here (``_check_speed``). The devices still own
+# their pins: they claimed them, set the PWM frequency, and close them.
+#
+# The pin's public ``state`` property is, in gpiozero 2.0, exactly a call of the pin's
+# ``_get_state`` or ``_set_state`` (the two hooks every pin factory implements), one call
+# more on a path where each call costs cache misses. ``_bound`` binds the hooks themselves
+# only where it sees that this is still so for the pin's class (``_state_is_the_hooks``);
+# anywhere else, a gpiozero that changed or a pin class of its own, the public property.
+# tests/hal checks, on each pin factory, that both paths agree.
 _CLOSED = _Closed()
+_HOOKS: dict[type, bool] = {}
+
+
+def _state_is_the_hooks(cls: type) -> bool:
+    """Whether ``cls.state`` is gpiozero's own ``Pin.state``, which only calls the pin's
+    ``_get_state`` / ``_set_state``."""
+    known = _HOOKS.get(cls)
+    if known is None:
+        from gpiozero.pins import Pin
+
+        prop = getattr(cls, "state", None)
+        known = _HOOKS[cls] = (
+            issubclass(cls, Pin) and prop is Pin.__dict__.get("state")
+            and isinstance(prop, property) and prop.fget is not None and prop.fset is not None
+            and prop.fget.__code__.co_names == ("_get_state",)
+            and prop.fset.__code__.co_names == ("_set_state",))
+    return known
 
 
 def _bound(pin: Any) -> tuple[Callable[[], float], Callable[[float], None]]:
-    """A pin's own read and write (``_get_state``, ``_set_state``)."""
-    return pin._get_state, pin._set_state
+    """A pin's read and write: its own hooks where its ``state`` is exactly them, else the
+    public ``state`` property."""
+    if isinstance(pin, _Closed) or _state_is_the_hooks(type(pin)):
+        return pin._get_state, pin._set_state
+
+    def read() -> float:
+        return pin.state
+
+    def write(value: float) -> None:
+        pin.state = value
+
+    return read, write
 
 
 class GpioInput:
@@ -132,7 +164,7 @@ class GpioInput:
         self.name = name or f"GPIO {pin}"
         # bounce_time stays None: debouncing is done in firmware (mock pins ignore it).
         self._dev = DigitalInputDevice(pin, pull_up=True, bounce_time=None, pin_factory=factory)
-        self._read = self._dev.pin._get_state  # see the module's note on pin reads
+        self._read = _bound(self._dev.pin)[0]  # see the module's note on pin reads
         # A tuple, replaced whole on each change: the pin thread walks the one it found.
         self._subscribers: tuple[Callable[[bool], None], ...] = ()
         self.on_error: Callable[[BaseException, str], None] = _log_callback_error
@@ -183,7 +215,7 @@ class GpioInput:
     def close(self) -> None:
         self._subscribers = ()
         self._dev.close()
-        self._read = _CLOSED._get_state
+        self._read = _bound(_CLOSED)[0]
 
 
 def _log_callback_error(exc: BaseException, where: str) -> None:
@@ -235,8 +267,8 @@ class HBridgeMotor:
         except BaseException:
             self._in1.close()  # let IN1 go again: the caller gets no motor to close
             raise
-        self._in1_write = self._in1.pin._set_state  # see the module's note on pin writes
-        self._in2_write = self._in2.pin._set_state
+        self._in1_write = _bound(self._in1.pin)[1]  # see the module's note on pin writes
+        self._in2_write = _bound(self._in2.pin)[1]
 
     def levels(self) -> dict[int, float]:
         """Each input's PWM duty (0..1): IN1 at the speed while running, both 1 braking."""
@@ -276,7 +308,7 @@ class HBridgeMotor:
         self.stop(brake=False)
         self._in1.close()
         self._in2.close()
-        self._in1_write = self._in2_write = _CLOSED._set_state
+        self._in1_write = self._in2_write = _bound(_CLOSED)[1]
 
 
 class GpioRotator:

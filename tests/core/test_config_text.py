@@ -112,4 +112,10 @@ def test_ordinary_paths_and_ports_are_accepted() -> None:
                        ("audio.pack", "/etc/launcher/sounds/mine"), ("audio.pack", "default"),
                        ("audio.pack", "~/.local/share/launcher/sounds/mine"),
                        ("console.port", ""), ("console.port", "/dev/ttyUSB0")]:
-        config.set_key(raw, key, value)
+        new = config.set_key(raw, key, value)
+        section, name = key.split(".")
+        assert new[section][name] == value  # taken as it was given
+        settings = config.settings_from_dict(new)
+        got = {"state.path": str(settings.state_path), "audio.pack": settings.audio.pack,
+               "console.port": settings.console.port}[key]
+        assert got == value, key

@@ -221,3 +221,31 @@ def test_motor_pin_writes_never_pass_through_a_forward_drive_when_stopping(facto
         motor.stop(brake=False)
         assert seen and all(not (in1 > 0 and in2 == 0) for in1, in2 in seen), seen
     motor.close()
+
+
+def test_a_pin_class_whose_state_is_its_own_is_read_through_it(factory):
+    """A gpiozero whose ``state`` no longer just calls the hooks (or a pin class of its own)
+    gets the public property, never the hooks behind its back."""
+    from gpiozero.pins.mock import MockPWMPin
+
+    from hal.gpio import _bound, _state_is_the_hooks
+
+    class Counting(MockPWMPin):
+        reads = 0
+
+        @property
+        def state(self):
+            Counting.reads += 1
+            return self._get_state()
+
+        @state.setter
+        def state(self, value):
+            self._set_state(value)
+
+    assert _state_is_the_hooks(MockPWMPin) and not _state_is_the_hooks(Counting)
+    pin = factory.pin(21)
+    pin.function = "output"
+    pin.__class__ = Counting
+    read, write = _bound(pin)
+    write(1)
+    assert read() == 1 and Counting.reads == 1

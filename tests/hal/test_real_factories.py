@@ -252,6 +252,26 @@ def test_a_subscriber_that_raises_never_reaches_the_library_and_the_next_edge_st
     board.close()
 
 
+def test_the_pin_fast_path_and_gpiozeros_public_state_agree(real):
+    """hal/gpio.py binds the pins' own hooks only where ``Pin.state`` is exactly them."""
+    from hal.gpio import _state_is_the_hooks
+
+    factory, hw = real
+    out = GpioOutput(PINS.motor_sleep, factory)
+    inp = GpioInput(PINS.button, factory)
+    assert _state_is_the_hooks(type(out.pin)) and _state_is_the_hooks(type(inp.pin))
+    out.on()  # the fast path
+    assert out.pin.state == 1 and hw.level(PINS.motor_sleep) == 1  # the public path
+    out.pin.state = 0
+    assert out.is_active is False and hw.level(PINS.motor_sleep) == 0
+    hw.drive(PINS.button, 0)
+    assert inp.is_active is True and inp.pin.state == 0
+    hw.drive(PINS.button, 1)
+    assert inp.is_active is False and inp.pin.state == 1
+    out.close()
+    inp.close()
+
+
 def test_board_levels_read_the_real_pins(real):
     """What the console's `pins` shows: outputs' levels and duties, inputs RAW (the pulled-up
     switches read 1 while open, 0 when something pulls them to ground)."""
