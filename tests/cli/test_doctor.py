@@ -126,7 +126,7 @@ def test_the_doctor_does_not_import_gpiozero():
 @pytest.mark.parametrize(("name", "item", "named"), [
     ("fail-alsa-default-is-hdmi", "alsa default",
      ["/etc/asound.conf", "defaults.pcm.card MAX98357A", "defaults.ctl.card MAX98357A"]),
-    ("fail-amp-sd-on-rotator-in2", "amp SD pin",
+    ("fail-amp-sd-on-a-firmware-pin", "amp SD pin",
      ["/boot/firmware/config.txt", "dtoverlay=max98357a,no-sdmode"]),
     ("fail-no-strict-gpiod", "strict_gpiod", ["/boot/firmware/config.txt", "dtparam=strict_gpiod"]),
     ("fail-serial0-is-pi5-debug-connector", "serial console",
@@ -147,7 +147,7 @@ def test_each_new_fail_names_the_file_and_the_exact_line(name, item, named, tmp_
 
 
 def test_the_sd_pin_fail_says_which_firmware_pin_is_there(tmp_path):
-    for name, pin, key in (("fail-amp-sd-on-rotator-in2", 4, "rotator_in2"),
+    for name, pin, key in (("fail-amp-sd-on-a-firmware-pin", 4, "power_contact_sense"),
                            ("fail-amp-sdmode-pin-on-amp-enable", 16, "amp_enable")):
         root, commands, _ = build(name, tmp_path / name)
         [result] = [r for r in diagnose(gather(root, recorded(commands)))
