@@ -306,6 +306,11 @@ def boot_gpio_line(pins: Pins) -> str | None:
     return f"gpio={','.join(map(str, numbers))}=op,dl" if numbers else None
 
 
+def boot_line_text() -> str:
+    """The default pins' config.txt line (hardware/pinout.md)."""
+    return f"{boot_gpio_line(default_pins())}\n"
+
+
 # --- the netlist --------------------------------------------------------------------------
 
 @dataclass(frozen=True)
@@ -620,6 +625,22 @@ def stall_table(windings: tuple[float, ...] = (1.0, 1.3, 1.6, 1.9, 2.5)) -> str:
         cells = [f"{stall_current(fresh, w):.1f} A" for _, (_, fresh) in packs]
         cells.append(f"{stall_current(VM_FRESH, w, through_driver=False):.1f} A")
         rows.append(f"| {w:g} | " + " | ".join(cells) + " |")
+    return "\n".join(rows) + "\n"
+
+
+def contact_rating_table() -> str:
+    """The power contact's published rating against the currents it must carry."""
+    r = POWER_CONTACT
+    worst = roller_stall_worst()
+    rotator = max(stall_current(fresh, ROTATOR_WINDING[0]) for _, fresh in VM_PACKS.values())
+    rows = ["| what | current | the contact's rating (8 VDC) | margin |", "|---|---:|---:|---:|"]
+    for what, amps, rating, name in (
+            ("roller stalled, lowest winding, freshest pack (steady)", worst, r.resistive,
+             "resistive"),
+            ("roller stalled, as a motor load's inrush", worst, r.inrush_no, "inrush, NO"),
+            ("rotator stalled, lowest winding, freshest pack", rotator, r.resistive,
+             "resistive")):
+        rows.append(f"| {what} | {amps:.1f} A | {rating:g} A ({name}) | {rating / amps:.1f}× |")
     return "\n".join(rows) + "\n"
 
 

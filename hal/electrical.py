@@ -825,3 +825,111 @@ class _Evaluation:
         share = round(min(abs(dv) / max(self.world.vm, 0.1), 2.0), 4)
         return Drive(forward=share, volts=round(dv, 3)) if dv > 0 else \
             Drive(reverse=share, volts=round(dv, 3))
+
+
+# --- tables of the copper, solved (hardware/power.md, docs/blocks.py) ---------------------
+
+_BOOT_TARGETS = (  # (pin key, the terminal it drives, that input's low threshold, the part)
+    ("motor_in1", "U1.AIN1", "vil_in", "DRV8833 AIN1"),
+    ("motor_in2", "U1.AIN2", "vil_in", "DRV8833 AIN2"),
+    ("motor_sleep", "U1.nSLEEP", "vil_sleep", "DRV8833 nSLEEP"),
+    ("rotator", "U1.BIN1", "vil_in", "DRV8833 BIN1"),
+    ("rotator_in2", "U1.BIN2", "vil_in", "DRV8833 BIN2"),
+    ("deadman", "U2.B", "cmos", "TPUL2G123 B"),
+    ("amp_enable", "U3.SD", "sd", "MAX98357A SD"),
+)
+SD_OFF = 0.16  # V: below it the MAX98357A is shut down (datasheet, SD_MODE)
+
+
+def _volts(model: Model, terminal: str, world: World) -> float | None:
+    node = model.node_of(terminal)
+    return model.solve({}, world).volts.get(node) if node else None
+
+
+def boot_levels_table() -> str:
+    """What each must-stay-low input sees while the Pi boots (every GPIO an input with its
+    power-on pull), at both ends of the Pi's pull range, in the unit with every pin wired
+    (hal.circuit.wired_pins: dead-man fitted), and on a unit whose nSLEEP was left on the
+    old GPIO 6 (pulled up) with its 2.2 kΩ pull-down missing."""
+    from hal.circuit import (
+        DRIVERS,
+        PI_PULL_OHMS,
+        circuit,
+        header_pin,
+        power_on_pull,
+        wired_pins,
+    )
+
+    spec = DRIVERS["DRV8833"]
+    limits = {"vil_in": spec.vil_in, "vil_sleep": spec.vil_sleep, "cmos": CMOS_VIL,
+              "sd": SD_OFF}
+    rows = ["| pin | GPIO (header) | pulled at power-on | drives | volts there at power-on "
+            "(Pi pulls 33 / 73 kΩ) | reads low below | |", "|---|---|---|---|---:|---:|---|"]
+
+    def row(label: str, model: Model, key: str, terminal: str, limit: str, part: str) -> None:
+        bcm = getattr(model.circuit.pins, key)
+        seen = [_volts(model, terminal, World(pi="boot", pull_ohms=r)) for r in PI_PULL_OHMS]
+        shown = " / ".join("floating" if v is None else f"{v:.2f} V" for v in seen)
+        low = all(v is not None and v < limits[limit] for v in seen)
+        rows.append(f"| {label} | {bcm} ({header_pin(bcm)}) | {power_on_pull(bcm)} | {part} | "
+                    f"{shown} | {limits[limit]:g} V | {'low' if low else '**not low**'} |")
+
+    nsleep = "U1.nSLEEP"
+    unit = Model(circuit(wired_pins()))
+    for key, terminal, limit, part in _BOOT_TARGETS:
+        if key == "motor_sleep":
+            row("`motor_sleep` (CLR)", unit, key, "U2.CLR", "cmos", "TPUL2G123 CLR")
+            row("nSLEEP (the one-shot's Q)", unit, key, nsleep, limit, part)
+            continue
+        row(f"`{key}`", unit, key, terminal, limit, part)
+    from dataclasses import replace as _replace
+
+    old = Model(circuit(_replace(wired_pins(), motor_sleep=6, sleep_sense=None, deadman=None)),
+                PartFailure("R3", "open"))
+    row("`motor_sleep` on GPIO 6, no pull-down (before)", old, "motor_sleep", nsleep,
+        "vil_sleep", "DRV8833 nSLEEP")
+    return "\n".join(rows) + "\n"
+
+
+def readback_table() -> str:
+    """The read-backs' levels at the Pi (its pull-up at both ends of its range): the power
+    contact's with the driver asleep, nSLEEP's driven and let go."""
+    from hal.circuit import PI_PULL_OHMS, circuit, default_pins
+
+    pins = default_pins()
+    sound = Model(circuit(pins))
+    rows = ["| read-back | state | volts at the GPIO (Pi pulls 33 / 73 kΩ) | the Pi reads |",
+            "|---|---|---:|---|"]
+
+    def row(label: str, state: str, model: Model, key: str, world: World,
+            levels: Mapping[int, float]) -> None:
+        bcm = getattr(pins, key)
+        seen = [model.solve(levels, replace(world, pull_ohms=r)) for r in PI_PULL_OHMS]
+        volts = [s.volts.get(model.node_of(f"PI.GPIO{bcm}") or "") for s in seen]
+        reads = {s.reads[bcm] for s in seen}
+        shown = " / ".join("floating" if v is None else f"{v:.2f} V" for v in volts)
+        rows.append(f"| {label} | {state} | {shown} | "
+                    f"{'/'.join('high' if r else 'low' for r in sorted(reads))} |")
+
+    asleep = {pins.motor_sleep: 0.0}
+    awake = {pins.motor_sleep: 1.0}
+    row("`power_contact_sense`", "lid shut: contact closed, driver asleep", sound,
+        "power_contact_sense", World(lid="closed"), asleep)
+    row("`power_contact_sense`", "lid ajar: contact open, driver asleep", sound,
+        "power_contact_sense", World(lid="ajar"), asleep)
+    row("`power_contact_sense`", "lid ajar, contact welded", Model(
+        circuit(pins), PartFailure("S3", "welded")), "power_contact_sense", World(lid="ajar"),
+        asleep)
+    row("`sleep_sense`", "nSLEEP driven high", sound, "sleep_sense", World(), awake)
+    row("`sleep_sense`", "nSLEEP driven low", sound, "sleep_sense", World(), asleep)
+    cut = Model(circuit(pins), NetOpen("motor_sleep", 1))
+    row("`sleep_sense`", "motor_sleep's wire off (the pull-down holds nSLEEP)", cut,
+        "sleep_sense", World(), awake)
+    lines = "\n".join(rows) + "\n"
+    # And what that wire off leaves at the driver's pin, against its VIL.
+    v = [cut.solve(awake, World(pull_ohms=r)).volts.get(cut.node_of("U1.nSLEEP") or "")
+         for r in PI_PULL_OHMS]
+    shown = " / ".join(f"{x:.2f} V" for x in v if x is not None)
+    return lines + (f"\nWith that wire off, nSLEEP itself sits at {shown} (the read-back's "
+                    f"pull-up against the 2.2 kΩ pull-down), under the driver's VIL of "
+                    f"{circuit(pins).driver.vil_sleep:g} V.\n")
