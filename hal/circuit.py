@@ -212,6 +212,9 @@ class PinRole:
     suggested: int
     low_at_power_on: bool = False
     why_off: str = ""  # for a pin off by default: when to wire it
+    # An input joined to a must-stay-low node (the nSLEEP read-back): its own power-on pull
+    # reaches that node too, so it must be a pull-down.
+    pulled_down_at_power_on: bool = False
 
     @property
     def is_output(self) -> bool:
@@ -230,7 +233,8 @@ PIN_ROLES: tuple[PinRole, ...] = (
             low_at_power_on=True),
     PinRole("sleep_sense", "in", "nSLEEP read-back",
             "from nSLEEP at the driver through 1 kΩ; reads what the driver sees "
-            "(the one-shot's Q with the dead-man)", 6, 6),
+            "(the one-shot's Q with the dead-man); on a GPIO pulled down at power-on",
+            25, 25, pulled_down_at_power_on=True),
     PinRole("exit_beam", "in", "exit beam receiver",
             "open-collector output, 10 kΩ pull-up; low while a card blocks it", 27, 27),
     PinRole("lid_closed", "in", "lid closed switch",
@@ -250,7 +254,7 @@ PIN_ROLES: tuple[PinRole, ...] = (
             "H-bridge BIN1 or MOSFET gate; 10 kΩ pull-down", 24, 24, low_at_power_on=True),
     PinRole("home", "in", "home detent sensor",
             "Hall switch output; low at a 180° detent; 100 nF across the sensor's VDD and "
-            "GND", 25, 25),
+            "GND", 6, 6),
     PinRole("yellow_back", "in", "side sensor",
             "Hall switch output; low when the yellow half faces the back; 100 nF across the "
             "sensor's VDD and GND", 5, 5),
@@ -284,18 +288,20 @@ def wired_pins() -> Pins:
 
 def pin_problems(pins: Pins) -> list[tuple[str, str]]:
     """(key, why) for every pin that breaks a rule of the circuit: an output that must stay
-    low from power-on put on a GPIO the SoC pulls up until software claims it."""
+    low from power-on, or an input joined to one (the nSLEEP read-back), put on a GPIO the
+    SoC pulls up until software claims it."""
     problems = []
     for role in PIN_ROLES:
         bcm = getattr(pins, role.key, None)
-        if bcm is None or not role.low_at_power_on:
+        if bcm is None or not (role.low_at_power_on or role.pulled_down_at_power_on):
             continue
         if power_on_pull(bcm) == "up":
+            what = (f"the {role.part} would read high" if role.is_output else
+                    f"its pull-up would lift nSLEEP through the {role.part}")
             problems.append((role.key, f"GPIO {bcm} is pulled up at power-on (the Pi pulls "
-                             f"GPIO 0-8 up until software claims them), so the {role.part} "
-                             f"would read high while the Pi boots: use one of GPIO 9-27, "
-                             f"pulled down at power-on (GPIO {role.suggested} is suggested; "
-                             f"hardware/pinout.md)"))
+                             f"GPIO 0-8 up until software claims them), so {what} while "
+                             f"the Pi boots: use one of GPIO 9-27, pulled down at power-on "
+                             f"(GPIO {role.suggested} is suggested; hardware/pinout.md)"))
     return problems
 
 
@@ -482,6 +488,9 @@ def circuit(pins: Pins, build: Build | None = None) -> Circuit:
         wire("rot_m1", "D2.K")
         wire("rot_out2", "M2.2", "D2.A", "Q1.D", "C2.2")
         wire("PGND", "Q1.S", "U1.BIN1", "U1.BIN2")
+        wire("bout1_unused", "U1.BOUT1")  # channel B is not used: its outputs go nowhere
+        wire("bout2_unused", "U1.BOUT2")
+        gpio("rotator_in2")  # set anyway (hardware/pinout.md says not to): a pin to nothing
 
     # The lid's sensing switches (gold contacts, wetting pull-ups) and the other inputs.
     part("S1", SPDT, "lid sensing switch (NO: shut, NC: not shut)", ("COM", "NO", "NC"),
@@ -493,6 +502,8 @@ def circuit(pins: Pins, build: Build | None = None) -> Circuit:
     if gpio("lid_closed_nc"):
         wire("lid_closed_nc", "S1.NC")
         res("R7", 2.2e3, "wetting pull-up on lid_closed_nc", "3V3", "lid_closed_nc", "r2k2")
+    else:
+        wire("s1_nc_unused", "S1.NC")  # the NC twin not wired: its contact goes nowhere
     part("S2", CONTACT, "lid fully-open sensing switch", ("COM", "NO"), value="SS-01GL",
          actuator="lid_full", bom="sensing")
     wire("GND", "S2.COM")
@@ -728,16 +739,17 @@ BOM: tuple[BomLine, ...] = (
             "short; holds 2 A, trips at 4 A, so not a stall)", "Littelfuse RXEF200", 0.50),
     BomLine("stripboard", "stripboard, Dupont jumpers, JST-XH connectors, heat-shrink",
             "generic", 5.00, qty=1),
-    BomLine("oneshot", "dead-man enable: retriggerable one-shot ([power.md](power.md))",
+    BomLine("oneshot", "optional dead-man enable: retriggerable one-shot ([power.md](power.md))",
             "TI TPUL2G123 (SOIC-16)", 1.00, optional="dead-man"),
-    BomLine("oneshot_adapter", "dead-man enable: SOIC-16 to DIP adapter board",
+    BomLine("oneshot_adapter", "optional dead-man enable: SOIC-16 to DIP adapter board",
             "generic SOIC-16 adapter", 0.50, qty=1, optional="dead-man"),
-    BomLine("oneshot_rc", "dead-man enable: Rext 39 kΩ 1 %", "generic 1/4 W metal film", 0.05,
+    BomLine("oneshot_rc", "optional dead-man enable: Rext 39 kΩ 1 %",
+            "generic 1/4 W metal film", 0.05, optional="dead-man"),
+    BomLine("oneshot_cext", "optional dead-man enable: Cext 1 µF film, 5 % (not X7R ceramic: "
+            "it drifts with voltage and temperature)", "WIMA MKS2 1 µF 63 V", 0.40,
             optional="dead-man"),
-    BomLine("oneshot_cext", "dead-man enable: Cext 1 µF film, 5 % (not X7R ceramic: it drifts "
-            "with voltage and temperature)", "WIMA MKS2 1 µF 63 V", 0.40, optional="dead-man"),
-    BomLine("oneshot_decoupling", "dead-man enable: 100 nF decoupling at the one-shot's VCC",
-            "generic ceramic", 0.10, optional="dead-man"),
+    BomLine("oneshot_decoupling", "optional dead-man enable: 100 nF decoupling at the "
+            "one-shot's VCC", "generic ceramic", 0.10, optional="dead-man"),
 )
 
 
@@ -764,17 +776,25 @@ def bom_table() -> str:
     qty = bom_quantities()
     rows = ["| # | part | example part number | qty | unit price | line |",
             "|---|---|---|---|---|---|"]
+    deadman: list[int] = []
     for n, line in enumerate(BOM, start=1):
-        item = line.item if not line.optional else f"{line.item} (only {line.optional})"
+        item = line.item
+        if line.optional and line.optional != "dead-man":
+            item = f"{item} (only {line.optional})"
+        if line.optional == "dead-man":
+            deadman.append(n)
         q = qty.get(line.key, 0)
         rows.append(f"| {n} | {item} | {line.example} | {q} | {line.unit_usd:.2f} | "
                     f"{q * line.unit_usd:.2f} |")
     total = sum(qty.get(line.key, 0) * line.unit_usd for line in BOM)
-    optional = sum(qty.get(line.key, 0) * line.unit_usd for line in BOM if line.optional)
+    extra = sum(qty.get(line.key, 0) * line.unit_usd for line in BOM
+                if line.optional == "dead-man")
     rows.append("")
-    rows.append(f"**Total: about {total:.2f} USD**, Pi included, the optional parts (dead-man, "
-                f"option B: {optional:.2f} USD) included: about {total - optional:.2f} USD "
-                "without them.")
+    rows.append(f"**Total: about {total:.2f} USD**, Pi included, the optional dead-man parts "
+                f"(lines {deadman[0]}–{deadman[-1]}, {extra:.2f} USD) included: about "
+                f"{total - extra:.2f} USD without them (option B's diode, line "
+                f"{next(n for n, b in enumerate(BOM, 1) if b.key == 'schottky')}, is counted "
+                "in both: it replaces nothing in the parts list).")
     return "\n".join(rows) + "\n"
 
 
@@ -823,8 +843,8 @@ def readme_pins_table() -> str:
     for r in PIN_ROLES:
         bcm = str(r.default) if r.default is not None else \
             f"-1 (none; GPIO {r.suggested} suggested)"
-        rows.append(f"| `{r.key}` | {bcm} | {r.part}: {r.wiring.split(';')[0]} | "
-                    f"{_direction(r)} |")
+        wiring = r.wiring.split(";")[0].replace("](power.md)", "](hardware/power.md)")
+        rows.append(f"| `{r.key}` | {bcm} | {r.part}: {wiring} | {_direction(r)} |")
     return "\n".join(rows) + "\n"
 
 

@@ -182,3 +182,28 @@ def test_the_healthy_fixtures_hold_what_install_sh_writes(name, tmp_path):
     if dropin.exists():
         assert dropin.read_text() == (REPO / "systemd/pigpiod-launcher.conf").read_text()
         assert "pigpiod.service.d/launcher.conf" in out
+
+
+def test_an_old_units_nsleep_on_a_pin_pulled_up_at_power_on_is_a_config_fail(tmp_path):
+    """nSLEEP on GPIO 6 (the wiring before): the config's own rule, named with its fix."""
+    root, commands, _ = build("fail-nsleep-on-a-pin-pulled-up", tmp_path)
+    [result] = [r for r in diagnose(gather(root, recorded(commands))) if r.item == "config"]
+    assert result.status == FAIL
+    assert "pins.motor_sleep = 6: GPIO 6 is pulled up at power-on" in result.detail
+    assert "GPIO 9-27" in result.detail
+
+
+@pytest.mark.parametrize(("name", "item", "named"), [
+    ("fail-boot-pulls-missing", "boot pulls",
+     ["GPIO 11 (pins.motor_sleep)", "GPIO 16 (pins.amp_enable)", "GPIO 24 (pins.rotator)"]),
+    ("fail-nc-twin-off", "safety pins",
+     ["pins.lid_closed_nc = -1", "pins.power_contact_sense = -1"]),
+])
+def test_the_circuit_checks_name_each_pin_they_miss(name, item, named, tmp_path):
+    root, commands, _ = build(name, tmp_path)
+    [result] = [r for r in diagnose(gather(root, recorded(commands))) if r.item == item]
+    assert result.status == FAIL
+    for text in named:
+        assert text in result.detail, (text, result.detail)
+    if item == "boot pulls":
+        assert "GPIO 12" not in result.detail and "GPIO 13" not in result.detail  # on it

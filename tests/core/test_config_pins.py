@@ -117,14 +117,15 @@ def test_rotator_defaults():
 
 
 @pytest.mark.parametrize("key", ["motor_sleep", "deadman", "motor_in1", "motor_in2", "rotator",
-                                 "rotator_in2", "amp_enable"])
+                                 "rotator_in2", "amp_enable", "sleep_sense"])
 @pytest.mark.parametrize("bcm", [4, 5, 6, 8])
 def test_an_output_that_must_stay_low_is_refused_on_a_pin_pulled_up_at_power_on(
         tmp_path: Path, key: str, bcm: int):
     """The old nSLEEP pin (GPIO 6) and dead-man pin (GPIO 4) come up pulled high on every
-    Pi: only an external pull-down held the driver asleep while the Pi booted."""
+    Pi: only an external pull-down held the driver asleep while the Pi booted. The nSLEEP
+    read-back is joined to nSLEEP, so its power-on pull must be a pull-down too."""
     # The inputs that sit on those pins by default move to GPIO 20 out of the way.
-    free = {4: "", 5: "yellow_back = 20\n", 6: "sleep_sense = 20\n",
+    free = {4: "", 5: "yellow_back = 20\n", 6: "home = 20\n",
             8: "power_contact_sense = 20\n"}[bcm]
     path = tmp_path / "launcher.toml"
     path.write_text(f"[pins]\n{free}{key} = {bcm}\n")
@@ -144,8 +145,7 @@ def test_the_same_outputs_on_pins_pulled_down_at_power_on_are_taken(tmp_path: Pa
     assert getattr(config.load(path).pins, key) == bcm
 
 
-@pytest.mark.parametrize("key", ["lid_closed_nc", "power_contact_sense", "sleep_sense",
-                                 "button", "home"])
+@pytest.mark.parametrize("key", ["lid_closed_nc", "power_contact_sense", "button", "home"])
 def test_inputs_may_sit_on_a_pin_pulled_up_at_power_on(tmp_path: Path, key: str):
     """An input's power-on pull moves nothing: the rule is only for outputs."""
     taken = {v: k for k, v in vars(config.load().pins).items() if v is not None}
@@ -170,7 +170,7 @@ def test_safe_stop_reads_pins_the_rules_refuse(tmp_path: Path):
     """safe-stop must drive low whatever pins a unit was wired to (an old unit's nSLEEP on
     GPIO 6, say): the circuit's rules are skipped for it."""
     path = tmp_path / "launcher.toml"
-    path.write_text("[pins]\nmotor_sleep = 6\nsleep_sense = -1\n")
+    path.write_text("[pins]\nmotor_sleep = 6\nhome = 25\nsleep_sense = -1\n")  # as wired before
     with pytest.raises(ConfigError):
         config.load(path)
     assert config.load(path, circuit_rules=False).pins.motor_sleep == 6
