@@ -884,7 +884,8 @@ def boot_levels_table() -> str:
         row(f"`{key}`", unit, key, terminal, limit, part)
     from dataclasses import replace as _replace
 
-    old = Model(circuit(_replace(wired_pins(), motor_sleep=6, sleep_sense=None, deadman=None)),
+    old = Model(circuit(_replace(wired_pins(), motor_sleep=6, home=25, sleep_sense=None,
+                                 deadman=None)),
                 PartFailure("R3", "open"))
     row("`motor_sleep` on GPIO 6, no pull-down (before)", old, "motor_sleep", nsleep,
         "vil_sleep", "DRV8833 nSLEEP")
