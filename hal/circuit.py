@@ -22,6 +22,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
 from types import MappingProxyType
+from typing import NamedTuple
 
 from hal.base import Pins
 
@@ -58,6 +59,9 @@ VM_PACKS = {"3×C alkaline (the toy's)": (4.5, 4.8), "4×AA NiMH": (4.8, 5.4),
             "4×AA alkaline": (6.0, 6.4)}
 
 # --- parts ---------------------------------------------------------------------------------
+
+# The records below are NamedTuples, not dataclasses: this module is imported by `launcher
+# run` (the config's pin rules), and a dataclass costs ten times a NamedTuple to define.
 
 # Kinds of part, and the failure modes the model can inject for each (``hal.electrical``).
 RESISTOR, CAPACITOR, TVS, DIODE = "resistor", "capacitor", "tvs", "diode"
@@ -106,8 +110,7 @@ COMMON_CAUSES: Mapping[str, str] = MappingProxyType({
 })
 
 
-@dataclass(frozen=True)
-class Part:
+class Part(NamedTuple):
     """One part: its reference, what it is, its pins, and what the model needs of it."""
 
     ref: str
@@ -124,8 +127,7 @@ class Part:
         return FAILURE_MODES[self.kind]
 
 
-@dataclass(frozen=True)
-class Net:
+class Net(NamedTuple):
     """One net: its terminals in the order its wire runs; ``gpio`` and ``key`` when a pin of
     the Pi is on it; ``rail`` for a supply; ``reaches`` the rails it can be shorted to."""
 
@@ -160,8 +162,7 @@ class Build:
             raise ValueError(f"rotator {self.rotator!r}: bridge or mosfet")
 
 
-@dataclass(frozen=True)
-class DriverSpec:
+class DriverSpec(NamedTuple):
     """What the model needs of a dual H-bridge (its datasheet's figures)."""
 
     vm_min: float  # V: below this the bridges are off (the recommended minimum supply)
@@ -198,8 +199,7 @@ MOSFET_VTH = (0.65, 1.45)
 
 # --- the pins -----------------------------------------------------------------------------
 
-@dataclass(frozen=True)
-class PinRole:
+class PinRole(NamedTuple):
     """What a ``[pins]`` key is: its direction, its part and wiring (pinout.md's words),
     its default (None: off, -1 in the file) and the GPIO to use for it, and whether it
     must read low from power-on (an output that wakes or drives something when high)."""
@@ -593,8 +593,7 @@ ROLLER_WINDING = (1.0, 2.5)
 ROTATOR_WINDING = (8.0, 30.0)
 
 
-@dataclass(frozen=True)
-class ContactRating:
+class ContactRating(NamedTuple):
     """A power contact's published DC rating, at the lowest DC voltage its table gives."""
 
     part: str
@@ -663,8 +662,7 @@ def roller_stall_worst() -> float:
 
 # --- the bill of materials -----------------------------------------------------------------
 
-@dataclass(frozen=True)
-class BomLine:
+class BomLine(NamedTuple):
     """One line of hardware/bom.md: ``key`` is what parts name in ``Part.bom``; ``qty`` 0
     counts the parts of the wired unit (``wired_pins()``, bridge rotator) that name it."""
 

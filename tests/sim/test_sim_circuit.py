@@ -126,7 +126,7 @@ def test_the_one_shot_holds_nsleep_only_while_edges_come():
 
 
 def test_clr_low_ends_the_pulse_at_once():
-    reactor, s = sim(DEADMAN)
+    _, s = sim(DEADMAN)
     run_roller(s)
     s.board.deadman.on()
     assert s.motor_running
