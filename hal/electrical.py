@@ -402,22 +402,14 @@ class Model:
         self.circuit = circuit
         self.fault: Fault | None = None
         self._cache: dict[tuple, Solution] = {}
-        self._outputs = tuple(sorted(
-            (getattr(circuit.pins, r.key), r.key) for r in ROLES.values()
+        #: The Pi's outputs, by BCM number: the pins ``solve`` takes levels of.
+        self.output_pins: tuple[int, ...] = tuple(sorted(
+            getattr(circuit.pins, r.key) for r in ROLES.values()
             if r.is_output and getattr(circuit.pins, r.key) is not None))
-        self._inputs = tuple(sorted(
+        self.input_pins: tuple[int, ...] = tuple(sorted(
             getattr(circuit.pins, r.key) for r in ROLES.values()
             if not r.is_output and getattr(circuit.pins, r.key) is not None))
         self.inject(fault)
-
-    @property
-    def output_pins(self) -> tuple[int, ...]:
-        """The Pi's outputs, by BCM number: the pins ``solve`` takes levels of."""
-        return tuple(n for n, _ in self._outputs)
-
-    @property
-    def input_pins(self) -> tuple[int, ...]:
-        return self._inputs
 
     def inject(self, fault: Fault | None) -> None:
         """Make ``fault`` the one fault of the circuit (None: a sound circuit)."""
@@ -441,7 +433,9 @@ class Model:
         """The state for these output levels (BCM -> 0..1: a duty for a PWM line; a pin left
         out is low) and ``world``. PWM lines are taken as aligned at the start of their
         period: the solution is the mean over the phases they make."""
-        duties = tuple((n, _clamp(levels.get(n, 0.0))) for n in self.output_pins)
+        get = levels.get
+        duties = tuple((n, v if v == 0.0 or v == 1.0 else _clamp(v))
+                       for n in self.output_pins for v in (get(n, 0.0),))
         key = (duties, world)
         found = self._cache.get(key)
         if found is None:

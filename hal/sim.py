@@ -254,7 +254,9 @@ class SimLauncher:
         self._b_high = False
         self._last_rise = -NEVER
         self._applying = False
-        self._driven: dict[int, int] = {}  # what each input pin was last driven to
+        self._driven: dict[int, bool] = {}  # what each input pin was last driven to (low)
+        self._inputs = [(name, getattr(pins, name)) for name in _INPUT_ORDER
+                        if getattr(pins, name) is not None]
         self.solution: Solution = self.model.solve({}, self._world)
         outputs = [n for n in self.model.output_pins]
         port.watch(outputs, self._output_changed)
@@ -340,14 +342,13 @@ class SimLauncher:
         self._drive_inputs(sol, every_input)
 
     def _drive_inputs(self, sol: Solution, every: bool) -> None:
-        for name in _INPUT_ORDER:
-            number = getattr(self.pins, name)
-            if number is None:
-                continue
-            low = not sol.reads.get(number, 1)
-            low = self._stuck.get(name, low)
-            if every or self._driven.get(number) != low:
-                self._driven[number] = low
+        reads, stuck, driven = sol.reads, self._stuck, self._driven
+        for name, number in self._inputs:
+            low = not reads.get(number, 1)
+            if stuck:
+                low = stuck.get(name, low)
+            if every or driven.get(number) != low:
+                driven[number] = low
                 self.port.drive(number, low)
 
     def _oneshot(self, now: float, levels: Mapping[int, float], sol: Solution) -> Solution:
