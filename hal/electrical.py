@@ -24,6 +24,7 @@ Imported by the simulator (``hal.sim``) only: ``launcher run`` never loads it.
 from __future__ import annotations
 
 import itertools
+from collections import OrderedDict
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 
@@ -387,11 +388,36 @@ def _gauss(a: list[list[float]], b: list[float]) -> list[float]:
 
 # --- the model ---------------------------------------------------------------------------
 
+class _Recent(OrderedDict[tuple, "Solution"]):
+    """The newest ``size`` solutions (least recently used out first): once full, its size
+    and its memory stay as they are, however long the run."""
+
+    def __init__(self, size: int) -> None:
+        super().__init__()
+        self.size = size
+
+    def find(self, key: tuple) -> Solution | None:
+        found = self.get(key)
+        if found is not None:
+            self.move_to_end(key)
+        return found
+
+    def keep(self, key: tuple, value: Solution) -> Solution:
+        self[key] = value
+        if len(self) > self.size:
+            self.popitem(last=False)
+        return value
+
+
 # Solutions by (pins, build, fault): every model of the same unit shares them (a test suite
-# builds thousands of simulated boards of the default unit). Bounded: cleared when full.
-_SHARED: dict[tuple, dict[tuple, Solution]] = {}
-_SHARED_UNITS = 256
-_SHARED_STATES = 50_000
+# builds thousands of simulated boards of the default unit). Two caches a unit: the solved
+# discrete states (every output high or low), and their means over a PWM period, one per set
+# of duties. A long run meets new states slowly (a console fuzz of 20,000 lines: about 130
+# of each), so both are small and least-recently-used (``_Recent``), to keep memory flat.
+_SHARED: dict[tuple, tuple[_Recent, _Recent]] = {}
+_SHARED_UNITS = 64
+_DISCRETE_STATES = 64
+_PWM_STATES = 64
 
 
 class Model:
@@ -401,7 +427,6 @@ class Model:
     def __init__(self, circuit: Circuit, fault: Fault | None = None) -> None:
         self.circuit = circuit
         self.fault: Fault | None = None
-        self._cache: dict[tuple, Solution] = {}
         #: The Pi's outputs, by BCM number: the pins ``solve`` takes levels of.
         self.output_pins: tuple[int, ...] = tuple(sorted(
             getattr(circuit.pins, r.key) for r in ROLES.values()
@@ -418,7 +443,10 @@ class Model:
         self.fault = fault
         if len(_SHARED) >= _SHARED_UNITS:
             _SHARED.clear()
-        self._cache = _SHARED.setdefault((self.circuit.pins, self.circuit.build, fault), {})
+        key = (self.circuit.pins, self.circuit.build, fault)
+        if key not in _SHARED:
+            _SHARED[key] = (_Recent(_DISCRETE_STATES), _Recent(_PWM_STATES))
+        self._discrete_cache, self._cache = _SHARED[key]
 
     def repair(self) -> None:
         self.inject(None)
@@ -437,12 +465,8 @@ class Model:
         duties = tuple((n, v if v == 0.0 or v == 1.0 else _clamp(v))
                        for n in self.output_pins for v in (get(n, 0.0),))
         key = (duties, world)
-        found = self._cache.get(key)
-        if found is None:
-            if len(self._cache) >= _SHARED_STATES:
-                self._cache.clear()
-            found = self._cache[key] = self._phases(duties, world)
-        return found
+        found = self._cache.find(key)
+        return found if found is not None else self._cache.keep(key, self._phases(duties, world))
 
     def node_of(self, terminal: str) -> str | None:
         """The node a terminal is on with the injected fault (an open splits a net)."""
@@ -474,10 +498,10 @@ class Model:
                        awake=any(s.awake for _, s in parts), undefined=undefined)
 
     def _discrete(self, highs: tuple[tuple[int, bool], ...], world: World) -> Solution:
-        key = (("discrete", highs), world)
-        found = self._cache.get(key)
+        key = (highs, world)
+        found = self._discrete_cache.find(key)
         if found is None:
-            found = self._cache[key] = _Evaluation(self, dict(highs), world).run()
+            found = self._discrete_cache.keep(key, _Evaluation(self, dict(highs), world).run())
         return found
 
 
