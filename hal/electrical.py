@@ -24,8 +24,10 @@ Imported by the simulator (``hal.sim``) only: ``launcher run`` never loads it.
 from __future__ import annotations
 
 import itertools
+import math
+from array import array
 from collections import OrderedDict
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
 
 from hal.circuit import (
@@ -248,6 +250,35 @@ class Solution:
         return self.volts.get(name)
 
 
+class Volts(Mapping[str, "float | None"]):
+    """Every node's voltage (None: floating), kept as one array against a tuple of node
+    names that every solution of a model shares: a cached solution costs a few hundred
+    bytes, not a dictionary of floats."""
+
+    __slots__ = ("_index", "_values")
+
+    def __init__(self, index: Mapping[str, int], values: array) -> None:
+        self._index = index
+        self._values = values
+
+    def __getitem__(self, name: str) -> float | None:
+        v = self._values[self._index[name]]
+        return None if v != v else v  # NaN: floating
+
+    def get(self, name: str, default: float | None = None) -> float | None:  # type: ignore[override]
+        i = self._index.get(name)
+        if i is None:
+            return default
+        v = self._values[i]
+        return None if v != v else v
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._index)
+
+    def __len__(self) -> int:
+        return len(self._index)
+
+
 # --- the solver --------------------------------------------------------------------------
 
 class _Network:
@@ -413,11 +444,13 @@ class _Recent(OrderedDict[tuple, "Solution"]):
 # builds thousands of simulated boards of the default unit). Two caches a unit: the solved
 # discrete states (every output high or low), and their means over a PWM period, one per set
 # of duties. A long run meets new states slowly (a console fuzz of 20,000 lines: about 130
-# of each), so both are small and least-recently-used (``_Recent``), to keep memory flat.
-_SHARED: dict[tuple, tuple[_Recent, _Recent]] = {}
+# of each), so both are bounded and least-recently-used (``_Recent``), and a solution is
+# small (``Volts``; the read maps shared), to keep memory flat.
+_SHARED: dict[tuple, tuple[_Recent, _Recent, dict]] = {}
 _SHARED_UNITS = 64
-_DISCRETE_STATES = 64
-_PWM_STATES = 64
+_DISCRETE_STATES = 512
+_PWM_STATES = 512
+_NOTHING: frozenset[str] = frozenset()
 
 
 class Model:
@@ -445,8 +478,8 @@ class Model:
             _SHARED.clear()
         key = (self.circuit.pins, self.circuit.build, fault)
         if key not in _SHARED:
-            _SHARED[key] = (_Recent(_DISCRETE_STATES), _Recent(_PWM_STATES))
-        self._discrete_cache, self._cache = _SHARED[key]
+            _SHARED[key] = (_Recent(_DISCRETE_STATES), _Recent(_PWM_STATES), {})
+        self._discrete_cache, self._cache, self._interned = _SHARED[key]
 
     def repair(self) -> None:
         self.inject(None)
@@ -515,6 +548,7 @@ class _Evaluation:
 
     def __init__(self, model: Model, highs: Mapping[int, bool], world: World) -> None:
         self.c = model.circuit
+        self.shared = model._interned  # node index and read maps, shared by its solutions
         self.fault = model.fault
         self.highs = highs
         self.world = world
@@ -826,8 +860,13 @@ class _Evaluation:
         awake = bool(self.logic.get("U1"))
         b = self._v(volts, "U2.B") if "U2" in self.c.parts else None
         q = self.logic.get("U2") is True
-        return Solution(dict(volts), reads, roller, rotator, awake,
-                        b is not None and b >= CMOS_VIH, q, frozenset(self.undefined))
+        index = self.shared.setdefault(("index", tuple(sorted(volts))), {
+            name: i for i, name in enumerate(sorted(volts))})
+        values = array("d", (math.nan if volts[n] is None else volts[n] for n in index))
+        reads = self.shared.setdefault(("reads", tuple(sorted(reads.items()))), reads)
+        undefined = frozenset(self.undefined) or _NOTHING
+        return Solution(Volts(index, values), reads, roller, rotator, awake,
+                        b is not None and b >= CMOS_VIH, q, undefined)
 
     def _drive(self, ref: str, volts: Mapping[str, float | None], strong: set[str]) -> Drive:
         if self._failed(ref) == "open":
