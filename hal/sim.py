@@ -253,6 +253,7 @@ class SimLauncher:
         self._world = World(**self._fields())
         self._b_high = False
         self._last_rise = -NEVER
+        self._clr_node: tuple[Fault | None, str | None] | None = None  # (for which fault, node)
         self._applying = False
         self._driven: dict[int, bool] = {}  # what each input pin was last driven to (low)
         self._inputs = [(name, getattr(pins, name)) for name in _INPUT_ORDER
@@ -357,8 +358,10 @@ class SimLauncher:
         high. A line toggling faster than a pin port reports (a duty) is edges throughout."""
         deadman = self.pins.deadman
         toggling = deadman is not None and 0 < levels.get(deadman, 0.0) < 1
-        clr_node = self.model.node_of("U2.CLR")
-        clr = sol.volts.get(clr_node) if clr_node else None
+        clr_node = self._clr_node
+        if clr_node is None or clr_node[0] is not self.model.fault:
+            clr_node = self._clr_node = (self.model.fault, self.model.node_of("U2.CLR"))
+        clr = sol.volts.get(clr_node[1]) if clr_node[1] else None
         latched = self._world.latched and clr is not None and clr >= CMOS_VIH
         if (sol.b_high and not self._b_high) or toggling:
             self._last_rise = now
