@@ -13,7 +13,9 @@ firmware makes to its pins, by pin, operation, thread and moment; then once for 
 fault, which raises at one of those calls (``fast``: the first call of each pin, operation,
 thread and moment, on one wiring; ``full``: every call, on three wirings).
 
-Each run is judged from the simulated board's own pins, not from what the firmware says:
+Each run is judged from the simulated board's pins, the firmware's own outputs (the
+copper under them, the power contacts in the leads, is the circuit campaign's), not from
+what the firmware says:
 
 - the roller is never driven (nSLEEP high, IN1's duty up, IN2 low) with the lid not closed
   for longer than one lease (``motor.lease_ms``) after the lid opens;
@@ -64,9 +66,9 @@ INPUTS = ("button", "lid_closed", "lid_closed_nc", "lid_open", "exit_beam", "hom
           "yellow_back")
 DEATHS = ("the reactor hangs", "the guard thread ends", "the pin callback thread ends")
 WIRINGS: dict[str, dict[str, Any]] = {
-    "brake at home, NC twin, dead-man": {"rotator_in2": 4, "lid_closed_nc": 20, "deadman": 7},
-    "one-input rotator": {},
-    "rotator of its own, no brake": {"rotator_in2": 4, "driver": "own", "brake": False},
+    "every pin wired: brake at home, the dead-man": {"rotator_in2": 9, "deadman": 10},
+    "one-input rotator, one lid contact": {"lid_closed_nc": None},
+    "rotator on its own MOSFET, no roller brake": {"driver": "own", "brake": False},
 }
 
 

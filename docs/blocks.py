@@ -14,7 +14,7 @@ default test tier leaves that block to ``make test-slow``. CMD runs in ``bash`` 
 repository root, with the venv's ``bin`` first on ``PATH`` (``launcher`` and ``python`` are
 the venv's).
 
-    .venv/bin/python docs/blocks.py            # rewrite every block of README.md and docs/*.md
+    .venv/bin/python docs/blocks.py            # rewrite every block of README.md, docs/, hardware/
     .venv/bin/python docs/blocks.py --check    # exit 1 naming each stale block
     .venv/bin/python docs/blocks.py --print blinks   # one of the figures below
 
@@ -85,9 +85,9 @@ def blocks(path: Path, text: str | None = None) -> list[Block]:
 
 
 def doc_files() -> list[Path]:
-    """The docs this tool looks after: README.md, docs/*.md and hardware/SAFETY.md."""
+    """The docs this tool looks after: README.md, docs/*.md and hardware/*.md."""
     return [REPO / "README.md", *sorted((REPO / "docs").glob("*.md")),
-            REPO / "hardware" / "SAFETY.md"]
+            *sorted((REPO / "hardware").glob("*.md"))]
 
 
 def environment() -> dict[str, str]:
@@ -203,12 +203,30 @@ def layer_faults_row(path: Path = RESULTS / "layer_faults.json") -> str:
     from bench.faults import markdown
 
     return markdown(json.loads(path.read_text(encoding="utf-8")))
+def _circuit(name: str, module: str = "circuit") -> Callable[[], str]:
+    """A table made from the circuit's description (hal/circuit.py) or its electrical model
+    (hal/electrical.py), by its function's name."""
+    def table() -> str:
+        import importlib
+
+        return getattr(importlib.import_module(f"hal.{module}"), name)()
+
+    table.__doc__ = f"hal.{module}.{name}()"
+    return table
 
 
 FIGURES: dict[str, Callable[[], str]] = {
     "blinks": blink_table, "gin-variants": gin_variant_table,
     "fault-injection": fault_injection_row, "rules-at-scale": rules_at_scale_row,
-    "layer-faults": layer_faults_row}
+    "layer-faults": layer_faults_row,
+    # The circuit as data: hardware/pinout.md, bom.md, power.md, circuit.md and the README.
+    "pinout": _circuit("pinout_table"), "pinout-optional": _circuit("optional_table"),
+    "readme-pins": _circuit("readme_pins_table"), "bom": _circuit("bom_table"),
+    "stall": _circuit("stall_table"), "nets": _circuit("netlist_table"),
+    "parts": _circuit("parts_table"), "contact-rating": _circuit("contact_rating_table"),
+    "boot-levels": _circuit("boot_levels_table", "electrical"),
+    "read-backs": _circuit("readback_table", "electrical"),
+    "boot-line": _circuit("boot_line_text")}
 
 
 def main(argv: list[str] | None = None) -> int:

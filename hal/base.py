@@ -65,7 +65,9 @@ class Pins:
     ``exit_beam`` None: no beam fitted. ``rotator_in2`` None: the gear motor has one input
     (a MOSFET, or an H-bridge channel with its second input grounded). ``lid_closed_nc``
     None: the lid switch's sensing contact is single (no NC contact to cross-check).
-    ``deadman`` None: no dead-man one-shot holds the driver awake.
+    ``deadman`` None: no dead-man one-shot holds the driver awake. ``power_contact_sense``
+    None: no read-back of the lid's power contact; ``sleep_sense`` None: no read-back of
+    the driver's nSLEEP (hal/circuit.py has what each is wired to).
     """
 
     button: int
@@ -83,9 +85,11 @@ class Pins:
     rotator_in2: int | None = None
     lid_closed_nc: int | None = None
     deadman: int | None = None
+    power_contact_sense: int | None = None
+    sleep_sense: int | None = None
 
     OPTIONAL: ClassVar[tuple[str, ...]] = ("exit_beam", "rotator_in2", "lid_closed_nc",
-                                           "deadman")
+                                           "deadman", "power_contact_sense", "sleep_sense")
 
 
 Unsubscribe = Callable[[], None]

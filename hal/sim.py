@@ -1,12 +1,15 @@
 """A simulated launcher: the real gpiozero adapters on MockFactory pins, plus physics.
 
 The physics model watches the output pins (motor, driver enable, rotator) and drives
-the input pins (button, lid switches, exit beam, cartridge sensors) on reactor time.
-The cartridge can run on after its motor stops, and its Hall switches can report late
-(``Physics``, ``HALL_LAG``). Test verbs in the manner of gpiozero's mock pins: ``press()``,
-``open_lid()``, ``close_lid()``, ``load(cards)``, ``jam()``, ``stall_rotator()``,
-``stall_roller()``, ``hold_in_slot()``, ``stick(sensor, level)``;
-histories: ``motor_history``, ``ejected`` (with ``ejected_total``).
+the input pins (button, lid switches, exit beam, cartridge sensors, read-backs) on reactor
+time, through the electrical model of the unit's circuit (``hal.electrical`` on
+``hal.circuit``): the motors move by the voltage at their terminals, not by the pins' levels,
+and ``inject(fault)`` opens or shorts any net or fails any part. The cartridge can run on
+after its motor stops, and its Hall switches can report late (``Physics``, ``HALL_LAG``).
+Test verbs in the manner of gpiozero's mock pins: ``press()``, ``open_lid()``,
+``close_lid()``, ``load(cards)``, ``jam()``, ``stall_rotator()``, ``stall_roller()``,
+``hold_in_slot()``, ``stick(sensor, level)``, ``inject(fault)``, ``set_supply()``,
+``set_pi()``; histories: ``motor_history``, ``ejected`` (with ``ejected_total``).
 
 Every history is bounded, so that a simulated day costs no more memory than a simulated
 minute: the simulator keeps the newest ``keep`` motor samples and ejected cards (counting
@@ -22,11 +25,13 @@ firmware in another process). There is one physics model; only the pin backend d
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, replace
 from typing import Any, Protocol, TypeVar, overload
 
 from hal.base import NEVER, Board, Pins, Scheduler
+from hal.circuit import CMOS_VIH, ONESHOT_WIDTH, Build, circuit
+from hal.electrical import Fault, Model, Solution, World
 from hal.entry_points import deferred_entry_points
 from hal.gpio import build_board
 
@@ -150,6 +155,7 @@ class Physics:
     hall_period: float = 0.0  # the Hall switches wake to sample this often (0: always awake)
     coast_deg: float = 0.0  # run-on from full speed after the gear motor is let go (coasting)
     brake_deg: float = 0.0  # run-on from full speed after it is braked (both inputs high)
+    oneshot_width: float = ONESHOT_WIDTH  # the dead-man one-shot's pulse (Rext x Cext)
 
 
 # Micropower Hall switches sampling every 50 ms, a magnet felt 4 degrees either side, and a
@@ -163,28 +169,56 @@ HALL_LAG = Physics(step_deg=0.5, home_zone_deg=4.0, hall_period=0.05, coast_deg=
 
 @dataclass(frozen=True)
 class MotorSample:
+    """The roller at one moment: the driver's input pins as the Pi drives them (``in1``,
+    ``in2``; ``enabled`` the motor_sleep pin) and ``drive``, what its terminals see
+    (``hal.electrical.Drive.speed``: the share of the pack across it, + ahead)."""
+
     time: float
     in1: float
     in2: float
     enabled: bool
+    drive: float = 0.0
 
     @property
     def running(self) -> bool:
+        """The roller is driven ahead at its terminals (what turns it)."""
+        return self.drive > 0
+
+    @property
+    def commanded(self) -> bool:
+        """The Pi's pins ask for the roller ahead (what the firmware does, whatever the
+        copper between them and the motor does with it)."""
         return self.enabled and self.in1 > 0 and self.in2 == 0
 
 
+# The inputs the physics drives, in the order a change reaches them within one instant.
+_INPUT_ORDER = ("button", "exit_beam", "lid_closed", "lid_closed_nc", "power_contact_sense",
+                "lid_open", "home", "yellow_back", "sleep_sense")
+
+
 class SimLauncher:
-    """The launcher's mechanics around a mock board; every change happens on reactor time."""
+    """The launcher's mechanics around a mock board; every change happens on reactor time.
+
+    The mechanics (the lid, the button, cards in the beam, the cartridge's magnets) and the
+    Pi's output pins go through the electrical model of the unit's circuit
+    (``hal.electrical``, on ``hal.circuit``'s netlist): the inputs read what the model's
+    nets say, and the roller and the rotator move by what their terminals see. So the lid's
+    power contact breaks the roller's lead, a sleeping driver leaves its outputs open, a
+    pull-down holds an undriven input low, and ``inject(fault)`` breaks any one net or part.
+    """
 
     # Only with the default pin port (MockPins): the mock factory and the board built on it.
     factory: MockFactory
     board: Board
 
     def __init__(self, reactor: Scheduler, pins: Pins, physics: Physics | None = None,
-                 side: str = "mild", keep: int = HISTORY, port: PinPort | None = None) -> None:
+                 side: str = "mild", keep: int = HISTORY, port: PinPort | None = None,
+                 build: Build | None = None) -> None:
         self.reactor = reactor
         self.pins = pins
         self.physics = physics or Physics()
+        self.circuit = circuit(pins, build)
+        self.model = Model(self.circuit)
         if port is None:
             mock = MockPins()
             self.factory = mock.factory
@@ -202,29 +236,32 @@ class SimLauncher:
         self.rotator_stalled = False
         self.roller_stalled = False
         self.angle = 0.0  # cartridge angle, degrees; 0 = yellow half at the back
-        self._asked = 0.0  # the speed the gear motor's inputs ask for, signed (1 = full ahead)
+        self._asked = 0.0  # the speed the gear motor's terminals ask for, signed (1 = full ahead)
         self._velocity = 0.0  # the speed the cartridge last moved at, signed; 0 at rest
         self._run_on: float | None = None  # degrees left to run on after the drive stopped
         self._stuck: dict[str, bool] = {}
         self._card_in_beam: Any = None
+        self._hand_in_slot = False
         self._eject_timer = reactor.register_timer(self._eject, NEVER, "sim.eject")
         self._rotate_timer = reactor.register_timer(self._rotate_step, NEVER, "sim.rotate")
         self._release_timer = reactor.register_timer(self._release, NEVER, "sim.release")
         self._beam_timer = reactor.register_timer(self._beam_clears, NEVER, "sim.beam")
         self._hall_timer = reactor.register_timer(self._hall_sample, NEVER, "sim.hall")
-        self._lid = "closed"
+        self._oneshot_timer = reactor.register_timer(self._oneshot_lapsed, NEVER, "sim.oneshot")
         if side == "wild":
             self.angle = 180.0
-        outputs = (pins.motor_in1, pins.motor_in2, pins.motor_sleep, pins.rotator,
-                   pins.rotator_in2)
-        port.watch([n for n in outputs if n is not None], self._output_changed)
-        self._drive("lid_closed", True)
-        self._drive("lid_closed_nc", False)
-        self._drive("lid_open", False)
-        self._drive("button", False)
-        self._update_cartridge_sensors(at_once=True)
-        if pins.exit_beam is not None:
-            self._drive("exit_beam", False)
+        self._world = World(**self._fields())
+        self._b_high = False
+        self._last_rise = -NEVER
+        self._clr_node: tuple[Fault | None, str | None] | None = None  # (for which fault, node)
+        self._applying = False
+        self._driven: dict[int, bool] = {}  # what each input pin was last driven to (low)
+        self._inputs = [(name, getattr(pins, name)) for name in _INPUT_ORDER
+                        if getattr(pins, name) is not None]
+        self.solution: Solution = self.model.solve({}, self._world)
+        outputs = [n for n in self.model.output_pins]
+        port.watch(outputs, self._output_changed)
+        self._apply(every_input=True)
 
     # -- pins --
 
@@ -234,60 +271,158 @@ class SimLauncher:
             raise TypeError(f"{type(self.port).__name__} has no mock pins")
         return self.port.pin(number)
 
-    def _drive(self, name: str, active: bool) -> None:
-        """Set an input as the hardware would (all inputs are active low)."""
-        number = getattr(self.pins, name)
-        if number is None:
-            return
-        self.port.drive(number, self._stuck.get(name, active))
-
     def level(self, name: str) -> float:
         """The state of an output pin by its config name (``motor_in1``, ``rotator``...);
         0 for an optional pin that is not wired."""
         number = getattr(self.pins, name)
         return 0.0 if number is None else self.port.level(number)
 
+    # -- the circuit --
+
+    @property
+    def world(self) -> World:
+        """What the mechanics and the supplies are doing, as the electrical model takes it."""
+        return self._world
+
+    @property
+    def fault(self) -> Fault | None:
+        return self.model.fault
+
+    def inject(self, fault: Fault | None) -> None:
+        """Break one net or part of the circuit (``hal.electrical``); None repairs it."""
+        self.model.inject(fault)
+        self._apply()
+
+    def repair(self) -> None:
+        self.inject(None)
+
+    def set_supply(self, vm: float | None = None, v3: float | None = None,
+                   v5: float | None = None) -> None:
+        """Change the motor pack's EMF or the Pi's rails (a tired pack, a collapsing rail)."""
+        changes = {k: v for k, v in (("vm", vm), ("v3", v3), ("v5", v5)) if v is not None}
+        self._set(**changes)
+
+    def set_pi(self, state: str) -> None:
+        """"running" (the firmware's pins claimed), "boot" (every GPIO an input with its
+        power-on pull, before anything claims them) or "off"."""
+        self._set(pi=state)
+
+    def _set(self, **changes: Any) -> None:
+        self._world = replace(self._world, **changes)
+        self._apply()
+
+    def _levels(self) -> dict[int, float]:
+        port = self.port
+        return {n: port.level(n) for n in self.model.output_pins}
+
+    def _apply(self, every_input: bool = False) -> None:
+        """Solve the circuit for the pins and the mechanics as they are now; move the motors
+        by what their terminals see, and drive every input the model says changed."""
+        if self._applying:  # an input edge made the firmware write a pin: loop once more
+            self._again = True
+            return
+        self._applying = True
+        try:
+            self._again = True
+            while self._again:
+                self._again = False
+                self._solve_once(every_input)
+                every_input = False
+        finally:
+            self._applying = False
+
+    def _solve_once(self, every_input: bool) -> None:
+        now = self.reactor.monotonic()
+        levels = self._levels()
+        sol = self.model.solve(levels, self._world)
+        if "U2" in self.circuit.parts:
+            sol = self._oneshot(now, levels, sol)
+        self.solution = sol
+        self._roller_changed(now, levels, sol)
+        self._rotator_changed(now)
+        self._drive_inputs(sol, every_input)
+
+    def _drive_inputs(self, sol: Solution, every: bool) -> None:
+        reads, stuck, driven = sol.reads, self._stuck, self._driven
+        for name, number in self._inputs:
+            low = not reads.get(number, 1)
+            if stuck:
+                low = stuck.get(name, low)
+            if every or driven.get(number) != low:
+                driven[number] = low
+                self.port.drive(number, low)
+
+    def _oneshot(self, now: float, levels: Mapping[int, float], sol: Solution) -> Solution:
+        """The dead-man one-shot's timing, which the model leaves to the sim: a rising edge at
+        B starts a pulse of ``physics.oneshot_width``; Q is high while one lasts and CLR is
+        high. A line toggling faster than a pin port reports (a duty) is edges throughout."""
+        deadman = self.pins.deadman
+        toggling = deadman is not None and 0 < levels.get(deadman, 0.0) < 1
+        clr_node = self._clr_node
+        if clr_node is None or clr_node[0] is not self.model.fault:
+            clr_node = self._clr_node = (self.model.fault, self.model.node_of("U2.CLR"))
+        clr = sol.volts.get(clr_node[1]) if clr_node[1] else None
+        latched = self._world.latched and clr is not None and clr >= CMOS_VIH
+        if (sol.b_high and not self._b_high) or toggling:
+            self._last_rise = now
+            latched = latched or (clr is not None and clr >= CMOS_VIH)
+            self.reactor.update_timer(self._oneshot_timer, now + self.physics.oneshot_width)
+        self._b_high = sol.b_high
+        edges = now - self._last_rise < self.physics.oneshot_width - 1e-9
+        if edges != self._world.edges or latched != self._world.latched:
+            self._world = replace(self._world, edges=edges, latched=latched)
+            sol = self.model.solve(levels, self._world)
+        return sol
+
+    def _oneshot_lapsed(self, eventtime: float) -> float:
+        self._apply()
+        return NEVER
+
     # -- test verbs --
 
     def press(self, hold: float | None = None) -> None:
         """Press the button and let it go after ``hold`` seconds of reactor time."""
-        self._drive("button", True)
+        self._set(button=True)
         now = self.reactor.monotonic()
         self.reactor.update_timer(self._release_timer, now + (hold or self.physics.press_time))
 
     def hold_button(self) -> None:
-        self._drive("button", True)
+        self._set(button=True)
 
     def release(self) -> None:
         self.reactor.update_timer(self._release_timer, NEVER)
-        self._drive("button", False)
+        self._set(button=False)
 
     def _release(self, eventtime: float) -> float:
-        self._drive("button", False)
+        self._set(button=False)
         return NEVER
 
     def bounce(self, edges: int = 5) -> None:
         """Contact bounce: toggle the button ``edges`` times at the same instant, ending pressed."""
         for i in range(edges):
-            self._drive("button", i % 2 == 0)
-        self._drive("button", True)
+            self._set(button=i % 2 == 0)
+        self._set(button=True)
 
     def open_lid(self, full: bool = True) -> None:
-        """Lift the lid off its switch; ``full`` lifts it until the fully-open switch closes."""
-        self._lid = "full" if full else "ajar"
-        self._drive("lid_closed", False)  # an SPDT breaks before it makes: NO, then NC
-        self._drive("lid_closed_nc", True)
-        self._drive("lid_open", full)
+        """Lift the lid off its switches; ``full`` lifts it until the fully-open switch closes.
+
+        From shut, the lid passes through "lifting": the power contact has opened and the
+        sensing SPDT breaks its NO contact before it makes its NC one.
+        """
+        if self._world.lid == "closed":
+            self._set(lid="lifting")
+        self._set(lid="full" if full else "ajar")
 
     def close_lid(self) -> None:
-        self._lid = "closed"
-        self._drive("lid_open", False)
-        self._drive("lid_closed_nc", False)
-        self._drive("lid_closed", True)
+        if self._world.lid == "full":
+            self._set(lid="ajar")
+        if self._world.lid != "closed":
+            self._set(lid="lifting")
+        self._set(lid="closed")
 
     @property
     def lid(self) -> str:
-        return self._lid
+        return self._world.lid
 
     def load(self, cards: Iterable[Any]) -> None:
         """Put cards into the cartridge, behind those already there."""
@@ -325,29 +460,21 @@ class SimLauncher:
 
     def hold_in_slot(self, held: bool = True) -> None:
         """A hand (or a card) held in the exit slot blocks the beam (a stuck sensor still wins)."""
-        self._drive("exit_beam", held or self._card_in_beam is not None)
+        self._hand_in_slot = held
+        self._set(beam_blocked=self._beam_blocked())
+
+    def _beam_blocked(self) -> bool:
+        return self._hand_in_slot or self._card_in_beam is not None
 
     def stick(self, sensor: str, active: bool | None) -> None:
         """Hold an input at a level whatever happens (``None`` lets it go to its true level)."""
         if active is None:
             self._stuck.pop(sensor, None)
-            self._redrive(sensor)
+            # Let go: it reads the mechanics as they are now (an angle set by hand, say).
+            self._world = replace(self._world, **self._fields())
         else:
             self._stuck[sensor] = active
-            self._drive(sensor, active)
-
-    def _redrive(self, sensor: str) -> None:
-        """Drive an input to what the mechanics say it is now."""
-        if sensor in ("home", "yellow_back"):
-            self._update_cartridge_sensors(at_once=True)
-        elif sensor == "exit_beam":
-            self._drive("exit_beam", self._card_in_beam is not None)
-        elif sensor in ("lid_closed", "lid_open"):
-            self._drive(sensor, self._lid == ("closed" if sensor == "lid_closed" else "full"))
-        elif sensor == "lid_closed_nc":
-            self._drive(sensor, self._lid != "closed")
-        elif sensor == "button":
-            self._drive("button", False)
+        self._apply()
 
     # -- physics --
 
@@ -358,7 +485,13 @@ class SimLauncher:
 
     @property
     def motor_running(self) -> bool:
+        """The roller is driven at its terminals."""
         return bool(self.motor_history) and self.motor_history[-1].running
+
+    @property
+    def motor_commanded(self) -> bool:
+        """The Pi's pins ask for the roller to run (``MotorSample.commanded``)."""
+        return bool(self.motor_history) and self.motor_history[-1].commanded
 
     @property
     def side(self) -> str:
@@ -366,20 +499,24 @@ class SimLauncher:
         return "mild" if self._yellow_back() else "wild"
 
     def _output_changed(self) -> None:
-        now = self.reactor.monotonic()
-        sample = MotorSample(now, self.level("motor_in1"), self.level("motor_in2"),
-                             self.level("motor_sleep") > 0)
-        if not self.motor_history or self.motor_history[-1] != sample:
+        self._apply()
+
+    def _roller_changed(self, now: float, levels: Mapping[int, float], sol: Solution) -> None:
+        p = self.pins
+        sample = MotorSample(now, levels.get(p.motor_in1, 0.0), levels.get(p.motor_in2, 0.0),
+                             levels.get(p.motor_sleep, 0.0) > 0, sol.roller.speed)
+        last = self.motor_history[-1] if self.motor_history else None
+        if last is None or (last.in1, last.in2, last.enabled, last.drive) != (
+                sample.in1, sample.in2, sample.enabled, sample.drive):
             self.motor_history.append(sample)
         if sample.running:
             if self._eject_timer.waketime == NEVER:
                 self.reactor.update_timer(self._eject_timer, now + self._eject_period(sample))
         else:
             self.reactor.update_timer(self._eject_timer, NEVER)
-        self._rotator_changed(now)
 
     def _eject_period(self, sample: MotorSample) -> float:
-        return self.physics.eject_interval / max(sample.in1, 0.05)
+        return self.physics.eject_interval / max(sample.drive, 0.05)
 
     def _eject(self, eventtime: float) -> float:
         if self._card_in_beam is not None or not self.cartridge or self.roller_stalled:
@@ -387,7 +524,7 @@ class SimLauncher:
             return eventtime + self._eject_period(self.motor_history[-1])
         card = self.cartridge.pop(0)
         self._card_in_beam = card
-        self._drive("exit_beam", True)
+        self._set(beam_blocked=True)
         if not self.jammed:
             self.reactor.update_timer(self._beam_timer, eventtime + self.physics.beam_time)
         return eventtime + self._eject_period(self.motor_history[-1])
@@ -403,16 +540,16 @@ class SimLauncher:
         self.ejected.append(card)
         self.ejected_total += 1
         self.tray.append(card)
-        self._drive("exit_beam", False)
+        self._set(beam_blocked=self._beam_blocked())
 
     # -- the cartridge: it turns in steps; the sensors follow the angle --
 
     def _rotator_drive(self) -> float | None:
-        """What the gear motor's inputs ask for: a signed speed, or None for brake."""
-        in1, in2 = self.level("rotator"), self.level("rotator_in2")
-        if in1 > 0:
-            return None if in2 >= 1 else 1.0 - in2
-        return -in2
+        """What the gear motor's terminals see: a signed speed, or None for a brake."""
+        drive = self.solution.rotator
+        if drive.speed:
+            return drive.speed
+        return None if drive.brake > 0 else 0.0
 
     def _rotator_changed(self, now: float) -> None:
         drive = self._rotator_drive()
@@ -478,8 +615,7 @@ class SimLauncher:
     def _update_cartridge_sensors(self, at_once: bool = False) -> None:
         period = self.physics.hall_period
         if at_once or period <= 0:
-            for name, active in self._fields().items():
-                self._drive(name, active)
+            self._set(**self._fields())
             return
         # Micropower switches: the outputs change only when they next wake to sample.
         if self._hall_timer.waketime == NEVER:
@@ -487,6 +623,5 @@ class SimLauncher:
             self.reactor.update_timer(self._hall_timer, (now // period + 1) * period)
 
     def _hall_sample(self, eventtime: float) -> float:
-        for name, active in self._fields().items():
-            self._drive(name, active)
+        self._set(**self._fields())
         return NEVER

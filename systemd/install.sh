@@ -157,6 +157,42 @@ PIN_FACTORY=$(config_pin_factory)
 PIN_FACTORY=${PIN_FACTORY:-auto}
 uses_pigpio() { [ "$PIN_FACTORY" = pigpio ]; }
 
+# A [pins] key of the installed config, or of the default where the installed one leaves
+# it out (-1: not wired).
+config_pin() {
+    local file value
+    for file in "$ROOT$CONFIG" "$CHECKOUT/launcher/default.toml"; do
+        [ -f "$file" ] || continue
+        value=$(awk -v key="$1" '
+            /^[[:space:]]*\[/ { section = $0; gsub(/[[:space:]]/, "", section); next }
+            section == "[pins]" {
+                line = $0; sub(/#.*/, "", line); split(line, kv, "=")
+                name = kv[1]; gsub(/[[:space:]]/, "", name)
+                if (name == key) { v = kv[2]; gsub(/[[:space:]]/, "", v); print v; exit }
+            }' "$file")
+        if [ -n "$value" ]; then
+            printf '%s' "$value"
+            return
+        fi
+    done
+}
+
+# The outputs that must read low from power-on (hal/circuit.py, BOOT_LOW): config.txt makes
+# them outputs driven low as soon as the Pi's firmware reads it, seconds before Linux runs.
+BOOT_LOW_KEYS="motor_in1 motor_in2 motor_sleep rotator amp_enable rotator_in2 deadman"
+boot_low_line() {
+    local key pin pins=()
+    for key in $BOOT_LOW_KEYS; do
+        pin=$(config_pin "$key")
+        if [[ "$pin" =~ ^[0-9]+$ ]]; then
+            pins+=("$pin")
+        fi
+    done
+    if [ "${#pins[@]}" -gt 0 ]; then
+        printf 'gpio=%s=op,dl\n' "$(printf '%s\n' "${pins[@]}" | sort -n | paste -sd, -)"
+    fi
+}
+
 # The version apt would install, or nothing when no repository has the package (pigpio on
 # Trixie: "Package 'pigpio' has no installation candidate").
 apt_candidate() {
@@ -233,9 +269,12 @@ boot_block() {
         echo "dtparam=uart0=on"
     fi
     echo "# MAX98357A I2S amplifier. no-sdmode: the firmware drives its SD pin (amp_enable);"
-    echo "# without it the overlay drives GPIO 4, the dead-man line's pin (pins.deadman)"
+    echo "# without it the overlay drives GPIO 4 itself"
     echo "dtparam=audio=off"
     echo "dtoverlay=max98357a,no-sdmode"
+    echo "# The motor driver's inputs, nSLEEP, the dead-man line and the amplifier: outputs"
+    echo "# driven low from boot (the launcher's [pins]; the firmware takes them over)"
+    boot_low_line
     if uses_gadget; then
         echo "# USB gadget serial console (/dev/ttyGS0)"
         echo "dtoverlay=dwc2"

@@ -22,6 +22,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from hal.base import HardwareError
+from hal.circuit import BOOT_LOW, ROLES, boot_gpio_line
 from hal.pins import factory_name, is_pi5_family, pi_model, reserved_pins
 from launcher.cli.options import verb
 
@@ -690,6 +691,72 @@ def check_config(facts: Facts) -> list[Result]:
                    + ", ".join(str(p) for p in taken))]
 
 
+def _gpio_lines(block: list[str]) -> dict[int, set[str]]:
+    """The ``gpio=PINS=ATTRS`` lines of the launcher block: pin -> its attributes, the
+    later line winning (Raspberry Pi documentation, config.txt "gpio")."""
+    found: dict[int, set[str]] = {}
+    for line in block:
+        key, _, rest = line.partition("=")
+        if key.strip() != "gpio":
+            continue
+        numbers, _, attrs = rest.partition("=")
+        words = {w.strip() for w in attrs.split(",") if w.strip()}
+        for part in numbers.split(","):
+            lo, _, hi = part.strip().partition("-")
+            try:
+                span = range(int(lo), int(hi or lo) + 1)
+            except ValueError:
+                continue
+            for n in span:
+                found[n] = words
+    return found
+
+
+def check_boot_pulls(facts: Facts) -> list[Result]:
+    """Every output that must stay off while the Pi boots made an output driven low by
+    config.txt (``gpio=...=op,dl``), so it is low from a few seconds after power-on, not
+    only once the firmware claims it (hal/circuit.py: BOOT_LOW)."""
+    settings, _ = _settings(facts)
+    block = _launcher_block(facts)
+    if settings is None or block is None:
+        return []  # check_config's or check_boot_config's finding
+    pins = settings.pins
+    wanted = {getattr(pins, k): k for k in BOOT_LOW if getattr(pins, k) is not None}
+    lines = _gpio_lines(block)
+    missing = [f"GPIO {n} (pins.{k})" for n, k in sorted(wanted.items())
+               if not {"op", "dl"} <= lines.get(n, set())]
+    config_txt = _boot(facts)[0]
+    if missing:
+        return [Result(FAIL, "boot pulls", "config.txt does not drive low at boot: "
+                       + ", ".join(missing), f"{INSTALL} (it writes "
+                       f"{boot_gpio_line(pins)} in /{config_txt}), then sudo reboot")]
+    return [Result(PASS, "boot pulls", f"/{config_txt} drives GPIO "
+                   + ",".join(map(str, sorted(wanted))) + " low from boot")]
+
+
+def check_safety_pins(facts: Facts) -> list[Result]:
+    """The pins by which the firmware checks the copper: the NC twin of the lid's sensing
+    switch, and the read-backs of the power contact and of nSLEEP (hardware/power.md)."""
+    settings, _ = _settings(facts)
+    if settings is None:
+        return []  # check_config's finding
+    why = {"lid_closed_nc": "one contact alone: a lid_closed wire pinched to ground passes "
+                            "for a shut lid",
+           "power_contact_sense": "the power contact is not read back: a welded, stuck or "
+                                  "bypassed contact is never seen",
+           "sleep_sense": "nSLEEP is not read back: a driver that stays awake (a pull-up on "
+                          "the breakout, a stuck one-shot) is never seen"}
+    off = [key for key in why if getattr(settings.pins, key) is None]
+    if off:
+        fix = ("wire as hardware/pinout.md says, then set "
+               + ", ".join(f"pins.{k} = {ROLES[k].suggested}" for k in off) + f" in /{CONFIG}")
+        return [Result(FAIL, "safety pins", "; ".join(f"pins.{k} = -1: {why[k]}" for k in off),
+                       fix)]
+    return [Result(PASS, "safety pins", "the NC twin and the read-backs of the power contact "
+                   "and nSLEEP are wired: " + ", ".join(f"pins.{k} = {getattr(settings.pins, k)}"
+                                                      for k in why))]
+
+
 def check_state_dir(facts: Facts) -> list[Result]:
     folder = str(Path(_state_path(facts.files.get(CONFIG))).parent)
     if not facts.exists.get(folder.lstrip("/")):
@@ -736,8 +803,9 @@ def check_service(facts: Facts) -> list[Result]:
 
 
 CHECKS = (check_board, check_factory, check_pigpiod_timing, check_groups, check_gpiochip,
-          check_boot_config, check_amp_sd_pin, check_strict_gpiod, check_watchdog, check_audio,
-          check_alsa_default, check_serial, check_config, check_state_dir, check_service)
+          check_boot_config, check_amp_sd_pin, check_strict_gpiod, check_boot_pulls,
+          check_watchdog, check_audio, check_alsa_default, check_serial, check_config,
+          check_safety_pins, check_state_dir, check_service)
 
 
 def diagnose(facts: Facts) -> list[Result]:

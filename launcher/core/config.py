@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from hal.base import Pins
+from hal.circuit import pin_problems
 from hal.pins import I2S, UART, reserved_pins
 from launcher.core.errors import MISSING, ConfigError
 from launcher.core.profiles import DEAL_MAX, NAMED, Profile, parse_profile
@@ -306,6 +307,15 @@ def _pins(raw: Mapping[str, Any], reserved: Mapping[int, str] | None = None) -> 
     return Pins(**values)  # type: ignore[arg-type]
 
 
+def _circuit_rules(pins: Pins) -> Pins:
+    """The rules of the circuit (hal/circuit.py) a set of pins must keep: an output that
+    must read low from power-on (nSLEEP, the dead-man line, the bridge inputs) never on a
+    GPIO the Pi pulls up until software claims it."""
+    for key, why in pin_problems(pins):
+        raise ConfigError(f"pins.{key}", getattr(pins, key), why)
+    return pins
+
+
 # Every duration: its key in the file and the range it must lie in (in the key's unit).
 # max_run_ms is capped where a stalled roller still does the motor and the driver no harm.
 TIMING_RANGES: dict[str, tuple[str, float, float]] = {
@@ -333,14 +343,19 @@ def _seed(raw: Any) -> int | None:
     return None if seed == -1 else seed
 
 
-def settings_from_dict(raw: Mapping[str, Any]) -> Settings:
-    """Check a complete raw dictionary (defaults already merged) and freeze it."""
+def settings_from_dict(raw: Mapping[str, Any], circuit_rules: bool = True) -> Settings:
+    """Check a complete raw dictionary (defaults already merged) and freeze it.
+
+    ``circuit_rules`` False skips the circuit's wiring rules (``_circuit_rules``): for
+    safe-stop, which must drive whatever pins a unit has low, however they are wired.
+    """
     luck = raw["luck"]
     backend = _choice("audio.backend", raw["audio"]["backend"], AUDIO_BACKENDS)
     port = _console_port(raw["console"]["port"])
+    pins = _pins(raw["pins"], reserved_pins(i2s=uses_i2s(backend), uart=uses_uart(port)))
     return Settings(
         pin_factory=_choice("board.pin_factory", raw["board"]["pin_factory"], PIN_FACTORIES),
-        pins=_pins(raw["pins"], reserved_pins(i2s=uses_i2s(backend), uart=uses_uart(port))),
+        pins=_circuit_rules(pins) if circuit_rules else pins,
         luck=Luck(
             seed=_seed(luck["seed"]),
             mild=side_luck("luck.mild", luck["mild"]),
@@ -478,9 +493,9 @@ def load_raw(path: str | os.PathLike[str] | None) -> dict[str, Any]:
     return merge(raw, read_toml(path))
 
 
-def load(path: str | os.PathLike[str] | None = None) -> Settings:
+def load(path: str | os.PathLike[str] | None = None, circuit_rules: bool = True) -> Settings:
     """Read and check a config file (``None``: the defaults alone)."""
-    return settings_from_dict(load_raw(path))
+    return settings_from_dict(load_raw(path), circuit_rules)
 
 
 def dotted_keys(raw: Mapping[str, Any], prefix: str = "") -> list[str]:

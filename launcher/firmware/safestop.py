@@ -15,7 +15,15 @@ also what the pull-downs read once the pins are let go.
 
 Which pins: those the config names and those of the last good start
 (``last-good-pins.json``, beside the state file the config names), so a ``[pins]`` edited
-while the firmware ran cannot leave the old IN1 at its duty.
+while the firmware ran cannot leave the old IN1 at its duty. The circuit's wiring rules
+(hal/circuit.py) are not applied here: whatever a unit is wired to is driven low.
+
+pigpio: the daemon may hang, and a hung pigpiod accepts a connection and never answers
+(the pigpio module sets no socket timeout). So on a Pi 1-4 nSLEEP is first driven low with
+gpiozero's native factory, which writes the GPIO registers itself: the driver sleeps at
+once, whatever pigpiod's PWM is doing on its inputs. Then every pin through pigpio, each
+step (the connection, the pins, the goodbye) given ``FACTORY_TIMEOUT`` to answer; a step
+that does not answer in time is given up, and the native factory does the rest.
 """
 
 from __future__ import annotations
@@ -24,11 +32,12 @@ import argparse
 import dataclasses
 import json
 import logging
+import threading
 import tomllib
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 
 from hal.base import SAFE_PINS, HardwareError, Pins
 from hal.gpio import GpioOutput, factory_name, make_factory, pi_model
@@ -41,6 +50,7 @@ if TYPE_CHECKING:
     from gpiozero.pins import Factory
 
 log = logging.getLogger(__name__)
+_T = TypeVar("_T")
 
 # The pins safe-stop drives low, in the one order every stop uses (``hal.base.SAFE_ORDER``):
 # the driver's nSLEEP first (it cuts both motor outputs at once), then the two inputs of
@@ -51,6 +61,10 @@ SAFE_LOW = tuple(name for name in SAFE_PINS if name not in Pins.OPTIONAL)
 # If the configured factory cannot start, what else can still reach the pins. pigpio:
 # the daemon is down, but the levels it set are still in the GPIO registers.
 FALLBACK = {"pigpio": "native"}
+# How long one step of a factory may take: starting it (pigpio: connecting to the daemon),
+# driving the pins, closing it. Three steps and the fallback's fit in the unit's
+# TimeoutStopSec=10 (systemd/launcher.service), which bounds ExecStopPost= as a whole.
+FACTORY_TIMEOUT = 2.0
 
 
 @dataclass(frozen=True)
@@ -139,7 +153,7 @@ def _remembered(path: Path) -> tuple[Settings, Path] | None:
             # Pins the dead process used are not refused for the sound or the console
             # the defaults would reserve them for: they only have to be driven low.
             "audio": {"backend": "null"}, "console": {"port": ""}})
-        return config.settings_from_dict(raw), path
+        return config.settings_from_dict(raw, circuit_rules=False), path
     except (OSError, ValueError, KeyError, TypeError, AttributeError, RecursionError):
         return None  # ConfigError is a ValueError: a bad file is no memory at all
 
@@ -152,7 +166,7 @@ def state_folder(path: str | None) -> Path:
     if path is None:
         return default
     try:
-        return config.load(path).state_path.parent
+        return config.load(path, circuit_rules=False).state_path.parent
     except ConfigError:
         pass
     try:
@@ -181,7 +195,7 @@ def settings_for_safe_stop(path: str | None, state_dir: Path | None = None
     around when nothing was remembered: the error is raised.
     """
     try:
-        return config.load(path), None
+        return config.load(path, circuit_rules=False), None
     except ConfigError as exc:
         if path is None:
             raise
@@ -191,7 +205,8 @@ def settings_for_safe_stop(path: str | None, state_dir: Path | None = None
         try:
             user = tomllib.loads(Path(path).read_text(encoding="utf-8"))
             partial = {key: user[key] for key in ("board", "pins") if key in user}
-            settings = config.settings_from_dict(config.merge(config.default_raw(), partial))
+            settings = config.settings_from_dict(config.merge(config.default_raw(), partial),
+                                                 circuit_rules=False)
             return settings, f"config error ({error}); stopping with its [board] and [pins]"
         except (OSError, ValueError, RecursionError):
             pass  # the pins themselves are broken (ConfigError and TOML errors are ValueErrors)
@@ -214,29 +229,132 @@ def factory_names(settings: Settings, model: str | None = None,
 
 @dataclass(frozen=True)
 class Stopped:
-    """What safe-stop did: the pin factory it used and the pins it drove low."""
+    """What safe-stop did: the pin factory it used, the pins it drove low, and the nSLEEP
+    pins it had driven low natively first (``asleep_first``; pigpio only)."""
 
     factory: str
     driven: tuple[Target, ...]
+    asleep_first: tuple[Target, ...] = ()
+
+
+class FactoryHung(HardwareError):
+    """A pin factory's step did not answer within its time (a hung pigpiod)."""
+
+
+def _within(seconds: float, what: str, step: Callable[[], _T]) -> _T:
+    """``step()``'s result, from a thread of its own that gets ``seconds`` to finish; a step
+    still running then is left behind (it closes what it made if it ever returns) and
+    ``FactoryHung`` is raised."""
+    done = threading.Event()
+    box: dict[str, object] = {}
+    abandoned = threading.Event()
+
+    def run() -> None:
+        try:
+            box["value"] = step()
+        except BaseException as exc:  # handed to the caller, whatever it was
+            box["error"] = exc
+        done.set()
+        if abandoned.is_set() and hasattr(box.get("value"), "close"):
+            try:
+                box["value"].close()  # type: ignore[union-attr]
+            except Exception as exc:  # a late answer from a daemon given up on: only log
+                log.warning("closing %s after it answered late: %s", what, exc)
+
+    worker = threading.Thread(target=run, name=f"safe-stop: {what}", daemon=True)
+    worker.start()
+    if not done.wait(seconds):
+        abandoned.set()
+        raise FactoryHung(f"{what} did not answer within {seconds:g} s (a hung daemon?)")
+    if "error" in box:
+        raise box["error"]  # type: ignore[misc]
+    return box["value"]  # type: ignore[return-value]
+
+
+def _drive_on(factory: Factory, name: str, drive: Callable[[Factory], _T],
+              timeout: float) -> _T:
+    """``drive(factory)`` and then the factory closed, on a thread of their own: the drive
+    gets ``timeout`` to answer (else ``FactoryHung``, and the thread closes the factory
+    itself if the daemon ever answers), and the goodbye as long again."""
+    driven = threading.Event()
+    box: dict[str, object] = {}
+
+    def run() -> None:
+        try:
+            box["value"] = drive(factory)
+        except BaseException as exc:  # handed to the caller, whatever it was
+            box["error"] = exc
+        driven.set()
+        try:
+            factory.close()
+        except Exception as exc:  # gpiozero raises its own types per factory
+            log.warning("closing pin factory %s: %s", name, exc)
+
+    worker = threading.Thread(target=run, name=f"safe-stop: {name}", daemon=True)
+    worker.start()
+    if not driven.wait(timeout):
+        raise FactoryHung(f"pin factory {name} did not answer within {timeout:g} s "
+                          "(a hung daemon?)")
+    worker.join(timeout)
+    if worker.is_alive():
+        log.warning("pin factory %s did not close within %g s", name, timeout)
+    if "error" in box:
+        raise box["error"]  # type: ignore[misc]
+    return box["value"]  # type: ignore[return-value]
+
+
+def _sleep_natively(pins: Pins, remembered: Pins | None, make: Callable[[str], Factory],
+                    timeout: float, problems: list[str]) -> tuple[Target, ...]:
+    """nSLEEP (the motor_sleep pins) low through the native factory: on a Pi 1-4 it writes
+    the registers itself, so no daemon can hold it up. Best effort: a failure is noted and
+    the pins are driven by the factories after it all the same."""
+    sleep = [t for t in targets(pins, remembered) if "motor_sleep" in t.names]
+
+    def drive(factory: Factory) -> tuple[Target, ...]:
+        driven = []
+        for target in sleep:
+            try:
+                _low(GpioOutput(target.number, factory))
+            except Exception as exc:  # each factory raises its own types
+                problems.append(f"nSLEEP natively first: {target}: {exc}")
+            else:
+                driven.append(target)
+        return tuple(driven)
+
+    try:
+        factory = _within(timeout, "pin factory native", lambda: make("native"))
+        return _drive_on(factory, "native", drive, timeout)
+    except HardwareError as exc:
+        problems.append(f"nSLEEP natively first: {exc}")
+        return ()
 
 
 def safe_stop(settings: Settings, *, model: str | None = None,
               make: Callable[[str], Factory] = make_factory,
-              remembered: Pins | None = None) -> Stopped:
+              remembered: Pins | None = None, timeout: float = FACTORY_TIMEOUT) -> Stopped:
     """Drive the configured motor and rotator pins low (and ``remembered``'s, where they
-    differ), as plain outputs, on the first pin factory that starts."""
+    differ), as plain outputs, on the first pin factory that starts and answers within
+    ``timeout`` at each step; with pigpio, nSLEEP natively first."""
     problems: list[str] = []
-    for name in factory_names(settings, model):
+    names = factory_names(settings, model)
+    first: tuple[Target, ...] = ()
+    if names[0] in FALLBACK:
+        first = _sleep_natively(settings.pins, remembered, make, timeout, problems)
+    for name in names:
         try:
-            factory = make(name)
+            factory = _within(timeout, f"pin factory {name}", lambda name=name: make(name))
         except HardwareError as exc:
             problems.append(str(exc))
             continue
         try:
-            driven = drive_safe(settings.pins, factory, remembered)
-        finally:
-            factory.close()
-        return Stopped(name, tuple(driven))
+            driven = _drive_on(factory, name,
+                               lambda f: drive_safe(settings.pins, f, remembered), timeout)
+        except FactoryHung as exc:
+            problems.append(str(exc))
+            continue
+        for problem in problems:
+            log.warning("safe-stop: %s", problem)
+        return Stopped(name, tuple(driven), first)
     raise HardwareError("safe-stop found no way to the pins: " + " / ".join(problems))
 
 
@@ -255,5 +373,7 @@ def cmd_safe_stop(args: argparse.Namespace) -> int:
     ours = " ".join(str(t) for t in done.driven if not t.from_memory)
     memory = " ".join(str(t) for t in done.driven if t.from_memory)
     also = f", and from {PINS_FILE} {memory}" if memory else ""
-    print(f"safe-stop: {ours}{also} low ({done.factory}; {source})")
+    first = " ".join(map(str, done.asleep_first))
+    before = f"{first} low natively first, then " if first else ""
+    print(f"safe-stop: {before}{ours}{also} low ({done.factory}; {source})")
     return 0

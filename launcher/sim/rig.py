@@ -5,6 +5,7 @@ from __future__ import annotations
 import random
 from typing import Any
 
+from hal.circuit import Build
 from hal.sim import HISTORY, History, Physics, SimLauncher
 from launcher.core import config, machine
 from launcher.core.config import Settings
@@ -14,6 +15,13 @@ from launcher.firmware.state import StateStore
 
 STEP = 0.02  # seconds of reactor time per settle step
 CUE_LOG = HISTORY  # cues a CueLog keeps (the newest); a long run must not grow without bound
+
+
+def sim_build(settings: Settings) -> Build:
+    """The build the simulated unit is for this config: a rotator of its own
+    (``rotator.driver = "own"``) is simulated on its MOSFET (option B), the shared one on the
+    driver's second channel (option A)."""
+    return Build(rotator="mosfet" if settings.rotator.driver == "own" else "bridge")
 
 
 class CueLog:
@@ -49,7 +57,8 @@ class SimRig:
         """``keep``: how many motor samples, ejected cards and cues the histories keep."""
         self.settings = settings or config.load()
         self.reactor = ManualReactor()
-        self.sim = SimLauncher(self.reactor, self.settings.pins, physics, side, keep=keep)
+        self.sim = SimLauncher(self.reactor, self.settings.pins, physics, side, keep=keep,
+                               build=sim_build(self.settings))
         self.cues: Any = cues if cues is not None else CueLog(keep)
         self.app = Launcher(self.sim.board, self.reactor, self.settings, random.Random(seed),
                             self.cues, store)

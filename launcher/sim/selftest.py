@@ -33,6 +33,7 @@ from launcher.firmware.selftest import (
     guarded_actuators,
 )
 from launcher.firmware.sound import CuePlayer
+from launcher.sim.rig import sim_build
 
 
 class ManualRunner:
@@ -154,7 +155,7 @@ def simulated_unit(settings: Settings, physics: Physics | None = None
     from launcher.firmware.sound import load_pack
 
     reactor = ManualReactor()
-    sim = SimLauncher(reactor, settings.pins, physics)
+    sim = SimLauncher(reactor, settings.pins, physics, build=sim_build(settings))
     pack = load_pack(settings.audio.pack)
     speaker = RecordingSpeaker(clock=reactor.monotonic)
     speaker.load(pack.files)

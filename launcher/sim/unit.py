@@ -17,6 +17,7 @@ from launcher.core.config import Settings
 from launcher.core.reactor import Reactor
 from launcher.core.store import parse
 from launcher.firmware.app import Launcher, build_app
+from launcher.sim.rig import sim_build
 
 # The records a simulated unit keeps (motor samples, ejected cards, pin changes): a service
 # that runs for days needs only the newest, and its memory is flat once they are full.
@@ -32,7 +33,7 @@ def simulated_app(settings: Settings, reactor: Reactor, rng: random.Random,
     Wild would report ``side_changed_while_off``).
     """
     sim = SimLauncher(reactor, settings.pins, side=saved_side(settings.state_path),
-                      keep=SERVICE_KEEP)
+                      keep=SERVICE_KEEP, build=sim_build(settings))
     return build_app(settings, reactor, rng, sim.board, warn=warn), sim
 
 

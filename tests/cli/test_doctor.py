@@ -140,7 +140,7 @@ def test_the_doctor_does_not_import_gpiozero():
 @pytest.mark.parametrize(("name", "item", "named"), [
     ("fail-alsa-default-is-hdmi", "alsa default",
      ["/etc/asound.conf", "defaults.pcm.card MAX98357A", "defaults.ctl.card MAX98357A"]),
-    ("fail-amp-sd-on-deadman", "amp SD pin",
+    ("fail-amp-sd-on-a-firmware-pin", "amp SD pin",
      ["/boot/firmware/config.txt", "dtoverlay=max98357a,no-sdmode"]),
     ("fail-no-strict-gpiod", "strict_gpiod", ["/boot/firmware/config.txt", "dtparam=strict_gpiod"]),
     ("fail-serial0-is-pi5-debug-connector", "serial console",
@@ -161,7 +161,7 @@ def test_each_new_fail_names_the_file_and_the_exact_line(name, item, named, tmp_
 
 
 def test_the_sd_pin_fail_says_which_firmware_pin_is_there(tmp_path):
-    for name, pin, key in (("fail-amp-sd-on-deadman", 4, "deadman"),
+    for name, pin, key in (("fail-amp-sd-on-a-firmware-pin", 4, "power_contact_sense"),
                            ("fail-amp-sdmode-pin-on-amp-enable", 16, "amp_enable")):
         root, commands, _ = build(name, tmp_path / name)
         [result] = [r for r in diagnose(gather(root, recorded(commands)))
@@ -196,3 +196,28 @@ def test_the_healthy_fixtures_hold_what_install_sh_writes(name, tmp_path):
     if dropin.exists():
         assert dropin.read_text() == (REPO / "systemd/pigpiod-launcher.conf").read_text()
         assert "pigpiod.service.d/launcher.conf" in out
+
+
+def test_an_old_units_nsleep_on_a_pin_pulled_up_at_power_on_is_a_config_fail(tmp_path):
+    """nSLEEP on GPIO 6 (the wiring before): the config's own rule, named with its fix."""
+    root, commands, _ = build("fail-nsleep-on-a-pin-pulled-up", tmp_path)
+    [result] = [r for r in diagnose(gather(root, recorded(commands))) if r.item == "config"]
+    assert result.status == FAIL
+    assert "pins.motor_sleep = 6: GPIO 6 is pulled up at power-on" in result.detail
+    assert "GPIO 9-27" in result.detail
+
+
+@pytest.mark.parametrize(("name", "item", "named"), [
+    ("fail-boot-pulls-missing", "boot pulls",
+     ["GPIO 11 (pins.motor_sleep)", "GPIO 16 (pins.amp_enable)", "GPIO 24 (pins.rotator)"]),
+    ("fail-nc-twin-off", "safety pins",
+     ["pins.lid_closed_nc = -1", "pins.power_contact_sense = -1"]),
+])
+def test_the_circuit_checks_name_each_pin_they_miss(name, item, named, tmp_path):
+    root, commands, _ = build(name, tmp_path)
+    [result] = [r for r in diagnose(gather(root, recorded(commands))) if r.item == item]
+    assert result.status == FAIL
+    for text in named:
+        assert text in result.detail, (text, result.detail)
+    if item == "boot pulls":
+        assert "GPIO 12" not in result.detail and "GPIO 13" not in result.detail  # on it

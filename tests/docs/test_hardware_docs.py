@@ -145,8 +145,9 @@ def test_wiring_diagram_shows_the_safety_parts():
     for needed in ("DRV8833", "TB6612FNG", "MAX98357A", "1N5819", "Pull-downs", "4.7k",
                    "10k", "Motor supply (separate from the Pi)", "470 µF", "break-beam",
                    "Hall switch", "microswitch", "status LED", "2 A fuse",
-                   "lid power contact", "SS-01GL", "SS-5GL", "2.2k", "100 nF VCC–GND",
-                   "TPUL2G123", "no-sdmode"):
+                   "lid power contact", "SS-01GL", "X-10G", "2.2k", "100 nF VCC–GND",
+                   "TPUL2G123", "no-sdmode", "TVS", "full-open power", "Read-backs",
+                   "AO3400A", "1M", "PC_DRV", "PC_MOT"):
         assert needed in text, f"wiring.svg does not show {needed}"
 
 

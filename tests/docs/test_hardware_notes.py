@@ -62,7 +62,7 @@ def test_the_battery_is_the_toys_and_the_speed_is_scaled_for_other_packs():
 def test_the_fuse_is_at_the_battery_terminal_and_says_what_it_protects():
     power = _text("power.md")
     assert "The fuse protects the wiring, not the motor." in power
-    assert "trips at 4 A" in power and "does *not* open on a 1.5–3 A roller stall" in power
+    assert "trips at 4 A" in power and "does *not* reliably open on a roller stall" in power
     assert "at the battery's + terminal" in power
     assert "A **2 A fuse** (or polyfuse) after the motor supply's switch" not in power
     assert "at the battery's + terminal" in _text("bom.md")

@@ -42,13 +42,14 @@ def _safety_rows() -> list[list[str]]:
 
 # --- the BOM and the wiring carry both interlocks ---------------------------------------
 
-def test_the_bom_lists_the_power_contact_in_series_with_the_roller():
-    lines = [row for row in _bom_lines() if "power contact" in row[1]]
-    assert len(lines) == 1, "one BOM line for the lid's power contact"
-    part, number = lines[0][1], lines[0][2]
-    assert "in series with the roller" in part
-    assert "SS-5GL" in number or "D2F-5" in number
-    assert "1.5–3 A" in number, "the power contact's rating is checked against the stall"
+def test_the_bom_lists_the_power_contacts_in_the_motors_leads():
+    lines = [row for row in _bom_lines() if row[1].startswith("power contacts")]
+    assert len(lines) == 1, "one BOM line for the lid's power contacts"
+    part, number, qty = lines[0][1], lines[0][2], int(lines[0][3])
+    assert "in the roller's lead" in part and "in the rotator's lead" in part and qty == 2
+    assert "published DC rating" in part and "own actuator" in part
+    # A part with a published DC rating, not the SS-5GL (its catalogue has none for a motor).
+    assert "X-10G" in number and "8 VDC" in number and "SS-5GL" not in number
 
 
 def test_the_bom_lists_the_gold_contact_sensing_switch():
@@ -80,10 +81,11 @@ def test_the_bom_has_the_optional_dead_man_parts_and_its_subtotal_is_right():
 
 def test_the_wiring_diagram_names_the_series_contact_and_the_sensing_pair():
     text = _svg_text()
-    assert "lid power contact, in series with the roller" in text
-    assert "SW2 lid sensing microswitch, SPDT, gold" in text
+    assert "lid power contact (X-10G), in series with the roller" in text
+    assert "S1 lid sensing microswitch, SPDT, gold" in text
     assert "lid_closed_nc" in text and "NO and NC must disagree" in text
-    assert "Never wire the toy's cover switch (the power contact) to a GPIO" in text
+    assert "never a power contact on a GPIO" in text and "Mount them apart" in text
+    assert "through S4, the full-open power contact" in text
 
 
 def test_fitting_no_longer_sends_the_cover_switch_to_a_gpio():
@@ -237,7 +239,10 @@ def test_bring_up_proves_the_interlock_before_cards_and_times_the_run_on():
     bring = _text("bring-up.md")
     assert "## Prove the interlock, before any card is loaded" in bring
     assert "with the firmware's check bypassed" in bring
-    assert "the meter across it reads 0 V" in bring
+    assert "the roller stops at once though the driver still drives" in bring
+    # The copper test needs nothing turned off: the NC twin stays wired through it.
+    assert "lid_closed_nc = -1" not in bring and "pins.lid_closed_nc -1" not in bring
+    assert "says \"shut\" on both wires" in bring
     assert "current-limited" in bring and "`pins`" in bring
     assert "kill -STOP" in bring and "Run-on after a stop, timed" in bring
     for rating in ("1.5 A RMS and 2 A peak", "1.2 A average and 3.2 A peak"):

@@ -381,8 +381,10 @@ def test_seed_replays_the_same_presses() -> None:
 
 # --- pins: every pin's level, read through the hal ------------------------------------------
 
+# The read-backs' pins are configured, but no part of the board reads them yet (none).
 READY_PINS = ("ok motor_in1=0 motor_in2=0 motor_sleep=0 rotator=0 amp_enable=0 led=1 "
-              "button=1 lid_closed=0 lid_open=1 exit_beam=1 home=0 yellow_back=0")
+              "button=1 lid_closed=0 lid_open=1 exit_beam=1 home=0 yellow_back=0 "
+              "lid_closed_nc=1 power_contact_sense=none sleep_sense=none")
 
 
 def _pins(session: Session) -> dict[str, str]:
@@ -447,8 +449,8 @@ def test_pins_lists_whatever_pins_are_wired_by_their_config_names() -> None:
         spare: int | None = None
 
     base = config.load()
-    pins = MorePins(**{**asdict(replace(base.pins, rotator_in2=4, exit_beam=None)),
-                       "spare": 7})
+    pins = MorePins(**{**asdict(replace(base.pins, rotator_in2=9, exit_beam=None)),
+                       "spare": 20})
     rig = SimRig(replace(base, pins=pins))
     console = Console(rig.app, **console_extras(rig.sim))
     try:

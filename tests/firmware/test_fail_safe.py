@@ -100,6 +100,7 @@ def test_a_lid_edge_inside_the_debounce_window_stops_the_motor_at_once() -> None
     rig.sim.open_lid(full=False)
     rig.advance(0)
     assert not rig.sim.motor_running
+    assert not rig.sim.motor_commanded  # the firmware's own stop, not only the copper's
     assert rig.sim.motor_history[-1].time == lifted
     assert rig.state == m.LID_OPEN
     rig.close()

@@ -258,7 +258,9 @@ def test_after_stop_nothing_ever_drives_the_roller_or_the_rotator(moment: str):
         rig.advance(0.5)
         rig.sim.open_lid()
         rig.advance(2.0)
-    assert not any(s.running for s in rig.sim.motor_history[stopped:])
+    # Nothing drives it: not its terminals, and not its pins (the copper alone would hide
+    # a firmware that drove with the lid open).
+    assert not any(s.running or s.commanded for s in rig.sim.motor_history[stopped:])
     assert driver(rig) == (0, 0, 0) and rig.sim.level("rotator") == 0
     assert rig.app.actuators.run_motor(1.0) is False
 

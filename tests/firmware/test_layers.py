@@ -251,6 +251,7 @@ def test_a_renewal_reads_the_lid_and_stops_a_run_whose_lid_edge_was_lost():
     lease = rig.settings.motor.lease
     shooting(rig)
     lose_edges(rig, "lid_closed")
+    lose_edges(rig, "lid_closed_nc")  # wired by default: its edge would stop it too
     rig.sim.open_lid(full=False)
     assert roller_driven(rig)  # no edge, no pin-thread stop
     rig.advance(lease / 4)  # the next renewal reads the lid
@@ -263,6 +264,7 @@ def test_the_guard_reads_the_lid_too_with_the_reactor_stopped():
     rig = dealing_rig(cards=20)
     shooting(rig)
     lose_edges(rig, "lid_closed")
+    lose_edges(rig, "lid_closed_nc")  # wired by default: its edge would stop it too
     rig.sim.open_lid(full=False)
     rig.app.actuators.expire(rig.now)  # the guard, the reactor not running at all
     assert not roller_driven(rig)

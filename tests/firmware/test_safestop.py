@@ -211,18 +211,21 @@ def test_pigpio_down_falls_back_to_the_native_factory():
     board = build_board(MOCK.pins, dead)
     board.motor_enable.on()
     board.motor.forward(1.0)
-    fresh = after_kill(dead)
+    fresh, first = after_kill(dead), after_kill(dead)
     tried: list[str] = []
 
     def make(name: str) -> MockFactory:
         tried.append(name)
         if name == "pigpio":
             raise HardwareError("pin factory pigpio failed: daemon not running")
-        return fresh
+        return first if tried.count("native") == 1 else fresh
 
-    pins = grab(fresh)
-    assert safe_stop(replace(MOCK, pin_factory="pigpio"), make=make).factory == "native"
-    assert tried == ["pigpio", "native"]
+    pins, slept = grab(fresh), grab(first)
+    done = safe_stop(replace(MOCK, pin_factory="pigpio"), make=make)
+    assert done.factory == "native"
+    assert tried == ["native", "pigpio", "native"]  # nSLEEP natively first, then pigpio
+    assert [str(t) for t in done.asleep_first] == [f"motor_sleep={MOCK.pins.motor_sleep}"]
+    assert released(slept)["motor_sleep"] == 0.0
     assert released(pins) == ALL_LOW
     board.close()
 
@@ -400,21 +403,25 @@ def test_pigpio_down_falls_back_to_native_which_has_no_pwm(tmp_path, capsys, mon
     """The whole command: pigpiod down, the native factory (no PWM) drives every pin low."""
     monkeypatch.delenv("GPIOZERO_PIN_FACTORY", raising=False)
     p = MOCK.pins
-    plain = MockFactory(pin_class=ReleasedPlainPin)
+    plain, first = MockFactory(pin_class=ReleasedPlainPin), MockFactory(pin_class=ReleasedPlainPin)
     pins = _left_high(plain, [p.motor_sleep, p.motor_in1, p.motor_in2, p.rotator])
+    slept = _left_high(first, [p.motor_sleep])
+    made: list[str] = []
 
     def make(name: str) -> MockFactory:
+        made.append(name)
         if name == "pigpio":
             raise HardwareError("pin factory pigpio failed: daemon not running")
-        return plain
+        return first if made.count("native") == 1 else plain
 
     monkeypatch.setattr("launcher.firmware.safestop.make_factory", make)
     path = _write(tmp_path, '[board]\npin_factory = "pigpio"\n'
                             f'[state]\npath = "{tmp_path / "state" / "state.json"}"\n')
     assert main(["safe-stop", "--config", path]) == 0
-    assert all(pin.released_at == 0.0 for pin in pins.values())
+    assert all(pin.released_at == 0.0 for pin in [*pins.values(), *slept.values()])
     assert capsys.readouterr().out.strip() == (
-        f"safe-stop: motor_sleep={p.motor_sleep} motor_in1={p.motor_in1} "
+        f"safe-stop: motor_sleep={p.motor_sleep} low natively first, then "
+        f"motor_sleep={p.motor_sleep} motor_in1={p.motor_in1} "
         f"motor_in2={p.motor_in2} rotator={p.rotator} low (native; config)")
 
 
@@ -449,7 +456,7 @@ def test_pins_edited_while_the_firmware_ran_are_all_driven_low(tmp_path, capsys,
         assert main(["safe-stop", "--config", path]) == 0
     assert old_in1.released_at == 0.0 and new_in1.released_at == 0.0
     out = capsys.readouterr().out.strip()
-    assert out.startswith("safe-stop: motor_sleep=6 motor_in1=20 motor_in2=13 rotator=24")
+    assert out.startswith("safe-stop: motor_sleep=11 motor_in1=20 motor_in2=13 rotator=24")
     assert out.endswith(", and from last-good-pins.json motor_in1=12 low (mock; config)")
     assert "differ from the config's: driving motor_in1=12 low too" in caplog.text
     board.close()
@@ -490,6 +497,6 @@ def test_targets_are_each_number_once_and_say_where_they_came_from():
     now = replace(MOCK.pins, motor_in1=20, rotator_in2=4)
     listed = targets(now, MOCK.pins)
     assert [(str(t), t.from_memory) for t in listed] == [
-        ("motor_sleep=6", False), ("motor_in1=20", False), ("motor_in1=12", True),
+        ("motor_sleep=11", False), ("motor_in1=20", False), ("motor_in1=12", True),
         ("motor_in2=13", False), ("rotator_in2=4", False), ("rotator=24", False)]
     assert targets(MOCK.pins, MOCK.pins) == targets(MOCK.pins)

@@ -66,6 +66,7 @@ def fake_pigpio(monkeypatch: pytest.MonkeyPatch) -> Iterator[ModuleType]:
     module = load_fake("pigpio")
     _install(monkeypatch, "pigpio", module)
     yield module
+    module.DAEMON.answer()  # a client left blocked on a hung daemon carries on and ends
     for conn in list(module._connections):
         conn.stop()
 

@@ -30,7 +30,10 @@ Where the fakes differ from the real libraries, and why we accept it
    than read from a second socket; the client-side edge filter is the same as documented.
    PWM pulses themselves are not reported as edges.
 8. pigpio, a closed connection raises ConnectionError on use. The real module would fail
-   on its closed socket with an error of its own; gpiozero never uses a closed one.
+   on its closed socket with an error of its own; gpiozero never uses a closed one. A hung
+   daemon (``DAEMON.hang()``) blocks every client where it waits for an answer: in the
+   connection's first command and in each command after, as the real module blocks in
+   recv on a socket without a timeout.
 9. gpiozero reads the board revision from /proc on the lgpio path (a file of this machine,
    not the library): the fixture replaces that one function with a Pi 5's revision code.
    On the pigpio path the revision comes from the fake daemon, as it does from pigpiod.
@@ -72,7 +75,7 @@ from hal.gpio import (
 )
 from hal.pins import factory_name, pi_model
 from launcher.core import config
-from launcher.firmware.safestop import SAFE_LOW, safe_stop
+from launcher.firmware.safestop import SAFE_LOW, FactoryHung, safe_stop
 
 PINS = config.load().pins
 
@@ -460,3 +463,131 @@ def test_safe_stop_with_pigpiod_down_names_the_fix(fake_pigpio, monkeypatch):
         safe_stop(replace(config.load(), pin_factory="pigpio"),
                   model="Raspberry Pi 4 Model B Rev 1.4")
     assert "sudo systemctl start pigpiod" in str(err.value)
+
+
+# -- safe-stop and a hung pigpiod -----------------------------------------------------------
+
+HUNG_TIMEOUT = 0.3  # s: safe-stop's deadline for each step, short for the tests
+
+
+def _left_running(fake_pigpio: ModuleType) -> None:
+    """A launcher killed mid-shot: pigpiod keeps nSLEEP and the rotator high, IN1 at PWM."""
+    dead = fake_pigpio.pi()
+    for pin in (PINS.motor_sleep, PINS.rotator):
+        dead.set_mode(pin, fake_pigpio.OUTPUT)
+        dead.write(pin, 1)
+    dead.set_PWM_frequency(PINS.motor_in1, PWM_FREQUENCY)
+    dead.set_PWM_dutycycle(PINS.motor_in1, 200)
+    dead.stop()
+
+
+class Registers:
+    """The native factory's view of a Pi 1-4 (the GPIO registers), which this machine lacks:
+    one MockFactory per start, each pin's last level kept across them."""
+
+    def __init__(self) -> None:
+        self.levels: dict[int, float] = {}
+
+    def make(self) -> MockFactory:
+        registers = self
+
+        class Pin(MockPWMPin):
+            def _set_state(self, value: float) -> None:
+                super()._set_state(value)
+                registers.levels[self._number] = float(value)
+
+        return MockFactory(pin_class=Pin)
+
+
+def _stop_in_time(settings: config.Settings, make, seconds: float = 5.0):
+    """safe_stop on a thread of its own: its result or error, or None if it had not
+    returned within ``seconds`` (a safe-stop that hangs with its daemon)."""
+    box: list = []
+    worker = threading.Thread(target=lambda: box.append(_call(settings, make)), daemon=True)
+    worker.start()
+    worker.join(seconds)
+    return box[0] if box else None
+
+
+def _call(settings: config.Settings, make):
+    try:
+        return safe_stop(settings, model="Raspberry Pi 4 Model B Rev 1.4", make=make,
+                         timeout=HUNG_TIMEOUT)
+    except HardwareError as exc:
+        return exc
+
+
+def test_safe_stop_gives_up_on_a_pigpiod_that_never_answers(fake_pigpio):
+    """A hung pigpiod accepts and never answers: before, safe-stop waited on it for ever (no
+    socket timeout) and drove nothing until systemd's TimeoutStopSec."""
+    _left_running(fake_pigpio)
+    fake_pigpio.DAEMON.hang()
+    registers = Registers()
+    made: list[str] = []
+
+    def make(name: str) -> Factory:
+        made.append(name)
+        return registers.make() if name == "native" else make_factory(name)
+
+    settings = replace(config.load(), pin_factory="pigpio")
+    done = _stop_in_time(settings, make)
+    assert done is not None, "safe-stop hung with its daemon"
+    assert not isinstance(done, Exception), done
+    assert made == ["native", "pigpio", "native"]
+    assert done.factory == "native"
+    assert [t.number for t in done.asleep_first] == [PINS.motor_sleep]
+    for key in SAFE_LOW:
+        assert registers.levels[getattr(PINS, key)] == 0, key
+    assert fake_pigpio.DAEMON.waiting == 1  # the given-up connection, still blocked
+
+
+def test_safe_stop_gives_up_on_a_pigpiod_that_hangs_after_connecting(fake_pigpio):
+    """Connected, then silent at the first pin: that step's deadline, then the fallback; the
+    factory left behind closes itself when the daemon answers at last."""
+    _left_running(fake_pigpio)
+    registers = Registers()
+
+    def make(name: str) -> Factory:
+        if name == "native":
+            return registers.make()
+        factory = make_factory(name)
+        fake_pigpio.DAEMON.hang()
+        return factory
+
+    done = _stop_in_time(replace(config.load(), pin_factory="pigpio"), make)
+    assert done is not None and not isinstance(done, Exception), done
+    assert done.factory == "native"
+    assert all(registers.levels[getattr(PINS, key)] == 0 for key in SAFE_LOW)
+    fake_pigpio.DAEMON.answer()
+    for _ in range(100):
+        if not fake_pigpio._connections:
+            break
+        threading.Event().wait(0.05)
+    assert not fake_pigpio._connections  # the late factory let go of the daemon
+
+
+def test_a_hung_step_is_named_with_its_deadline(fake_pigpio):
+    fake_pigpio.DAEMON.hang()
+
+    def make(name: str) -> Factory:
+        if name == "native":
+            raise HardwareError("pin factory native failed: needs /dev/gpiomem")
+        return make_factory(name)
+
+    err = _stop_in_time(replace(config.load(), pin_factory="pigpio"), make)
+    assert isinstance(err, HardwareError) and not isinstance(err, FactoryHung)
+    assert f"pin factory pigpio did not answer within {HUNG_TIMEOUT:g} s" in str(err)
+    assert "nSLEEP natively first" in str(err)
+
+
+def test_lgpio_gets_no_native_step(fake_lgpio):
+    """nSLEEP natively first is for pigpio's Pi 1-4: lgpio talks to the kernel, which a Pi 5
+    needs (its header is on RP1, out of the native factory's reach)."""
+    made: list[str] = []
+
+    def make(name: str) -> Factory:
+        made.append(name)
+        return make_factory(name)
+
+    done = safe_stop(config.load(), model="Raspberry Pi 5 Model B Rev 1.0", make=make)
+    assert made == ["lgpio"] and done.asleep_first == ()

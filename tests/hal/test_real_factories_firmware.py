@@ -40,8 +40,10 @@ class Unit:
     def __init__(self, name: str, module) -> None:
         self.hw = Hardware(name, module)
         # Power-on world: lid shut, cartridge at a detent, yellow half at the back (Mild),
-        # beam clear, button up. Switches and hall sensors pull their line to ground.
-        for pin, level in ((PINS.lid_closed, 0), (PINS.lid_open, 1), (PINS.home, 0),
+        # beam clear, button up. Switches and hall sensors pull their line to ground; the lid
+        # switch's NC twin is open while the lid is shut.
+        for pin, level in ((PINS.lid_closed, 0), (PINS.lid_closed_nc, 1), (PINS.lid_open, 1),
+                           (PINS.home, 0),
                            (PINS.yellow_back, 0), (PINS.exit_beam, 1), (PINS.button, 1)):
             self.hw.drive(pin, level)
         self.factory = make_factory(name)
@@ -110,7 +112,8 @@ def test_lid_interlock_rotator_and_led_on_lgpio(fake_lgpio):
         u.world(PINS.button, 0)
         assert app.machine.state == "shooting" and hw.level(PINS.motor_in1) > 0
         # The lid lifts mid-shot: the motor stops at the H-bridge pins.
-        u.world(PINS.lid_closed, 1)
+        u.world(PINS.lid_closed, 1, then=0)
+        u.world(PINS.lid_closed_nc, 0)  # the SPDT breaks NO, then makes NC (no time between)
         assert app.machine.state == "lid_open"
         assert app.status()["motor"] == 0  # no brake here: the driver sleeps at once
         assert hw.level(PINS.motor_in1) == 0 and hw.level(PINS.motor_in2) == 0
@@ -125,6 +128,7 @@ def test_lid_interlock_rotator_and_led_on_lgpio(fake_lgpio):
         assert hw.level(PINS.rotator) == 0 and hw.level(PINS.motor_sleep) == 0
         assert app.machine.state == "lid_open" and app.status()["side"] == "wild"
         u.world(PINS.lid_open, 1)
+        u.world(PINS.lid_closed_nc, 1, then=0)
         u.world(PINS.lid_closed, 0)
         assert app.machine.state == "ready" and hw.level(PINS.led) == 1
     finally:

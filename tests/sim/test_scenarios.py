@@ -152,8 +152,10 @@ def test_opening_the_lid_mid_shot_stops_the_motor_at_once():
     rig.sim.open_lid(full=False)
     opened = rig.now
     rig.advance(0)
-    assert not rig.sim.motor_running
+    # Both interlocks: the power contact opened the lead, and the firmware its pins.
+    assert not rig.sim.motor_running and not rig.sim.motor_commanded
     assert motor_stopped_at(rig) == opened
+    assert rig.sim.motor_history[-1].time == opened
     rig.advance(5)
     assert rig.state == m.LID_OPEN and not rig.sim.motor_running
     rig.close()

@@ -149,9 +149,13 @@ def test_the_cue_log_is_bounded_and_counts_every_cue() -> None:
 
 
 def _cartridge(physics: Physics) -> tuple[ManualReactor, SimLauncher, Rotator]:
+    """The rotator on both inputs of the driver's second channel, the driver awake and the
+    lid fully open (its power contact is in the rotator's lead: hal/circuit.py)."""
     reactor = ManualReactor()
-    pins = replace(config.load().pins, rotator_in2=4)
+    pins = replace(config.load().pins, rotator_in2=9)
     sim = SimLauncher(reactor, pins, physics)
+    sim.open_lid(full=True)
+    sim.board.motor_enable.on()
     return reactor, sim, sim.board.rotator
 
 

@@ -8,8 +8,10 @@ getters, ``set_glitch_filter``, ``callback``, ``get_hardware_revision``,
 daemon; ``tests/hal/conftest.py`` loads a fresh copy for each test.
 
 Test verbs live on ``DAEMON``: ``drive(gpio, level)``, ``float(gpio)``, ``level(gpio)``,
-``pwm(gpio)``, ``settle()``, and ``running = False`` for a daemon that is down. The daemon
-outlives its clients, as pigpiod does: what a killed client set stays set.
+``pwm(gpio)``, ``settle()``, ``running = False`` for a daemon that is down, and ``hang()``
+for one that is up but hung: it accepts a connection and never answers (a client blocks in
+its socket's recv, as the real module's does: it sets no timeout) until ``answer()``. The
+daemon outlives its clients, as pigpiod does: what a killed client set stays set.
 
 Where this fake knowingly differs from the real library: ``FAKE_DIFFERENCES`` in
 ``tests/hal/test_real_factories.py``.
@@ -104,6 +106,28 @@ class Daemon:
     log: list[tuple[int, str, Any]] = field(default_factory=list)
     errors: list[BaseException] = field(default_factory=list)
     _last: dict[int, int] = field(default_factory=dict)
+    _answering: threading.Event = field(default_factory=threading.Event)
+    waiting: int = 0  # clients blocked on a hung daemon right now
+
+    def __post_init__(self) -> None:
+        self._answering.set()
+
+    def hang(self) -> None:
+        """Keep accepting connections but answer nothing (a hung pigpiod)."""
+        self._answering.clear()
+
+    def answer(self) -> None:
+        """Answer again: every client blocked on the hung daemon carries on."""
+        self._answering.set()
+
+    def _reply(self) -> None:
+        """Where a client waits for the daemon's answer to a command."""
+        if not self._answering.is_set():
+            with _lock:
+                self.waiting += 1
+            self._answering.wait()
+            with _lock:
+                self.waiting -= 1
 
     def level(self, gpio: int) -> float:
         """The pin's level: 0/1, or the duty (0..1) while PWM runs on it."""
@@ -205,6 +229,7 @@ class pi:
                 print("%" * 60)
             return
         self.sl.s = object()
+        DAEMON._reply()  # the real module's first command (the notification handle)
         # One notification thread per connection, as the real module has.
         self._thread = threading.Thread(target=self._loop, name="fake-pigpio-notify",
                                         daemon=True)
@@ -390,6 +415,7 @@ class pi:
         # The real module would fail on its closed socket; the fake says so plainly.
         if self.sl.s is None:
             raise ConnectionError("pigpio connection is closed")
+        DAEMON._reply()
 
 
 def _gpio(gpio: int) -> None:

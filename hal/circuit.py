@@ -1,0 +1,876 @@
+"""The launcher's circuit as data: every part, every net, and the rules the pins must keep.
+
+One description, from which the rest is made and against which it is tested:
+hardware/pinout.md's tables and hardware/bom.md's parts list (``python docs/blocks.py``),
+the ``[pins]`` defaults of launcher/default.toml (a test), the checks ``launcher config
+check`` and ``launcher doctor`` make of a user's pins (``pin_problems``), the config.txt
+lines ``systemd/install.sh`` writes (``boot_gpio_line``), and the simulated board, whose
+physics reads the motors' terminals through ``hal.electrical`` on this netlist.
+
+``circuit(pins, build)`` is the netlist of one unit: the ``Pins`` decide which optional
+parts are fitted (the dead-man one-shot with ``pins.deadman``, the rotator's BIN2 wire with
+``pins.rotator_in2``, the read-backs with their pins); ``Build`` the choices no pin shows
+(the driver, the rotator on the bridge or on a MOSFET). A terminal is ``REF.PIN``
+(``U1.AIN1``, ``PI.GPIO12``); a net lists its terminals in the order its wire runs, so an
+open can be placed along it.
+
+Kept free of gpiozero and of anything slow: ``launcher run`` imports it with its config.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field, fields
+from types import MappingProxyType
+from typing import NamedTuple
+
+from hal.base import Pins
+
+# --- the Pi's header -----------------------------------------------------------------------
+
+# The level each GPIO of the 40-pin header is pulled to from power-on until software claims
+# it: BCM2835/6/7 and BCM2711 (Broadcom, BCM2835 ARM Peripherals §6.2 Alternative Function
+# Assignments: GPIO 0-8 pulled high, 9-27 low; Raspberry Pi documentation, "Power-on
+# states"). A Pi 5's header is on RP1; its `pinctrl get` shows the same split before any
+# software claims a pin (raspberrypi/linux#6347 and #6878 list a fresh Pi 5: GPIO 0-8 "pu",
+# 9-27 "pd"). The config.txt `gpio=` lines take effect a few seconds after power is applied
+# (Raspberry Pi documentation, config.txt "gpio"): until then these pulls are what holds.
+POWER_ON_PULL_UP = frozenset(range(0, 9))
+HEADER_GPIOS = range(0, 28)
+
+
+def power_on_pull(bcm: int) -> str:
+    """``"up"`` or ``"down"``: what the SoC pulls this GPIO to at power-on."""
+    return "up" if bcm in POWER_ON_PULL_UP else "down"
+
+
+# Electrical figures of the Pi's GPIO (Raspberry Pi documentation, "GPIO pads": BCM2835
+# pulls 50-65 kΩ, VIL 0.9 V, VIH 1.6 V; BCM2711 pulls 33-73 kΩ, VIL 0.8 V, VIH 2.0 V). The
+# model takes the stricter of each: low below 0.8 V, high above 2.0 V.
+PI_PULL_OHMS = (33e3, 73e3)  # the widest range, BCM2711's
+PI_PULL_TYPICAL = 50e3
+PI_VIL, PI_VIH = 0.8, 2.0
+PI_OUTPUT_OHMS = 30.0  # an output's own resistance, roughly (8 mA drive at a few tenths of a V)
+V3 = 3.3  # the Pi's 3.3 V rail
+V5 = 5.0
+VM_NOMINAL = 4.5  # the toy's 3 x C alkaline pack (hardware/power.md)
+VM_FRESH = 4.8
+VM_PACKS = {"3×C alkaline (the toy's)": (4.5, 4.8), "4×AA NiMH": (4.8, 5.4),
+            "4×AA alkaline": (6.0, 6.4)}
+
+# --- parts ---------------------------------------------------------------------------------
+
+# The records below are NamedTuples, not dataclasses: this module is imported by `launcher
+# run` (the config's pin rules), and a dataclass costs ten times a NamedTuple to define.
+
+# Kinds of part, and the failure modes the model can inject for each (``hal.electrical``).
+RESISTOR, CAPACITOR, TVS, DIODE = "resistor", "capacitor", "tvs", "diode"
+CONTACT, SPDT = "contact", "spdt"  # a normally-open contact; a change-over contact
+DRIVER, ONESHOT, MOSFET, MOTOR = "driver", "oneshot", "mosfet", "motor"
+HALL, BEAM, BUTTON, LED, AMP, SPEAKER = "hall", "beam", "button", "led", "amp", "speaker"
+PI, BATTERY, FUSE, SWITCH, WIRE = "pi", "battery", "fuse", "switch", "wire"
+
+FAILURE_MODES: Mapping[str, tuple[str, ...]] = MappingProxyType({
+    RESISTOR: ("open",),
+    CAPACITOR: ("shorted",),
+    TVS: ("shorted",),
+    DIODE: ("shorted",),
+    # A normally-open contact: welded (or its two leads pinched together: the same circuit),
+    # never closing, and its plunger stuck pressed whatever the lid does.
+    CONTACT: ("welded", "leads_pinched", "open", "plunger_stuck"),
+    # A change-over contact: either side welded or never making, the plunger stuck either way.
+    SPDT: ("no_welded", "nc_welded", "no_open", "nc_open", "plunger_stuck_pressed",
+           "plunger_stuck_released"),
+    DRIVER: ("aout1_stuck_high", "aout1_stuck_low", "aout1_stuck_open", "aout2_stuck_high",
+             "aout2_stuck_low", "aout2_stuck_open", "bout1_stuck_high", "bout1_stuck_low",
+             "bout1_stuck_open", "bout2_stuck_high", "bout2_stuck_low", "bout2_stuck_open",
+             "nsleep_pulled_up"),
+    ONESHOT: ("q_stuck_high", "q_stuck_low", "rext_open", "b_on_a_toggling_line"),
+    MOSFET: ("shorted", "open"),
+    MOTOR: ("open",),
+    HALL: ("output_stuck_low", "output_stuck_high"),
+    BEAM: ("always_blocked", "never_blocked"),
+    BUTTON: ("welded", "open"),
+    LED: ("open",),
+    AMP: (),
+    SPEAKER: (),
+    PI: (),
+    BATTERY: ("low",),  # sagging below the driver's minimum supply
+    FUSE: ("open",),
+    SWITCH: ("open",),
+    WIRE: ("open",),
+})
+
+# A mechanical cause that reaches more than one part: debris or a bent lever holding every
+# switch the closed lid presses. Mounting the power contacts and the sensing switches apart,
+# each on its own actuator (hardware/fitting.md), is what makes it more than one fault.
+COMMON_CAUSES: Mapping[str, str] = MappingProxyType({
+    "lid_lever_held": "debris or a bent lever holds every switch the shut lid presses "
+                      "(the sensing pair and the power contact) with the lid ajar",
+})
+
+
+class Part(NamedTuple):
+    """One part: its reference, what it is, its pins, and what the model needs of it."""
+
+    ref: str
+    kind: str
+    name: str
+    pins: tuple[str, ...]
+    value: str = ""  # "10 kΩ", "DRV8833", ...
+    ohms: float | None = None  # a resistor's value; a motor's winding
+    actuator: str = ""  # for a contact: what presses it ("lid_closed", "lid_full", "button")
+    bom: str = ""  # the BOM line (``BOM``) it is bought under
+
+    @property
+    def failure_modes(self) -> tuple[str, ...]:
+        return FAILURE_MODES[self.kind]
+
+
+class Net(NamedTuple):
+    """One net: its terminals in the order its wire runs; ``gpio`` and ``key`` when a pin of
+    the Pi is on it; ``rail`` for a supply; ``reaches`` the rails it can be shorted to."""
+
+    name: str
+    terminals: tuple[str, ...]
+    gpio: int | None = None
+    key: str = ""
+    rail: str = ""  # "GND", "3V3", "5V" for the Pi's rails
+    reaches: tuple[str, ...] = ("GND", "3V3")
+
+    @property
+    def parts(self) -> tuple[str, ...]:
+        return tuple(dict.fromkeys(t.split(".", 1)[0] for t in self.terminals))
+
+
+@dataclass(frozen=True)
+class Build:
+    """The choices of a build that no pin shows.
+
+    ``driver``: "DRV8833" or "TB6612FNG" (same inputs and truth table here; STBY is its
+    nSLEEP). ``rotator``: "bridge" (option A: the driver's second channel) or "mosfet"
+    (option B: an AO3400A low-side switch, no brake).
+    """
+
+    driver: str = "DRV8833"
+    rotator: str = "bridge"
+
+    def __post_init__(self) -> None:
+        if self.driver not in DRIVERS:
+            raise ValueError(f"driver {self.driver!r}: one of {', '.join(DRIVERS)}")
+        if self.rotator not in ("bridge", "mosfet"):
+            raise ValueError(f"rotator {self.rotator!r}: bridge or mosfet")
+
+
+class DriverSpec(NamedTuple):
+    """What the model needs of a dual H-bridge (its datasheet's figures)."""
+
+    vm_min: float  # V: below this the bridges are off (the recommended minimum supply)
+    vil_in: float  # V: AIN/BIN low below this
+    vih_in: float
+    vil_sleep: float  # V: nSLEEP (STBY) low below this
+    vih_sleep: float
+    in_pulldown: float  # Ω: the inputs' internal pull-down
+    sleep_pulldown: float
+    rds_on: float  # Ω: high side + low side, typical
+    source: str
+
+
+DRIVERS: Mapping[str, DriverSpec] = MappingProxyType({
+    # TI SLVSAR1E: §6.3 VM 2.7-10.8 V; §6.5 nSLEEP VIL 0.5 V / VIH 2.5 V, other inputs
+    # 0.7 V / 2 V, 100 kΩ pull-downs on AIN/BIN; §7.3.4 500 kΩ on nSLEEP; §1 HS + LS 360 mΩ.
+    "DRV8833": DriverSpec(2.7, 0.7, 2.0, 0.5, 2.5, 100e3, 500e3, 0.36,
+                          "TI DRV8833, SLVSAR1E"),
+    # Toshiba TB6612FNG datasheet: VM 4.5-13.5 V; inputs at VCC 3.3 V: VIL 0.3·VCC, VIH
+    # 0.7·VCC; 200 kΩ pull-downs (its input circuit); the output's on-resistance 0.5 Ω each.
+    "TB6612FNG": DriverSpec(4.5, 0.99, 2.31, 0.99, 2.31, 200e3, 200e3, 1.0,
+                            "Toshiba TB6612FNG datasheet"),
+})
+
+# The dead-man one-shot (TI TPUL2G123, SCASE77A §7.3.3): t_w ≈ Rext × Cext.
+REXT_OHMS, CEXT_FARADS = 39e3, 1e-6
+ONESHOT_WIDTH = REXT_OHMS * CEXT_FARADS  # 39 ms
+ONESHOT_WIDTH_RANGE = (0.033, 0.045)  # with 1 % + 5 % + 10 % (hardware/power.md)
+# CMOS inputs on a 3.3 V supply: 0.3 and 0.7 of VCC (the datasheet's VIL/VIH scale with VCC).
+CMOS_VIL, CMOS_VIH = 0.3 * V3, 0.7 * V3
+# AO3400A (Alpha & Omega datasheet): VGS(th) 0.65-1.45 V, VGS ±12 V, RDS(on) given from 2.5 V.
+MOSFET_VTH = (0.65, 1.45)
+
+
+# --- the pins -----------------------------------------------------------------------------
+
+class PinRole(NamedTuple):
+    """What a ``[pins]`` key is: its direction, its part and wiring (pinout.md's words),
+    its default (None: off, -1 in the file) and the GPIO to use for it, and whether it
+    must read low from power-on (an output that wakes or drives something when high)."""
+
+    key: str
+    direction: str  # "in" (active low, the Pi's pull-up), "out", "out, PWM"
+    part: str
+    wiring: str
+    default: int | None
+    suggested: int
+    low_at_power_on: bool = False
+    why_off: str = ""  # for a pin off by default: when to wire it
+    # An input joined to a must-stay-low node (the nSLEEP read-back): its own power-on pull
+    # reaches that node too, so it must be a pull-down.
+    pulled_down_at_power_on: bool = False
+
+    @property
+    def is_output(self) -> bool:
+        return self.direction.startswith("out")
+
+
+PIN_ROLES: tuple[PinRole, ...] = (
+    PinRole("button", "in", "button", "switch to GND; active low", 17, 17),
+    PinRole("motor_in1", "out, PWM", "motor driver IN1",
+            "H-bridge AIN1; 10 kΩ pull-down", 12, 12, low_at_power_on=True),
+    PinRole("motor_in2", "out, PWM", "motor driver IN2",
+            "H-bridge AIN2; 10 kΩ pull-down", 13, 13, low_at_power_on=True),
+    PinRole("motor_sleep", "out", "motor driver sleep",
+            "DRV8833 nSLEEP / TB6612 STBY, or the dead-man one-shot's CLR; 2.2 kΩ "
+            "pull-down at nSLEEP; high only while a motor runs or brakes", 11, 11,
+            low_at_power_on=True),
+    PinRole("sleep_sense", "in", "nSLEEP read-back",
+            "from nSLEEP at the driver through 1 kΩ; reads what the driver sees "
+            "(the one-shot's Q with the dead-man); on a GPIO pulled down at power-on",
+            25, 25, pulled_down_at_power_on=True),
+    PinRole("exit_beam", "in", "exit beam receiver",
+            "open-collector output, 10 kΩ pull-up; low while a card blocks it", 27, 27),
+    PinRole("lid_closed", "in", "lid closed switch",
+            "NO contact of the lid's low-current SPDT (SS-01GL) to GND, closed when the lid "
+            "is shut; 2.2 kΩ wetting pull-up to 3V3", 22, 22),
+    PinRole("lid_closed_nc", "in", "lid closed, second contact",
+            "NC contact of the same SPDT to GND, closed when the lid is NOT shut; 2.2 kΩ "
+            "wetting pull-up to 3V3", 7, 7),
+    PinRole("lid_open", "in", "lid fully open switch",
+            "low-current microswitch (SS-01GL) NO to GND, closed at full open; 2.2 kΩ "
+            "wetting pull-up to 3V3", 23, 23),
+    PinRole("power_contact_sense", "in", "power contact read-back",
+            "AO3400A drain (open drain, the Pi's pull-up); its gate sees the motor side of "
+            "the lid power contact, biased through it from 3V3 (100 kΩ): low while the "
+            "contact is closed", 8, 8),
+    PinRole("rotator", "out", "cartridge rotator",
+            "H-bridge BIN1 or MOSFET gate; 10 kΩ pull-down", 24, 24, low_at_power_on=True),
+    PinRole("home", "in", "home detent sensor",
+            "Hall switch output; low at a 180° detent; 100 nF across the sensor's VDD and "
+            "GND", 6, 6),
+    PinRole("yellow_back", "in", "side sensor",
+            "Hall switch output; low when the yellow half faces the back; 100 nF across the "
+            "sensor's VDD and GND", 5, 5),
+    PinRole("amp_enable", "out", "amplifier enable",
+            "MAX98357A SD; high = on (left channel, see below)", 16, 16, low_at_power_on=True),
+    PinRole("led", "out", "status LED", "330 Ω, LED anode; cathode to GND", 26, 26),
+    PinRole("rotator_in2", "out, PWM", "rotator brake input",
+            "H-bridge BIN2 of the rotator's channel; 4.7 kΩ pull-down", None, 9,
+            low_at_power_on=True,
+            why_off="with the rotator on the driver's second channel and BIN2 wired to it"),
+    PinRole("deadman", "out", "dead-man enable",
+            "50 Hz square wave into the dead-man one-shot's B input "
+            "([power.md](power.md)); 10 kΩ pull-down", None, 10, low_at_power_on=True,
+            why_off="with the dead-man one-shot fitted"),
+)
+ROLES: Mapping[str, PinRole] = MappingProxyType({r.key: r for r in PIN_ROLES})
+# The outputs config.txt drives low from boot (``gpio=...=op,dl``): every one that must
+# read low at power-on. The LED may glow for the seconds before that.
+BOOT_LOW = tuple(r.key for r in PIN_ROLES if r.low_at_power_on)
+
+
+def default_pins() -> Pins:
+    """The pins of ``PIN_ROLES``' defaults (what launcher/default.toml must say)."""
+    return Pins(**{r.key: r.default for r in PIN_ROLES})  # type: ignore[arg-type]
+
+
+def wired_pins() -> Pins:
+    """Every pin wired, the optional ones on their suggested GPIO (the drawing's unit)."""
+    return Pins(**{r.key: r.suggested for r in PIN_ROLES})  # type: ignore[arg-type]
+
+
+def pin_problems(pins: Pins) -> list[tuple[str, str]]:
+    """(key, why) for every pin that breaks a rule of the circuit: an output that must stay
+    low from power-on, or an input joined to one (the nSLEEP read-back), put on a GPIO the
+    SoC pulls up until software claims it."""
+    problems = []
+    for role in PIN_ROLES:
+        bcm = getattr(pins, role.key, None)
+        if bcm is None or not (role.low_at_power_on or role.pulled_down_at_power_on):
+            continue
+        if power_on_pull(bcm) == "up":
+            what = (f"the {role.part} would read high" if role.is_output else
+                    f"its pull-up would lift nSLEEP through the {role.part}")
+            problems.append((role.key, f"GPIO {bcm} is pulled up at power-on (the Pi pulls "
+                             f"GPIO 0-8 up until software claims them), so {what} while "
+                             f"the Pi boots: use one of GPIO 9-27, pulled down at power-on "
+                             f"(GPIO {role.suggested} is suggested; hardware/pinout.md)"))
+    return problems
+
+
+def boot_gpio_line(pins: Pins) -> str | None:
+    """The config.txt line that makes every must-stay-low output an output driven low as
+    soon as the firmware applies config.txt: ``gpio=11,12,13,16,24=op,dl``."""
+    numbers = sorted({getattr(pins, k) for k in BOOT_LOW if getattr(pins, k) is not None})
+    return f"gpio={','.join(map(str, numbers))}=op,dl" if numbers else None
+
+
+def boot_line_text() -> str:
+    """The default pins' config.txt line (hardware/pinout.md)."""
+    return f"{boot_gpio_line(default_pins())}\n"
+
+
+# --- the netlist --------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Circuit:
+    """The parts and nets of one unit, built by ``circuit``."""
+
+    pins: Pins
+    build: Build
+    parts: Mapping[str, Part]
+    nets: Mapping[str, Net]
+    _at: Mapping[str, str] = field(default_factory=dict, repr=False)
+
+    def net_of(self, terminal: str) -> str:
+        """The net a terminal (``REF.PIN``) is on."""
+        return self._at[terminal]
+
+    def gpio_net(self, bcm: int) -> str | None:
+        return self._at.get(f"PI.GPIO{bcm}")
+
+    @property
+    def driver(self) -> DriverSpec:
+        return DRIVERS[self.build.driver]
+
+    def refs(self, kind: str) -> list[str]:
+        return [ref for ref, p in self.parts.items() if p.kind == kind]
+
+
+def circuit(pins: Pins, build: Build | None = None) -> Circuit:
+    """The netlist of a unit wired as ``pins`` say, with ``build``'s choices."""
+    build = build or Build()
+    parts: dict[str, Part] = {}
+    nets: dict[str, list[str]] = {}
+    gpio_of: dict[str, tuple[int, str]] = {}
+
+    def part(ref: str, kind: str, name: str, pins_: tuple[str, ...], **kw: object) -> None:
+        parts[ref] = Part(ref, kind, name, pins_, **kw)  # type: ignore[arg-type]
+
+    def res(ref: str, ohms: float, name: str, a: str, b: str, bom: str) -> None:
+        part(ref, RESISTOR, name, ("1", "2"), value=_ohms(ohms), ohms=ohms, bom=bom)
+        wire(a, f"{ref}.1")
+        wire(b, f"{ref}.2")
+
+    def wire(net: str, *terminals: str) -> None:
+        nets.setdefault(net, []).extend(terminals)
+
+    def gpio(key: str) -> str | None:
+        bcm = getattr(pins, key)
+        if bcm is None:
+            return None
+        gpio_of[key] = (bcm, key)
+        wire(key, f"PI.GPIO{bcm}")
+        return key
+
+    part("PI", PI, "Raspberry Pi (any with the 40-pin header)",
+         (*(f"GPIO{n}" for n in HEADER_GPIOS), "3V3", "5V", "GND"), bom="pi")
+    wire("GND", "PI.GND")
+    wire("3V3", "PI.3V3")
+    wire("5V", "PI.5V")
+
+    # The motor supply: the pack, its fuse at the + terminal, the box's switch, the driver.
+    part("BT1", BATTERY, "motor pack, 3 × C alkaline", ("+", "-"), value="4.5 V", bom="battery")
+    part("F1", FUSE, "polyfuse at the pack's + terminal", ("1", "2"), value="RXEF200",
+         bom="fuse")
+    part("SW2", SWITCH, "the battery box's switch", ("1", "2"), bom="battery")
+    wire("BAT+", "BT1.+", "F1.1")
+    wire("FUSED", "F1.2", "SW2.1")
+    wire("VM", "SW2.2")
+    wire("PGND", "BT1.-")
+    # The motor side's ground joins the Pi's with one wire, at the driver (hardware/power.md).
+    part("W1", WIRE, "the ground wire from the Pi to the driver", ("1", "2"), bom="stripboard")
+    wire("GND", "W1.1")
+    wire("PGND", "W1.2")
+    part("C3", CAPACITOR, "bulk capacitor at VM", ("1", "2"), value="470 µF", bom="caps_bulk")
+    part("C4", CAPACITOR, "ceramic at VM", ("1", "2"), value="100 nF", bom="caps")
+    wire("VM", "C3.1", "C4.1")
+    wire("PGND", "C3.2", "C4.2")
+
+    # The dual H-bridge: channel A the roller, channel B the rotator (option A).
+    spec = build.driver
+    part("U1", DRIVER, f"dual H-bridge ({spec} carrier)",
+         ("AIN1", "AIN2", "BIN1", "BIN2", "nSLEEP", "AOUT1", "AOUT2", "BOUT1", "BOUT2", "VM",
+          "GND"), value=spec, bom="driver")
+    wire("VM", "U1.VM")
+    wire("PGND", "U1.GND")
+    for key, pin, ref in (("motor_in1", "AIN1", "R1"), ("motor_in2", "AIN2", "R2")):
+        gpio(key)
+        wire(key, f"U1.{pin}")
+        res(ref, 10e3, f"pull-down on {pin}", key, "PGND", "r10k")
+
+    # nSLEEP: straight from motor_sleep, or the one-shot's Q with the dead-man fitted.
+    gpio("motor_sleep")
+    if pins.deadman is not None:
+        part("U2", ONESHOT, "dead-man retriggerable one-shot", ("A", "B", "CLR", "Q", "RC",
+                                                                  "CEXT", "VCC", "GND"),
+             value="TPUL2G123", bom="oneshot")
+        wire("motor_sleep", "U2.CLR")
+        gpio("deadman")
+        wire("deadman", "U2.B")
+        res("R15", 10e3, "pull-down on the one-shot's B input", "deadman", "GND", "r10k")
+        wire("GND", "U2.A", "U2.GND")
+        wire("3V3", "U2.VCC")
+        part("C8", CAPACITOR, "one-shot decoupling", ("1", "2"), value="100 nF",
+             bom="oneshot_decoupling")
+        wire("3V3", "C8.1")
+        wire("GND", "C8.2")
+        res("R16", REXT_OHMS, "one-shot timing resistor Rext", "3V3", "oneshot_rc",
+            "oneshot_rc")
+        part("C7", CAPACITOR, "one-shot timing capacitor Cext", ("1", "2"), value="1 µF film",
+             bom="oneshot_cext")
+        wire("oneshot_rc", "U2.RC", "C7.1")
+        wire("oneshot_cext", "C7.2", "U2.CEXT")
+        sleep_net = "nsleep"
+        wire(sleep_net, "U2.Q")
+    else:
+        sleep_net = "motor_sleep"
+    wire(sleep_net, "U1.nSLEEP")
+    res("R3", 2.2e3, "pull-down on nSLEEP", sleep_net, "PGND", "r2k2")
+    if pins.sleep_sense is not None:
+        res("R14", 1e3, "nSLEEP read-back series resistor", sleep_net, "sleep_sense", "r1k")
+        gpio("sleep_sense")
+
+    # The roller: AOUT1 -> the lid's power contact (closed only with the lid shut) -> motor.
+    part("M1", MOTOR, "roller motor (130/260 size)", ("1", "2"), ohms=ROLLER_WINDING[0],
+         bom="roller")
+    part("S3", CONTACT, "lid power contact, in the roller's lead", ("COM", "NO"),
+         actuator="lid_closed", bom="power_contact")
+    part("D1", TVS, "TVS across the roller", ("1", "2"), value="SMBJ7.0CA", bom="tvs")
+    part("C1", CAPACITOR, "ceramic across the roller", ("1", "2"), value="100 nF", bom="caps")
+    wire("roller_out1", "U1.AOUT1", "S3.COM")
+    wire("roller_m1", "S3.NO", "M1.1", "D1.1", "C1.1")
+    wire("roller_out2", "U1.AOUT2", "M1.2", "D1.2", "C1.2")
+    if pins.power_contact_sense is not None:
+        res("R11", 100e3, "power contact bias", "3V3", "roller_out1", "r100k")
+        res("R12", 100e3, "read-back gate resistor", "roller_m1", "pc_gate", "r100k")
+        res("R13", 1e6, "read-back gate pull-down", "pc_gate", "GND", "r1m")
+        part("Q2", MOSFET, "power contact read-back switch", ("G", "D", "S"), value="AO3400A",
+             bom="mosfet")
+        wire("pc_gate", "Q2.G")
+        gpio("power_contact_sense")
+        wire("power_contact_sense", "Q2.D")
+        wire("GND", "Q2.S")
+
+    # The rotator: through a contact of the full-open switch, on channel B or on a MOSFET.
+    part("M2", MOTOR, "rotator gear motor (N20)", ("1", "2"), ohms=ROTATOR_WINDING[0],
+         bom="rotator")
+    part("S4", CONTACT, "full-open power contact, in the rotator's lead", ("COM", "NO"),
+         actuator="lid_full", bom="power_contact")
+    part("C2", CAPACITOR, "ceramic across the rotator", ("1", "2"), value="100 nF", bom="caps")
+    wire("rot_m1", "S4.NO", "M2.1", "C2.1")
+    gpio("rotator")
+    if build.rotator == "bridge":
+        wire("rotator", "U1.BIN1")
+        res("R4", 10e3, "pull-down on BIN1", "rotator", "PGND", "r10k")
+        if gpio("rotator_in2"):
+            wire("rotator_in2", "U1.BIN2")
+            res("R5", 4.7e3, "pull-down on BIN2", "rotator_in2", "PGND", "r4k7")
+        else:
+            wire("PGND", "U1.BIN2")
+        wire("rot_out1", "U1.BOUT1", "S4.COM")
+        wire("rot_out2", "U1.BOUT2", "M2.2", "C2.2")
+    else:
+        part("Q1", MOSFET, "rotator low-side switch", ("G", "D", "S"), value="AO3400A",
+             bom="mosfet")
+        part("D2", DIODE, "flyback diode across the rotator", ("K", "A"), value="1N5819",
+             bom="schottky")
+        wire("rotator", "Q1.G")
+        res("R4", 10e3, "pull-down on the MOSFET gate", "rotator", "PGND", "r10k")
+        wire("VM", "S4.COM")
+        wire("rot_m1", "D2.K")
+        wire("rot_out2", "M2.2", "D2.A", "Q1.D", "C2.2")
+        wire("PGND", "Q1.S", "U1.BIN1", "U1.BIN2")
+        wire("bout1_unused", "U1.BOUT1")  # channel B is not used: its outputs go nowhere
+        wire("bout2_unused", "U1.BOUT2")
+        gpio("rotator_in2")  # set anyway (hardware/pinout.md says not to): a pin to nothing
+
+    # The lid's sensing switches (gold contacts, wetting pull-ups) and the other inputs.
+    part("S1", SPDT, "lid sensing switch (NO: shut, NC: not shut)", ("COM", "NO", "NC"),
+         value="SS-01GL", actuator="lid_closed", bom="sensing")
+    wire("GND", "S1.COM")
+    gpio("lid_closed")
+    wire("lid_closed", "S1.NO")
+    res("R6", 2.2e3, "wetting pull-up on lid_closed", "3V3", "lid_closed", "r2k2")
+    if gpio("lid_closed_nc"):
+        wire("lid_closed_nc", "S1.NC")
+        res("R7", 2.2e3, "wetting pull-up on lid_closed_nc", "3V3", "lid_closed_nc", "r2k2")
+    else:
+        wire("s1_nc_unused", "S1.NC")  # the NC twin not wired: its contact goes nowhere
+    part("S2", CONTACT, "lid fully-open sensing switch", ("COM", "NO"), value="SS-01GL",
+         actuator="lid_full", bom="sensing")
+    wire("GND", "S2.COM")
+    gpio("lid_open")
+    wire("lid_open", "S2.NO")
+    res("R8", 2.2e3, "wetting pull-up on lid_open", "3V3", "lid_open", "r2k2")
+    part("SW1", BUTTON, "push button", ("1", "2"), actuator="button", bom="button")
+    gpio("button")
+    wire("button", "SW1.1")
+    wire("GND", "SW1.2")
+    for ref, key, name in (("H1", "home", "home detent Hall switch"),
+                           ("H2", "yellow_back", "side Hall switch")):
+        part(ref, HALL, name, ("VDD", "OUT", "GND"), value="AH1806", bom="hall")
+        gpio(key)
+        wire(key, f"{ref}.OUT")
+        wire("3V3", f"{ref}.VDD")
+        wire("GND", f"{ref}.GND")
+        cap = "C5" if ref == "H1" else "C6"
+        part(cap, CAPACITOR, f"decoupling at {ref}", ("1", "2"), value="100 nF", bom="caps")
+        wire("3V3", f"{cap}.1")
+        wire("GND", f"{cap}.2")
+    if gpio("exit_beam"):
+        part("B1", BEAM, "IR break-beam at the slot (emitter and receiver)", ("VCC", "OUT",
+                                                                            "GND"), bom="beam")
+        wire("exit_beam", "B1.OUT")
+        res("R9", 10e3, "pull-up on the beam receiver", "3V3", "exit_beam", "r10k")
+        wire("3V3", "B1.VCC")
+        wire("GND", "B1.GND")
+    part("LED1", LED, "status LED", ("A", "K"), bom="led")
+    gpio("led")
+    res("R10", 330.0, "LED resistor", "led", "led_a", "led")
+    wire("led_a", "LED1.A")
+    wire("GND", "LED1.K")
+    part("U3", AMP, "I2S amplifier",
+         ("SD", "BCLK", "LRC", "DIN", "VIN", "GND", "OUT+", "OUT-"), value="MAX98357A", bom="amp")
+    gpio("amp_enable")
+    wire("amp_enable", "U3.SD")
+    for net, bcm, pin in (("i2s_bclk", 18, "BCLK"), ("i2s_lrc", 19, "LRC"),
+                          ("i2s_din", 21, "DIN")):
+        wire(net, f"PI.GPIO{bcm}", f"U3.{pin}")
+    wire("5V", "U3.VIN")
+    wire("GND", "U3.GND")
+    part("LS1", SPEAKER, "speaker", ("1", "2"), bom="speaker")
+    wire("spk_p", "U3.OUT+", "LS1.1")
+    wire("spk_n", "U3.OUT-", "LS1.2")
+
+    motor_side = {"VM", "BAT+", "FUSED", "PGND", "roller_out1", "roller_m1", "roller_out2",
+                  "rot_out1", "rot_m1", "rot_out2"}
+    # The driver carrier's header carries VM beside its inputs: those wires can reach it too.
+    at_driver = {"motor_in1", "motor_in2", "motor_sleep", "nsleep", "rotator", "rotator_in2"}
+    rails = {"GND": "GND", "3V3": "3V3", "5V": "5V"}
+    built: dict[str, Net] = {}
+    at: dict[str, str] = {}
+    for name, terminals in nets.items():
+        bcm_key = gpio_of.get(name)
+        reaches = ("GND", "3V3", "VM") if name in motor_side | at_driver else ("GND", "3V3")
+        if name in ("GND", "3V3", "5V"):
+            reaches = ()
+        elif name in ("VM", "PGND"):
+            reaches = tuple(r for r in ("GND", "3V3", "VM") if r != name and
+                            not (name == "PGND" and r == "GND"))
+        built[name] = Net(name, tuple(terminals), gpio=bcm_key[0] if bcm_key else None,
+                          key=bcm_key[1] if bcm_key else "", rail=rails.get(name, ""),
+                          reaches=reaches)
+        for t in terminals:
+            if t in at:
+                raise ValueError(f"{t} is on two nets: {at[t]} and {name}")
+            at[t] = name
+    return Circuit(pins, build, MappingProxyType(parts), MappingProxyType(built),
+                   MappingProxyType(at))
+
+
+def _ohms(value: float) -> str:
+    if value >= 1e6:
+        return f"{value / 1e6:g} MΩ"
+    if value >= 1e3:
+        return f"{value / 1e3:g} kΩ"
+    return f"{value:g} Ω"
+
+
+# --- the motors and the power contact's rating --------------------------------------------
+
+# Winding resistance of the motors, as a range: a 130/260-size roller motor wound for 3-6 V
+# (about 1.3-1.9 Ω is a 2.4-3.5 A stall on a stiff 4.5 V supply), and an N20 6 V gear
+# motor. These are what to expect, not a datasheet's: measure yours (hardware/bring-up.md).
+ROLLER_WINDING = (1.0, 2.5)
+ROTATOR_WINDING = (8.0, 30.0)
+
+
+class ContactRating(NamedTuple):
+    """A power contact's published DC rating, at the lowest DC voltage its table gives."""
+
+    part: str
+    volts: float  # the table's row: the rating holds at and below it
+    resistive: float  # A, steady state
+    motor_no: float  # A, steady state, a motor load on the NO contact
+    inrush_no: float  # A, the NO contact's inrush limit
+    ohms: float  # contact resistance, new (max)
+    source: str
+
+
+# The power contacts (roller and rotator): Omron X-10G series, a DC basic switch with a
+# magnetic blowout. Its Ratings table at 8 VDC: resistive 10 A; motor load NO 2.5 A (a
+# motor load's inrush being 6 times its steady-state current); Contact Specification:
+# inrush NO 15 A max, contact resistance 15 mΩ max (Omron X series datasheet).
+POWER_CONTACT = ContactRating("Omron X-10GW (hinge lever)", 8.0, 10.0, 2.5, 15.0, 0.015,
+                              "Omron X General-purpose Basic Switch datasheet, Ratings and "
+                              "Contact Specification")
+CONTACT_OHMS = POWER_CONTACT.ohms
+
+
+def stall_current(volts: float, winding: float, through_driver: bool = True,
+                  driver: str = "DRV8833") -> float:
+    """A stalled motor's current, A: the supply over the winding plus the path's resistance
+    (the driver's high and low side, typical, and a closed contact). A stiff supply: a
+    fresh pack's own resistance only lowers it."""
+    path = (DRIVERS[driver].rds_on if through_driver else 0.0) + CONTACT_OHMS
+    return volts / (winding + path)
+
+
+def stall_table(windings: tuple[float, ...] = (1.0, 1.3, 1.6, 1.9, 2.5)) -> str:
+    """The roller's stall current for each winding resistance and pack, as a Markdown table:
+    through the DRV8833, and straight from the pack (a lead pinched past the driver)."""
+    packs = list(VM_PACKS.items())
+    head = "| winding (Ω) | " + " | ".join(f"{name}, fresh {fresh:g} V" for name, (_, fresh)
+                                        in packs) + " | pack direct, 4.8 V |"
+    rows = [head, "|---:|" + "---:|" * (len(packs) + 1)]
+    for w in windings:
+        cells = [f"{stall_current(fresh, w):.1f} A" for _, (_, fresh) in packs]
+        cells.append(f"{stall_current(VM_FRESH, w, through_driver=False):.1f} A")
+        rows.append(f"| {w:g} | " + " | ".join(cells) + " |")
+    return "\n".join(rows) + "\n"
+
+
+def contact_rating_table() -> str:
+    """The power contact's published rating against the currents it must carry."""
+    r = POWER_CONTACT
+    worst = roller_stall_worst()
+    rotator = max(stall_current(fresh, ROTATOR_WINDING[0]) for _, fresh in VM_PACKS.values())
+    rows = ["| what | current | the contact's rating (8 VDC) | margin |", "|---|---:|---:|---:|"]
+    for what, amps, rating, name in (
+            ("roller stalled, lowest winding, freshest pack (steady)", worst, r.resistive,
+             "resistive"),
+            ("roller stalled, as a motor load's inrush", worst, r.inrush_no, "inrush, NO"),
+            ("rotator stalled, lowest winding, freshest pack", rotator, r.resistive,
+             "resistive")):
+        rows.append(f"| {what} | {amps:.1f} A | {rating:g} A ({name}) | {rating / amps:.1f}× |")
+    return "\n".join(rows) + "\n"
+
+
+def roller_stall_worst() -> float:
+    """The highest stall current the roller's lead can carry through the driver, from the
+    lowest winding resistance on the freshest pack the docs allow (4×AA alkaline)."""
+    return max(stall_current(fresh, ROLLER_WINDING[0]) for _, fresh in VM_PACKS.values())
+
+
+# --- the bill of materials -----------------------------------------------------------------
+
+class BomLine(NamedTuple):
+    """One line of hardware/bom.md: ``key`` is what parts name in ``Part.bom``; ``qty`` 0
+    counts the parts of the wired unit (``wired_pins()``, bridge rotator) that name it."""
+
+    key: str
+    item: str
+    example: str
+    unit_usd: float
+    qty: int = 0
+    optional: str = ""  # "" always; else the condition ("dead-man", "option B")
+
+
+BOM: tuple[BomLine, ...] = (
+    BomLine("pi", "Raspberry Pi (any with a 40-pin header; Zero 2 W is plenty)",
+            "Raspberry Pi Zero 2 W (SC0510)", 15.00),
+    BomLine("header", "40-pin header, soldered (Zero boards come without)",
+            "generic 2×20 male header, 2.54 mm", 1.00, qty=1),
+    BomLine("sd", "microSD card, 16 GB, A1", "SanDisk Industrial SDSDQAF3-016G", 8.00, qty=1),
+    BomLine("pi_supply", "Pi power supply, 5.1 V 2.5 A micro-USB (Pi 4: 3 A USB-C; Pi 5: 5 A)",
+            "official Raspberry Pi 12.5 W micro-USB supply", 8.00, qty=1),
+    BomLine("driver", "dual H-bridge motor driver (DRV8833 for the toy's 3×C pack; check the "
+            "chip: many \"DRV8833\" boards carry the DRV8833C, 0.7 A RMS; the TB6612FNG needs "
+            "≥ 4.5 V: [power.md](power.md))",
+            "Pololu 2130 (DRV8833 carrier) or SparkFun ROB-14451 (TB6612FNG)", 6.00),
+    BomLine("amp", "I2S class-D amplifier", "Adafruit 3006 (MAX98357A breakout)", 6.00),
+    BomLine("speaker", "speaker, 4–8 Ω, 2–3 W, 40 mm (or the shell's own)",
+            "generic 40 mm 4 Ω 3 W", 3.00),
+    BomLine("beam", "IR break-beam pair, 3 mm", "Adafruit 2167", 2.00),
+    BomLine("sensing", "low-current lever microswitch, gold contacts, for sensing only: lid "
+            "closed (SPDT, NO and NC both wired) and lid fully open; never in a motor's lead",
+            "Omron SS-01GL (0.1 A at 30 VDC, gold crossbar; not the silver-contact SS-5GL, "
+            "which is not rated for a Pi input's current)", 2.50),
+    BomLine("power_contact", "power contacts: one the shut lid closes, in the roller's lead; "
+            "one the fully open lid closes, in the rotator's lead. A published DC rating "
+            "above the stall current ([power.md](power.md)); mounted apart from the sensing "
+            "switches, each on its own actuator", "Omron X-10GW (8 VDC: 10 A resistive, "
+            "2.5 A motor load with 15 A inrush on NO); or any switch whose datasheet gives as "
+            "much at 8 VDC", 4.00),
+    BomLine("hall", "Hall switch, 3.3 V, omnipolar, open-drain (micropower: samples every "
+            "75 ms typical)", "Diodes AH1806 (SIP-3)", 0.60),
+    BomLine("magnets", "neodymium disc magnets 3×2 mm (detents and side marker)",
+            "generic N35", 0.10, qty=3),
+    BomLine("button", "momentary push button (if the shell's is not reused)", "E-Switch TL1105",
+            0.50),
+    BomLine("led", "LED 3 mm + 330 Ω resistor", "generic", 0.20, qty=1),
+    BomLine("rotator", "rotator gear motor, N20 6 V 30–60 rpm (if the shell's is not reused)",
+            "generic N20 gear motor, 6 V, 30–60 rpm", 4.00),
+    BomLine("roller", "roller motor, 130/260 size (the shell's own)", "the toy's roller motor",
+            0.00),
+    BomLine("mosfet", "logic-level MOSFET: the power contact's read-back (and the rotator's "
+            "switch in option B)", "AO3400A (SOT-23; on-resistance specified at a 2.5 V gate, "
+            "so 3.3 V turns it fully on). Not the IRLZ44N: it is specified at 4–5 V", 0.30),
+    BomLine("schottky", "Schottky flyback diode for the MOSFET rotator", "1N5819", 0.10,
+            optional="option B"),
+    BomLine("tvs", "bidirectional TVS across the roller's terminals, motor side of the "
+            "contact (standoff above the freshest pack)", "Littelfuse SMBJ7.0CA", 0.30),
+    BomLine("r10k", "resistor 10 kΩ (pull-downs on IN1, IN2, BIN1 or the gate; the beam's "
+            "pull-up; the dead-man line's pull-down)", "generic 1/4 W", 0.05),
+    BomLine("r4k7", "resistor 4.7 kΩ (pull-down on BIN2, `pins.rotator_in2`)",
+            "generic 1/4 W", 0.05),
+    BomLine("r2k2", "resistor 2.2 kΩ (pull-down on nSLEEP; wetting pull-ups on lid_closed, "
+            "lid_closed_nc, lid_open)", "generic 1/4 W", 0.05),
+    BomLine("r1k", "resistor 1 kΩ (the nSLEEP read-back)", "generic 1/4 W", 0.05),
+    BomLine("r100k", "resistor 100 kΩ (the power contact's bias and read-back gate)",
+            "generic 1/4 W", 0.05),
+    BomLine("r1m", "resistor 1 MΩ (the read-back gate's pull-down)", "generic 1/4 W", 0.05),
+    BomLine("caps", "capacitor 100 nF ceramic (VM, each motor, each Hall switch)", "generic",
+            0.10),
+    BomLine("caps_bulk", "capacitor 470 µF 16 V electrolytic (VM)", "generic", 0.10),
+    BomLine("battery", "3×C battery holder with switch (motor supply, 4.5 V), or the shell's "
+            "own box", "generic 3×C holder with switch and leads", 2.50, qty=1),
+    BomLine("fuse", "polyfuse at the battery's + terminal (protects the wiring against a "
+            "short; holds 2 A, trips at 4 A, so not a stall)", "Littelfuse RXEF200", 0.50),
+    BomLine("stripboard", "stripboard, Dupont jumpers, JST-XH connectors, heat-shrink",
+            "generic", 5.00, qty=1),
+    BomLine("oneshot", "optional dead-man enable: retriggerable one-shot ([power.md](power.md))",
+            "TI TPUL2G123 (SOIC-16)", 1.00, optional="dead-man"),
+    BomLine("oneshot_adapter", "optional dead-man enable: SOIC-16 to DIP adapter board",
+            "generic SOIC-16 adapter", 0.50, qty=1, optional="dead-man"),
+    BomLine("oneshot_rc", "optional dead-man enable: Rext 39 kΩ 1 %",
+            "generic 1/4 W metal film", 0.05, optional="dead-man"),
+    BomLine("oneshot_cext", "optional dead-man enable: Cext 1 µF film, 5 % (not X7R ceramic: "
+            "it drifts with voltage and temperature)", "WIMA MKS2 1 µF 63 V", 0.40,
+            optional="dead-man"),
+    BomLine("oneshot_decoupling", "optional dead-man enable: 100 nF decoupling at the "
+            "one-shot's VCC", "generic ceramic", 0.10, optional="dead-man"),
+)
+
+
+def bom_quantities() -> dict[str, int]:
+    """How many of each BOM line the drawn unit takes: every pin wired (``wired_pins``),
+    the rotator on the bridge, and option B's parts counted from its own build."""
+    counts: dict[str, int] = {}
+    for build in (Build(), Build(rotator="mosfet")):
+        unit = circuit(wired_pins(), build)
+        for p in unit.parts.values():
+            if not p.bom:
+                continue
+            here = sum(1 for q in unit.parts.values() if q.bom == p.bom)
+            counts[p.bom] = max(counts.get(p.bom, 0), here)
+    # Option B's MOSFET replaces BIN1's channel: one more AO3400A than the bridge build has.
+    for line in BOM:
+        if line.qty:
+            counts[line.key] = line.qty
+    return counts
+
+
+def bom_table() -> str:
+    """hardware/bom.md's parts list, with the quantities the circuit counts."""
+    qty = bom_quantities()
+    rows = ["| # | part | example part number | qty | unit price | line |",
+            "|---|---|---|---|---|---|"]
+    deadman: list[int] = []
+    for n, line in enumerate(BOM, start=1):
+        item = line.item
+        if line.optional and line.optional != "dead-man":
+            item = f"{item} (only {line.optional})"
+        if line.optional == "dead-man":
+            deadman.append(n)
+        q = qty.get(line.key, 0)
+        rows.append(f"| {n} | {item} | {line.example} | {q} | {line.unit_usd:.2f} | "
+                    f"{q * line.unit_usd:.2f} |")
+    total = sum(qty.get(line.key, 0) * line.unit_usd for line in BOM)
+    extra = sum(qty.get(line.key, 0) * line.unit_usd for line in BOM
+                if line.optional == "dead-man")
+    rows.append("")
+    rows.append(f"**Total: about {total:.2f} USD**, Pi included, the optional dead-man parts "
+                f"(lines {deadman[0]}–{deadman[-1]}, {extra:.2f} USD) included: about "
+                f"{total - extra:.2f} USD without them (option B's diode, line "
+                f"{next(n for n, b in enumerate(BOM, 1) if b.key == 'schottky')}, is counted "
+                "in both: it replaces nothing in the parts list).")
+    return "\n".join(rows) + "\n"
+
+
+# --- tables for the docs ------------------------------------------------------------------
+
+def header_pin(bcm: int) -> int:
+    """The physical header pin (1-40) of a GPIO on every 40-pin Pi."""
+    return HEADER_PINS[bcm]
+
+
+# BCM GPIO -> physical pin of the 40-pin header (the same on every model with one).
+HEADER_PINS: Mapping[int, int] = MappingProxyType({
+    2: 3, 3: 5, 4: 7, 14: 8, 15: 10, 17: 11, 18: 12, 27: 13, 22: 15, 23: 16, 24: 18, 10: 19,
+    9: 21, 25: 22, 11: 23, 8: 24, 7: 26, 0: 27, 1: 28, 5: 29, 6: 31, 12: 32, 13: 33, 19: 35,
+    16: 36, 26: 37, 20: 38, 21: 40})
+
+
+def pinout_table() -> str:
+    """pinout.md's "Launcher parts": every pin wired by default."""
+    rows = ["| part | config key | BCM | header pin | power-on pull | direction | wiring |",
+            "|---|---|---|---|---|---|---|"]
+    for r in PIN_ROLES:
+        if r.default is None:
+            continue
+        rows.append(f"| {r.part} | `pins.{r.key}` | {r.default} | {header_pin(r.default)} | "
+                    f"{power_on_pull(r.default)} | {_direction(r)} | {r.wiring} |")
+    return "\n".join(rows) + "\n"
+
+
+def optional_table() -> str:
+    """pinout.md's "Optional pins": off by default, each with the GPIO to put it on."""
+    rows = ["| part | config key | default | suggested BCM | header pin | power-on pull | "
+            "direction | wiring |", "|---|---|---|---|---|---|---|---|"]
+    for r in PIN_ROLES:
+        if r.default is not None:
+            continue
+        rows.append(f"| {r.part} | `pins.{r.key}` | -1 | {r.suggested} | "
+                    f"{header_pin(r.suggested)} | {power_on_pull(r.suggested)} | "
+                    f"{_direction(r)} | {r.wiring}; wire it {r.why_off} |")
+    return "\n".join(rows) + "\n"
+
+
+def readme_pins_table() -> str:
+    """The README's short pinout: key, BCM (or -1 with the suggested pin), direction."""
+    rows = ["| config key (`[pins]`) | BCM | connects to | direction |", "|---|---|---|---|"]
+    for r in PIN_ROLES:
+        bcm = str(r.default) if r.default is not None else \
+            f"-1 (none; GPIO {r.suggested} suggested)"
+        wiring = r.wiring.split(";")[0].replace("](power.md)", "](hardware/power.md)")
+        rows.append(f"| `{r.key}` | {bcm} | {r.part}: {wiring} | {_direction(r)} |")
+    return "\n".join(rows) + "\n"
+
+
+def _direction(r: PinRole) -> str:
+    return "in, pull-up" if r.direction == "in" else r.direction
+
+
+def netlist_table(pins: Pins | None = None, build: Build | None = None) -> str:
+    """Every net of a unit and its terminals, as a Markdown table (hardware/power.md)."""
+    unit = circuit(pins or wired_pins(), build)
+    rows = ["| net | GPIO | terminals | can be shorted to |", "|---|---|---|---|"]
+    for net in unit.nets.values():
+        gpio = f"{net.gpio} (`pins.{net.key}`)" if net.gpio is not None else ""
+        rows.append(f"| `{net.name}` | {gpio} | {', '.join(net.terminals)} | "
+                    f"{', '.join(net.reaches) or 'a rail'} |")
+    return "\n".join(rows) + "\n"
+
+
+def parts_table(pins: Pins | None = None, build: Build | None = None) -> str:
+    """Every part of a unit: reference, what it is, value, failure modes the model knows."""
+    unit = circuit(pins or wired_pins(), build)
+    rows = ["| ref | part | value | failure modes |", "|---|---|---|---|"]
+    for p in unit.parts.values():
+        rows.append(f"| {p.ref} | {p.name} | {p.value} | "
+                    f"{', '.join(m.replace('_', ' ') for m in p.failure_modes) or '–'} |")
+    return "\n".join(rows) + "\n"
+
+
+def pins_fields() -> tuple[str, ...]:
+    """The keys of ``hal.base.Pins``, in order (a test checks PIN_ROLES names them all)."""
+    return tuple(f.name for f in fields(Pins))

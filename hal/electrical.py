@@ -1,0 +1,993 @@
+"""The launcher's circuit, electrically: every net's voltage, what the Pi reads at its inputs,
+and what the two motors see at their terminals, for given pin levels, mechanics and one
+injected fault.
+
+``Model(circuit(pins))`` solves the netlist of ``hal.circuit`` as a DC network: resistors
+and closed contacts are conductances, the Pi's outputs and the parts' outputs are sources
+with their own resistance, the rails are fixed (GND 0 V, 3V3, 5V), the pack is an EMF with
+its resistance between its terminals. Parts with logic (the H-bridge, the one-shot, the
+MOSFETs, the Hall switches, the beam) read their input voltages against their datasheet
+thresholds and the network is solved again until nothing changes. A motor's winding is read
+as a voltmeter reads it: its two terminals' voltages, and whether each is held by a path
+that can carry motor current (``G_STRONG``: a driver's output, a closed contact, the pack,
+a short) or only by pulls; both held and apart is a drive, both held together a brake,
+either one loose a coast.
+
+Faults, one at a time (``Model.inject``): a net open at a point of its wire
+(``NetOpen``), a net shorted to a rail (``NetShort``), a part failing one of its modes
+(``PartFailure``; ``hal.circuit.FAILURE_MODES``), or a common mechanical cause
+(``CommonCause``). ``single_faults(circuit)`` lists every one of them for a unit.
+
+Imported by the simulator (``hal.sim``) only: ``launcher run`` never loads it.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from array import array
+from collections import OrderedDict
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass, field, replace
+
+from hal.circuit import (
+    AMP,
+    BATTERY,
+    BEAM,
+    BUTTON,
+    CAPACITOR,
+    CMOS_VIH,
+    CMOS_VIL,
+    COMMON_CAUSES,
+    CONTACT,
+    DIODE,
+    DRIVER,
+    FUSE,
+    HALL,
+    LED,
+    MOSFET,
+    MOSFET_VTH,
+    MOTOR,
+    ONESHOT,
+    PI,
+    PI_OUTPUT_OHMS,
+    PI_PULL_TYPICAL,
+    PI_VIH,
+    PI_VIL,
+    RESISTOR,
+    ROLES,
+    SPDT,
+    SPEAKER,
+    SWITCH,
+    TVS,
+    V3,
+    V5,
+    VM_NOMINAL,
+    WIRE,
+    Circuit,
+    power_on_pull,
+)
+
+G_WIRE = 1e3  # a closed contact or a wire: 1 mΩ
+G_SHORT = 1e6  # a net shorted to a rail
+G_STRONG = 1.0  # a path at least this good can carry a motor's current
+G_LOGIC = 1 / 50.0  # a logic output (the one-shot's Q, an open-drain sensor pulling low)
+G_FET = 20.0  # an AO3400A fully on (its RDS(on) is tens of mΩ)
+G_PACK = 1 / 0.3  # 3 x C alkaline: a few tenths of an ohm in all
+G_FUSE = 10.0
+G_LEAK = 1e-9  # every node to GND: keeps a floating part of the network solvable
+DRIVE_MIN = 0.2  # V: less than this across a motor held at both ends is a brake
+
+RAILS = ("GND", "3V3", "5V")
+
+
+# --- faults ------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class NetOpen:
+    """A net's wire broken before its terminal number ``at`` (``Net.terminals``): the
+    terminals from there on lose the ones before. On a rail, only that terminal's own
+    connection is lost (a part's supply or ground pin)."""
+
+    net: str
+    at: int
+
+    def describe(self, c: Circuit) -> str:
+        terms = c.nets[self.net].terminals
+        if c.nets[self.net].rail or self.net in ("PGND", "VM"):
+            return f"{self.net} open at {terms[self.at]}"
+        return f"{self.net} open between {terms[self.at - 1]} and {terms[self.at]}"
+
+
+@dataclass(frozen=True)
+class NetShort:
+    """A net shorted to a rail: "GND", "3V3" or "VM" (the motor supply)."""
+
+    net: str
+    rail: str
+
+    def describe(self, c: Circuit) -> str:
+        return f"{self.net} shorted to {self.rail}"
+
+
+@dataclass(frozen=True)
+class PartFailure:
+    """A part failing in one of its modes (``hal.circuit.FAILURE_MODES``)."""
+
+    ref: str
+    mode: str
+
+    def describe(self, c: Circuit) -> str:
+        return f"{self.ref} ({c.parts[self.ref].name}): {self.mode.replace('_', ' ')}"
+
+
+@dataclass(frozen=True)
+class CommonCause:
+    """One mechanical cause reaching several parts (``hal.circuit.COMMON_CAUSES``)."""
+
+    name: str
+
+    def describe(self, c: Circuit) -> str:
+        return COMMON_CAUSES[self.name]
+
+
+Fault = NetOpen | NetShort | PartFailure | CommonCause
+
+
+def single_faults(c: Circuit) -> list[Fault]:
+    """Every single fault of a unit: each net open at each point of its wire and shorted to
+    each rail it can reach; each part in each of its failure modes; each common cause."""
+    out: list[Fault] = []
+    for net in c.nets.values():
+        if net.rail or net.name in ("PGND", "VM"):
+            # A rail (or the motor supply, or its ground) opens at one part's pin.
+            out += [NetOpen(net.name, i) for i, t in enumerate(net.terminals)
+                    if not t.startswith("PI.")]
+        else:
+            out += [NetOpen(net.name, i) for i in range(1, len(net.terminals))]
+        out += [NetShort(net.name, rail) for rail in net.reaches]
+    for part in c.parts.values():
+        out += [PartFailure(part.ref, mode) for mode in part.failure_modes]
+    out += [CommonCause(name) for name in COMMON_CAUSES]
+    return out
+
+
+def check_fault(c: Circuit, fault: Fault) -> None:
+    """Raise ValueError if ``fault`` does not name this circuit's nets, parts or modes."""
+    if isinstance(fault, NetOpen | NetShort):
+        if fault.net not in c.nets:
+            raise ValueError(f"no net {fault.net!r}")
+        if isinstance(fault, NetOpen) and not 0 <= fault.at < len(c.nets[fault.net].terminals):
+            raise ValueError(f"{fault.net} has no terminal {fault.at}")
+        if isinstance(fault, NetShort) and fault.rail not in ("GND", "3V3", "VM"):
+            raise ValueError(f"rail {fault.rail!r}: GND, 3V3 or VM")
+    elif isinstance(fault, PartFailure):
+        if fault.ref not in c.parts:
+            raise ValueError(f"no part {fault.ref!r}")
+        if fault.mode not in c.parts[fault.ref].failure_modes:
+            raise ValueError(f"{fault.ref} has no failure mode {fault.mode!r}: "
+                             + ", ".join(c.parts[fault.ref].failure_modes))
+    elif fault.name not in COMMON_CAUSES:
+        raise ValueError(f"no common cause {fault.name!r}")
+
+
+# --- what the world is doing -------------------------------------------------------------
+
+LID_POSITIONS = ("closed", "lifting", "ajar", "full")
+
+
+@dataclass(frozen=True)
+class World:
+    """Everything outside the Pi's pins that the circuit depends on.
+
+    ``lid``: "closed", "lifting" (the sensing SPDT between its contacts, the power contact
+    already open), "ajar" or "full". ``edges``: a rising edge reached the one-shot's B
+    input within its pulse width; ``latched``: one did since CLR last went low (what a
+    one-shot without its timing resistor holds on). ``pi``: "running" (the firmware's pins
+    claimed: outputs as given, inputs with their pull-up), "boot" (every GPIO an input with
+    its power-on pull) or "off". ``vm``: the pack's EMF; ``v3``/``v5``: the Pi's rails.
+    """
+
+    lid: str = "closed"
+    button: bool = False
+    beam_blocked: bool = False
+    home: bool = True  # a magnet at the home switch
+    yellow_back: bool = True
+    edges: bool = False
+    latched: bool = False
+    pi: str = "running"
+    vm: float = VM_NOMINAL
+    v3: float = V3
+    v5: float = V5
+    pull_ohms: float = PI_PULL_TYPICAL
+
+    def __post_init__(self) -> None:
+        if self.lid not in LID_POSITIONS:
+            raise ValueError(f"lid {self.lid!r}: one of {', '.join(LID_POSITIONS)}")
+        if self.pi not in ("running", "boot", "off"):
+            raise ValueError(f"pi {self.pi!r}: running, boot or off")
+
+
+@dataclass(frozen=True)
+class Drive:
+    """What a motor's terminals did over a PWM period: the time shares driven forward and
+    back (each scaled by the voltage across it over the pack's), braked (both terminals
+    held together) and let go; ``volts`` the mean voltage across it."""
+
+    forward: float = 0.0
+    reverse: float = 0.0
+    brake: float = 0.0
+    volts: float = 0.0
+
+    @property
+    def speed(self) -> float:
+        """Signed: + ahead, - back, 0 braked or coasting."""
+        return round(self.forward - self.reverse, 4)
+
+    @property
+    def coast(self) -> float:
+        return max(0.0, 1.0 - self.forward - self.reverse - self.brake)
+
+
+@dataclass(frozen=True)
+class Solution:
+    """One solved state: ``volts`` of every node (None: floating), ``reads`` the level each
+    of the Pi's inputs reads (1 high, 0 low; only while the Pi runs), the two motors'
+    ``roller`` and ``rotator`` drives, ``awake`` whether the driver's bridges are enabled,
+    ``b_high`` the one-shot's B input, and ``undefined``: the places where a voltage sat
+    between a part's thresholds (the model then takes the worse reading)."""
+
+    volts: Mapping[str, float | None]
+    reads: Mapping[int, int]
+    roller: Drive
+    rotator: Drive
+    awake: bool
+    b_high: bool
+    q_high: bool
+    undefined: frozenset[str] = field(default_factory=frozenset)
+
+    def net(self, name: str) -> float | None:
+        return self.volts.get(name)
+
+
+class Volts(Mapping[str, "float | None"]):
+    """Every node's voltage (None: floating), kept as one array against a tuple of node
+    names that every solution of a model shares: a cached solution costs a few hundred
+    bytes, not a dictionary of floats."""
+
+    __slots__ = ("_index", "_values")
+
+    def __init__(self, index: Mapping[str, int], values: array) -> None:
+        self._index = index
+        self._values = values
+
+    def __getitem__(self, name: str) -> float | None:
+        v = self._values[self._index[name]]
+        return None if v != v else v  # NaN: floating
+
+    def get(self, name: str, default: float | None = None) -> float | None:  # type: ignore[override]
+        i = self._index.get(name)
+        if i is None:
+            return default
+        v = self._values[i]
+        return None if v != v else v
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._index)
+
+    def __len__(self) -> int:
+        return len(self._index)
+
+
+# --- the solver --------------------------------------------------------------------------
+
+class _Network:
+    """Conductances and sources of one evaluation; nodes are names, rails are fixed."""
+
+    def __init__(self, rails: Mapping[str, float]) -> None:
+        self.rails = rails
+        self.links: list[tuple[str, str, float]] = []
+        self.sources: list[tuple[str, float, float]] = []  # node, volts, conductance
+        self.emfs: list[tuple[str, str, float, float]] = []  # minus, plus, volts, conductance
+
+    def link(self, a: str | None, b: str | None, g: float) -> None:
+        if a is None or b is None or a == b or g <= 0:
+            return
+        if a in self.rails and b in self.rails:
+            return
+        if a in self.rails:
+            a, b = b, a
+        if b in self.rails:
+            self.sources.append((a, self.rails[b], g))
+        else:
+            self.links.append((a, b, g))
+
+    def source(self, node: str | None, volts: float, g: float) -> None:
+        if node is not None and node not in self.rails:
+            self.sources.append((node, volts, g))
+
+    def emf(self, minus: str | None, plus: str | None, volts: float, g: float) -> None:
+        if minus is None or plus is None:
+            return
+        if minus in self.rails:
+            self.source(plus, self.rails[minus] + volts, g)
+        elif plus in self.rails:
+            self.source(minus, self.rails[plus] - volts, g)
+        else:
+            self.emfs.append((minus, plus, volts, g))
+
+    def solve(self, nodes: Iterable[str]) -> tuple[dict[str, float | None], set[str]]:
+        """Every node's voltage (None: no path to any source) and the strong nodes."""
+        names = sorted(set(nodes) - set(self.rails))
+        index = {n: i for i, n in enumerate(names)}
+        parent = list(range(len(names)))
+
+        def find(i: int) -> int:
+            while parent[i] != i:
+                parent[i] = parent[parent[i]]
+                i = parent[i]
+            return i
+
+        for a, b, _ in self.links:
+            parent[find(index[a])] = find(index[b])
+        for a, b, _, _ in self.emfs:
+            parent[find(index[a])] = find(index[b])
+        groups: dict[int, list[str]] = {}
+        for n in names:
+            groups.setdefault(find(index[n]), []).append(n)
+        sourced = {n for n, _, _ in self.sources}
+        volts: dict[str, float | None] = dict(self.rails)
+        for members in groups.values():
+            if sourced.isdisjoint(members):
+                for m in members:
+                    volts[m] = None  # nothing holds it to any voltage (an EMF alone floats)
+                continue
+            volts.update(self._solve_group(members))
+        return volts, self._strong(names)
+
+    def _solve_group(self, members: list[str]) -> dict[str, float]:
+        k = {n: i for i, n in enumerate(members)}
+        size = len(members)
+        a = [[0.0] * size for _ in range(size)]
+        b = [0.0] * size
+        for i in range(size):
+            a[i][i] += G_LEAK
+        for x, y, g in self.links:
+            if x in k:
+                i, j = k[x], k[y]
+                a[i][i] += g
+                a[j][j] += g
+                a[i][j] -= g
+                a[j][i] -= g
+        for n, v, g in self.sources:
+            if n in k:
+                a[k[n]][k[n]] += g
+                b[k[n]] += g * v
+        for minus, plus, v, g in self.emfs:
+            if minus in k:
+                i, j = k[minus], k[plus]
+                a[i][i] += g
+                a[j][j] += g
+                a[i][j] -= g
+                a[j][i] -= g
+                b[j] += g * v
+                b[i] -= g * v
+        x = _gauss(a, b)
+        return {n: x[k[n]] for n in members}
+
+    def _strong(self, names: list[str]) -> set[str]:
+        """Nodes joined by paths of at least G_STRONG to a rail or a strong source."""
+        parent: dict[str, str] = {n: n for n in (*names, *self.rails)}
+
+        def find(n: str) -> str:
+            while parent[n] != n:
+                parent[n] = parent[parent[n]]
+                n = parent[n]
+            return n
+
+        for a, b, g in self.links:
+            if g >= G_STRONG:
+                parent[find(a)] = find(b)
+        for a, b, _, g in self.emfs:
+            if g >= G_STRONG:
+                parent[find(a)] = find(b)
+        anchored = {find(r) for r in self.rails}
+        anchored |= {find(n) for n, _, g in self.sources if g >= G_STRONG}
+        return {n for n in names if find(n) in anchored}
+
+
+def _gauss(a: list[list[float]], b: list[float]) -> list[float]:
+    n = len(b)
+    for col in range(n):
+        pivot = max(range(col, n), key=lambda r: abs(a[r][col]))
+        a[col], a[pivot] = a[pivot], a[col]
+        b[col], b[pivot] = b[pivot], b[col]
+        p = a[col][col]
+        for r in range(col + 1, n):
+            f = a[r][col] / p
+            if f:
+                row, top = a[r], a[col]
+                for c in range(col, n):
+                    row[c] -= f * top[c]
+                b[r] -= f * b[col]
+    x = [0.0] * n
+    for r in range(n - 1, -1, -1):
+        s = b[r] - sum(a[r][c] * x[c] for c in range(r + 1, n))
+        x[r] = s / a[r][r]
+    return x
+
+
+# --- the model ---------------------------------------------------------------------------
+
+class _Recent(OrderedDict[tuple, "Solution"]):
+    """The newest ``size`` solutions (least recently used out first): once full, its size
+    and its memory stay as they are, however long the run."""
+
+    def __init__(self, size: int) -> None:
+        super().__init__()
+        self.size = size
+
+    def find(self, key: tuple) -> Solution | None:
+        found = self.get(key)
+        if found is not None:
+            self.move_to_end(key)
+        return found
+
+    def keep(self, key: tuple, value: Solution) -> Solution:
+        self[key] = value
+        if len(self) > self.size:
+            self.popitem(last=False)
+        return value
+
+
+# Solutions by (pins, build, fault): every model of the same unit shares them (a test suite
+# builds thousands of simulated boards of the default unit). Two caches a unit: the solved
+# discrete states (every output high or low), and their means over a PWM period, one per set
+# of duties. A long run meets new states slowly (a console fuzz of 20,000 lines: about 130
+# of each), so both are bounded and least-recently-used (``_Recent``), and a solution is
+# small (``Volts``; the read maps shared), to keep memory flat.
+_SHARED: dict[tuple, tuple[_Recent, _Recent, dict]] = {}
+_SHARED_UNITS = 64
+_DISCRETE_STATES = 512
+_PWM_STATES = 512
+_NOTHING: frozenset[str] = frozenset()
+
+
+class Model:
+    """The circuit of one unit, solved for given pin levels and world, with at most one
+    fault injected. Solutions are cached: the same state costs a dictionary look-up."""
+
+    def __init__(self, circuit: Circuit, fault: Fault | None = None) -> None:
+        self.circuit = circuit
+        self.fault: Fault | None = None
+        #: The Pi's outputs, by BCM number: the pins ``solve`` takes levels of.
+        self.output_pins: tuple[int, ...] = tuple(sorted(
+            getattr(circuit.pins, r.key) for r in ROLES.values()
+            if r.is_output and getattr(circuit.pins, r.key) is not None))
+        self.input_pins: tuple[int, ...] = tuple(sorted(
+            getattr(circuit.pins, r.key) for r in ROLES.values()
+            if not r.is_output and getattr(circuit.pins, r.key) is not None))
+        self.inject(fault)
+
+    def inject(self, fault: Fault | None) -> None:
+        """Make ``fault`` the one fault of the circuit (None: a sound circuit)."""
+        if fault is not None:
+            check_fault(self.circuit, fault)
+        self.fault = fault
+        if len(_SHARED) >= _SHARED_UNITS:
+            _SHARED.clear()
+        key = (self.circuit.pins, self.circuit.build, fault)
+        if key not in _SHARED:
+            _SHARED[key] = (_Recent(_DISCRETE_STATES), _Recent(_PWM_STATES), {})
+        self._discrete_cache, self._cache, self._interned = _SHARED[key]
+
+    def repair(self) -> None:
+        self.inject(None)
+
+    def describe(self, fault: Fault | None = None) -> str:
+        fault = fault if fault is not None else self.fault
+        return "no fault" if fault is None else fault.describe(self.circuit)
+
+    # -- solving --
+
+    def solve(self, levels: Mapping[int, float], world: World = World()) -> Solution:
+        """The state for these output levels (BCM -> 0..1: a duty for a PWM line; a pin left
+        out is low) and ``world``. PWM lines are taken as aligned at the start of their
+        period: the solution is the mean over the phases they make."""
+        get = levels.get
+        duties = tuple((n, v if v == 0.0 or v == 1.0 else _clamp(v))
+                       for n in self.output_pins for v in (get(n, 0.0),))
+        key = (duties, world)
+        found = self._cache.find(key)
+        return found if found is not None else self._cache.keep(key, self._phases(duties, world))
+
+    def node_of(self, terminal: str) -> str | None:
+        """The node a terminal is on with the injected fault (an open splits a net)."""
+        return _Evaluation(self, {}, World()).node(terminal)
+
+    def _phases(self, duties: tuple[tuple[int, float], ...], world: World) -> Solution:
+        steady = {n: d >= 0.5 for n, d in duties if d in (0.0, 1.0)}
+        pwm = sorted({d for _, d in duties if 0.0 < d < 1.0})
+        if not pwm:
+            return self._discrete(tuple(sorted(steady.items())), world)
+        # Aligned PWM: every line high from the start of the period until its duty.
+        bounds = [0.0, *pwm, 1.0]
+        parts: list[tuple[float, Solution]] = []
+        for lo, hi in itertools.pairwise(bounds):
+            if hi <= lo:
+                continue
+            high = {n: (d > lo) for n, d in duties if 0.0 < d < 1.0}
+            state = tuple(sorted({**steady, **high}.items()))
+            parts.append((hi - lo, self._discrete(state, world)))
+        longest = max(parts, key=lambda p: p[0])[1]
+
+        def mean(attr: str) -> Drive:
+            drives = [(w, getattr(s, attr)) for w, s in parts]
+            return Drive(*(round(sum(w * getattr(d, f) for w, d in drives), 6)
+                           for f in ("forward", "reverse", "brake", "volts")))
+
+        undefined = frozenset().union(*(s.undefined for _, s in parts))
+        return replace(longest, roller=mean("roller"), rotator=mean("rotator"),
+                       awake=any(s.awake for _, s in parts), undefined=undefined)
+
+    def _discrete(self, highs: tuple[tuple[int, bool], ...], world: World) -> Solution:
+        key = (highs, world)
+        found = self._discrete_cache.find(key)
+        if found is None:
+            found = self._discrete_cache.keep(key, _Evaluation(self, dict(highs), world).run())
+        return found
+
+
+def _clamp(level: float) -> float:
+    level = float(level)
+    return 0.0 if level <= 0 else 1.0 if level >= 1 else round(level, 4)
+
+
+class _Evaluation:
+    """One discrete state solved: the network stamped, the logic parts settled."""
+
+    def __init__(self, model: Model, highs: Mapping[int, bool], world: World) -> None:
+        self.c = model.circuit
+        self.shared = model._interned  # node index and read maps, shared by its solutions
+        self.fault = model.fault
+        self.highs = highs
+        self.world = world
+        self.undefined: set[str] = set()
+        self._node: dict[str, str] = {}
+        self._map_nodes()
+        # The logic parts' states, settled by iteration (first guess: everything off).
+        self.logic: dict[str, object] = {}
+
+    # -- nodes --
+
+    def _map_nodes(self) -> None:
+        f = self.fault
+        for net in self.c.nets.values():
+            for i, t in enumerate(net.terminals):
+                node = net.name
+                if isinstance(f, NetOpen) and f.net == net.name:
+                    if net.rail or net.name in ("PGND", "VM"):
+                        node = f"{net.name}~{t}" if i == f.at else net.name
+                    elif i >= f.at:
+                        node = f"{net.name}~far"
+                self._node[t] = node
+
+    def node(self, terminal: str) -> str | None:
+        return self._node.get(terminal)
+
+    # -- the loop --
+
+    def run(self) -> Solution:
+        volts: dict[str, float | None] = {}
+        strong: set[str] = set()
+        for _ in range(8):
+            net = self._stamp()
+            volts, strong = net.solve(self._node.values())
+            changed = self._settle(volts)
+            if not changed:
+                break
+        else:
+            self.undefined.add("the logic parts did not settle (an oscillation)")
+        return self._solution(volts, strong)
+
+    def _rails(self) -> dict[str, float]:
+        w = self.world
+        off = w.pi == "off"
+        return {"GND": 0.0, "3V3": 0.0 if off else w.v3, "5V": 0.0 if off else w.v5}
+
+    def _failed(self, ref: str) -> str:
+        f = self.fault
+        return f.mode if isinstance(f, PartFailure) and f.ref == ref else ""
+
+    def _pressed(self, actuator: str) -> bool | None:
+        """True pressed, False released, None in transit (the SPDT touches neither side)."""
+        lid = self.world.lid
+        held = isinstance(self.fault, CommonCause) and self.fault.name == "lid_lever_held"
+        if actuator == "lid_closed":
+            if held or lid == "closed":
+                return True
+            return None if lid == "lifting" else False
+        if actuator == "lid_full":
+            return lid == "full"
+        if actuator == "button":
+            return self.world.button
+        raise ValueError(actuator)
+
+    def _stamp(self) -> _Network:
+        net = _Network(self._rails())
+        w, n = self.world, self.node
+        if isinstance(self.fault, NetShort):
+            short = self.fault
+            # The whole net, every piece of it (a single fault: there is no open too).
+            target = short.net
+            if short.rail == "VM":
+                net.link(target, "VM", G_SHORT)
+            else:
+                net.link(target, short.rail, G_SHORT)
+        for p in self.c.parts.values():
+            mode = self._failed(p.ref)
+            t = {pin: n(f"{p.ref}.{pin}") for pin in p.pins}
+            k = p.kind
+            if k == RESISTOR:
+                if mode != "open":
+                    net.link(t["1"], t["2"], 1 / (p.ohms or 1.0))
+            elif k in (CAPACITOR, TVS, DIODE):
+                if mode == "shorted":
+                    a, b = list(t.values())
+                    net.link(a, b, G_WIRE)
+            elif k in (CONTACT, BUTTON):
+                closed = bool(self._pressed(p.actuator))
+                if mode in ("welded", "leads_pinched", "plunger_stuck"):
+                    closed = True
+                elif mode == "open":
+                    closed = False
+                if closed:
+                    a, b = list(t.values())[:2]
+                    net.link(a, b, G_WIRE)
+            elif k == SPDT:
+                pressed = self._pressed(p.actuator)
+                no, nc = pressed is True, pressed is False
+                match mode:
+                    case "no_welded" | "plunger_stuck_pressed":
+                        no, nc = True, False
+                    case "nc_welded" | "plunger_stuck_released":
+                        no, nc = False, True
+                    case "no_open":
+                        no = False
+                    case "nc_open":
+                        nc = False
+                if no:
+                    net.link(t["COM"], t["NO"], G_WIRE)
+                if nc:
+                    net.link(t["COM"], t["NC"], G_WIRE)
+            elif k == FUSE:
+                if mode != "open":
+                    net.link(t["1"], t["2"], G_FUSE)
+            elif k in (SWITCH, WIRE):
+                if mode != "open":
+                    net.link(t["1"], t["2"], G_WIRE)
+            elif k == BATTERY:
+                vm = 2.0 if mode == "low" else w.vm
+                net.emf(t["-"], t["+"], vm, G_PACK)
+            elif k == PI:
+                self._stamp_pi(net, t)
+            elif k == DRIVER:
+                self._stamp_driver(net, p.ref, t, mode)
+            elif k == ONESHOT:
+                q = self.logic.get(p.ref)
+                if q is not None:
+                    net.link(t["Q"], t["VCC"] if q else t["GND"], G_LOGIC)
+            elif k == MOSFET:
+                on = self.logic.get(p.ref, False) if mode == "" else mode == "shorted"
+                if on:
+                    net.link(t["D"], t["S"], G_FET)
+            elif k in (HALL, BEAM):
+                if self.logic.get(p.ref):
+                    net.link(t["OUT"], t["GND"], G_LOGIC)
+            elif k in (MOTOR, LED, AMP, SPEAKER):
+                pass  # read, not stamped: a voltmeter across a winding; the rest draw no part
+            else:
+                raise ValueError(f"{p.ref}: no model for a {k}")
+        return net
+
+    def _stamp_pi(self, net: _Network, t: Mapping[str, str | None]) -> None:
+        w = self.world
+        if w.pi == "off":
+            return
+        v3 = w.v3
+        outputs = dict(self._outputs())
+        for key, role in ROLES.items():
+            bcm = getattr(self.c.pins, key)
+            if bcm is None:
+                continue
+            node = t[f"GPIO{bcm}"]
+            if w.pi == "boot":
+                net.source(node, v3 if power_on_pull(bcm) == "up" else 0.0, 1 / w.pull_ohms)
+            elif role.is_output:
+                net.source(node, v3 if outputs.get(bcm) else 0.0, 1 / PI_OUTPUT_OHMS)
+            else:
+                net.source(node, v3, 1 / w.pull_ohms)
+
+    def _outputs(self) -> Iterable[tuple[int, bool]]:
+        return self.highs.items()
+
+    def _stamp_driver(self, net: _Network, ref: str, t: Mapping[str, str | None],
+                      mode: str) -> None:
+        spec = self.c.driver
+        gnd, vm = t["GND"], t["VM"]
+        for pin in ("AIN1", "AIN2", "BIN1", "BIN2"):
+            net.link(t[pin], gnd, 1 / spec.in_pulldown)
+        net.link(t["nSLEEP"], gnd, 1 / spec.sleep_pulldown)
+        if mode == "nsleep_pulled_up":
+            net.link(t["nSLEEP"], vm, 1 / 10e3)  # a breakout's own pull-up to VIN
+        outs = self.logic.get(ref, {})
+        g = 2 / spec.rds_on  # each half: half the high-plus-low resistance
+        for pin in ("AOUT1", "AOUT2", "BOUT1", "BOUT2"):
+            level = outs.get(pin, "Z")  # type: ignore[union-attr]
+            stuck = mode.removeprefix(pin.lower() + "_stuck_") if mode.startswith(
+                pin.lower() + "_stuck_") else ""
+            if stuck:
+                level = {"high": "H", "low": "L", "open": "Z"}[stuck]
+            if level == "H":
+                net.link(t[pin], vm, g)
+            elif level == "L":
+                net.link(t[pin], gnd, g)
+
+    # -- the logic parts --
+
+    def _settle(self, volts: Mapping[str, float | None]) -> bool:
+        before = dict(self.logic)
+        self.undefined = set()  # only the last, settled round's notes count
+        for p in self.c.parts.values():
+            k = p.kind
+            if k == DRIVER:
+                self.logic[p.ref] = self._driver(p.ref, volts)
+            elif k == ONESHOT:
+                self.logic[p.ref] = self._oneshot(p.ref, volts)
+            elif k == MOSFET:
+                g = self._v(volts, f"{p.ref}.G")
+                s = self._v(volts, f"{p.ref}.S") or 0.0
+                if g is None:
+                    self.undefined.add(f"{p.ref} gate floating (taken as on)")
+                    on = True
+                else:
+                    vgs = g - s
+                    on = vgs > MOSFET_VTH[1]
+                    if MOSFET_VTH[0] <= vgs <= MOSFET_VTH[1]:
+                        self.undefined.add(f"{p.ref} gate at {vgs:.2f} V (taken as on)")
+                        on = True
+                self.logic[p.ref] = on
+            elif k == HALL:
+                mode = self._failed(p.ref)
+                field_ = self.world.home if p.ref == "H1" else self.world.yellow_back
+                low = {"output_stuck_low": True, "output_stuck_high": False}.get(mode, field_)
+                self.logic[p.ref] = low and self._powered(p.ref, "VDD", volts, 2.5)
+            elif k == BEAM:
+                mode = self._failed(p.ref)
+                low = {"always_blocked": True, "never_blocked": False}.get(
+                    mode, self.world.beam_blocked)
+                self.logic[p.ref] = low and self._powered(p.ref, "VCC", volts, 2.5)
+        return self.logic != before
+
+    def _v(self, volts: Mapping[str, float | None], terminal: str) -> float | None:
+        node = self.node(terminal)
+        return None if node is None else volts.get(node)
+
+    def _powered(self, ref: str, supply: str, volts: Mapping[str, float | None],
+                 minimum: float) -> bool:
+        v, g = self._v(volts, f"{ref}.{supply}"), self._v(volts, f"{ref}.GND")
+        return v is not None and g is not None and v - g >= minimum
+
+    def _logic(self, name: str, v: float | None, vil: float, vih: float,
+               worse: bool = True) -> bool:
+        """A logic input: high above VIH, low below VIL; between (or floating) the worse."""
+        if v is None or vil < v < vih:
+            shown = "floating" if v is None else f"at {v:.2f} V"
+            self.undefined.add(f"{name} {shown} (taken as {'high' if worse else 'low'})")
+            return worse
+        return v >= vih
+
+    def _driver(self, ref: str, volts: Mapping[str, float | None]) -> dict[str, str]:
+        spec = self.c.driver
+        gnd = self._v(volts, f"{ref}.GND")
+        vm = self._v(volts, f"{ref}.VM")
+        if gnd is None or vm is None or vm - gnd < spec.vm_min:
+            return {}
+        rel = {pin: (None if (v := self._v(volts, f"{ref}.{pin}")) is None else v - gnd)
+               for pin in ("AIN1", "AIN2", "BIN1", "BIN2", "nSLEEP")}
+        if not self._logic(f"{ref}.nSLEEP", rel["nSLEEP"], spec.vil_sleep, spec.vih_sleep):
+            return {}  # asleep: every output open, whatever the inputs say
+        outs = {}
+        for a, b, o1, o2 in (("AIN1", "AIN2", "AOUT1", "AOUT2"),
+                             ("BIN1", "BIN2", "BOUT1", "BOUT2")):
+            i1 = self._logic(f"{ref}.{a}", rel[a], spec.vil_in, spec.vih_in)
+            i2 = self._logic(f"{ref}.{b}", rel[b], spec.vil_in, spec.vih_in)
+            # The truth table (SLVSAR1E Table 2): coast, reverse, forward, brake (slow decay).
+            outs[o1], outs[o2] = {(False, False): ("Z", "Z"), (False, True): ("L", "H"),
+                                  (True, False): ("H", "L"), (True, True): ("L", "L")}[(i1, i2)]
+        return outs
+
+    def _oneshot(self, ref: str, volts: Mapping[str, float | None]) -> bool | None:
+        mode = self._failed(ref)
+        if not self._powered(ref, "VCC", volts, 2.0):
+            return None  # unpowered: Q lets go, the nSLEEP pull-down takes it low
+        gnd = self._v(volts, f"{ref}.GND") or 0.0
+        clr = self._v(volts, f"{ref}.CLR")
+        clr_high = self._logic(f"{ref}.CLR", None if clr is None else clr - gnd, CMOS_VIL,
+                               CMOS_VIH)
+        if mode == "q_stuck_high":
+            return True
+        if mode == "q_stuck_low":
+            return False
+        timing = self._timing(ref)
+        if mode == "rext_open":
+            timing = "latch"
+        if mode == "b_on_a_toggling_line":
+            return clr_high and timing != "none"
+        edges = self.world.latched if timing == "latch" else self.world.edges
+        return clr_high and edges and timing != "none"
+
+    def _timing(self, ref: str) -> str:
+        """The one-shot's timing parts: "ok"; "latch" (no current through Rext: the pulse
+        never ends, so one edge holds Q until CLR); "none" (no capacitor, or the timing
+        node held at a rail: no pulse that lasts)."""
+        rc = self.node(f"{ref}.RC")
+        if self._failed("R16") == "open" or self.node("R16.2") != rc:
+            return "latch"
+        shorted = isinstance(self.fault, NetShort) and self.fault.net in ("oneshot_rc",
+                                                                          "oneshot_cext")
+        if (shorted or self._failed("C7") == "shorted" or self.node("C7.1") != rc
+                or self.node("C7.2") != self.node(f"{ref}.CEXT")):
+            return "none"
+        return "ok"
+
+    # -- the result --
+
+    def _solution(self, volts: Mapping[str, float | None], strong: set[str]) -> Solution:
+        reads: dict[int, int] = {}
+        if self.world.pi == "running":
+            for key, role in ROLES.items():
+                bcm = getattr(self.c.pins, key)
+                if bcm is None or role.is_output:
+                    continue
+                v = self._v(volts, f"PI.GPIO{bcm}")
+                if v is None or PI_VIL < v < PI_VIH:
+                    self.undefined.add(f"GPIO {bcm} ({key}) at "
+                                       f"{'floating' if v is None else f'{v:.2f} V'}")
+                reads[bcm] = int(v is not None and v > (PI_VIL + PI_VIH) / 2)
+        roller = self._drive("M1", volts, strong)
+        rotator = self._drive("M2", volts, strong)
+        awake = bool(self.logic.get("U1"))
+        b = self._v(volts, "U2.B") if "U2" in self.c.parts else None
+        q = self.logic.get("U2") is True
+        index = self.shared.setdefault(("index", tuple(sorted(volts))), {
+            name: i for i, name in enumerate(sorted(volts))})
+        values = array("d", (math.nan if volts[n] is None else volts[n] for n in index))
+        reads = self.shared.setdefault(("reads", tuple(sorted(reads.items()))), reads)
+        undefined = frozenset(self.undefined) or _NOTHING
+        return Solution(Volts(index, values), reads, roller, rotator, awake,
+                        b is not None and b >= CMOS_VIH, q, undefined)
+
+    def _drive(self, ref: str, volts: Mapping[str, float | None], strong: set[str]) -> Drive:
+        if self._failed(ref) == "open":
+            return Drive()
+        a, b = self.node(f"{ref}.1"), self.node(f"{ref}.2")
+        va, vb = volts.get(a) if a else None, volts.get(b) if b else None
+        held = (a in strong or a in RAILS) and (b in strong or b in RAILS)
+        if not held or va is None or vb is None:
+            return Drive()
+        dv = va - vb
+        if abs(dv) < DRIVE_MIN:
+            return Drive(brake=1.0)
+        share = round(min(abs(dv) / max(self.world.vm, 0.1), 2.0), 4)
+        return Drive(forward=share, volts=round(dv, 3)) if dv > 0 else \
+            Drive(reverse=share, volts=round(dv, 3))
+
+
+# --- tables of the copper, solved (hardware/power.md, docs/blocks.py) ---------------------
+
+_BOOT_TARGETS = (  # (pin key, the terminal it drives, that input's low threshold, the part)
+    ("motor_in1", "U1.AIN1", "vil_in", "DRV8833 AIN1"),
+    ("motor_in2", "U1.AIN2", "vil_in", "DRV8833 AIN2"),
+    ("motor_sleep", "U1.nSLEEP", "vil_sleep", "DRV8833 nSLEEP"),
+    ("rotator", "U1.BIN1", "vil_in", "DRV8833 BIN1"),
+    ("rotator_in2", "U1.BIN2", "vil_in", "DRV8833 BIN2"),
+    ("deadman", "U2.B", "cmos", "TPUL2G123 B"),
+    ("amp_enable", "U3.SD", "sd", "MAX98357A SD"),
+)
+SD_OFF = 0.16  # V: below it the MAX98357A is shut down (datasheet, SD_MODE)
+
+
+def _volts(model: Model, terminal: str, world: World) -> float | None:
+    node = model.node_of(terminal)
+    return model.solve({}, world).volts.get(node) if node else None
+
+
+def boot_levels_table() -> str:
+    """What each must-stay-low input sees while the Pi boots (every GPIO an input with its
+    power-on pull), at both ends of the Pi's pull range, in the unit with every pin wired
+    (hal.circuit.wired_pins: dead-man fitted), and on a unit whose nSLEEP was left on the
+    old GPIO 6 (pulled up) with its 2.2 kΩ pull-down missing."""
+    from hal.circuit import (
+        DRIVERS,
+        PI_PULL_OHMS,
+        circuit,
+        header_pin,
+        power_on_pull,
+        wired_pins,
+    )
+
+    spec = DRIVERS["DRV8833"]
+    limits = {"vil_in": spec.vil_in, "vil_sleep": spec.vil_sleep, "cmos": CMOS_VIL,
+              "sd": SD_OFF}
+    rows = ["| pin | GPIO (header) | pulled at power-on | drives | volts there at power-on "
+            "(Pi pulls 33 / 73 kΩ) | reads low below | |", "|---|---|---|---|---:|---:|---|"]
+
+    def row(label: str, model: Model, key: str, terminal: str, limit: str, part: str) -> None:
+        bcm = getattr(model.circuit.pins, key)
+        seen = [_volts(model, terminal, World(pi="boot", pull_ohms=r)) for r in PI_PULL_OHMS]
+        shown = " / ".join("floating" if v is None else f"{v:.2f} V" for v in seen)
+        low = all(v is not None and v < limits[limit] for v in seen)
+        rows.append(f"| {label} | {bcm} ({header_pin(bcm)}) | {power_on_pull(bcm)} | {part} | "
+                    f"{shown} | {limits[limit]:g} V | {'low' if low else '**not low**'} |")
+
+    nsleep = "U1.nSLEEP"
+    unit = Model(circuit(wired_pins()))
+    for key, terminal, limit, part in _BOOT_TARGETS:
+        if key == "motor_sleep":
+            row("`motor_sleep` (CLR)", unit, key, "U2.CLR", "cmos", "TPUL2G123 CLR")
+            row("nSLEEP (the one-shot's Q)", unit, key, nsleep, limit, part)
+            continue
+        row(f"`{key}`", unit, key, terminal, limit, part)
+    from dataclasses import replace as _replace
+
+    old = Model(circuit(_replace(wired_pins(), motor_sleep=6, home=25, sleep_sense=None,
+                                 deadman=None)),
+                PartFailure("R3", "open"))
+    row("`motor_sleep` on GPIO 6, no pull-down (before)", old, "motor_sleep", nsleep,
+        "vil_sleep", "DRV8833 nSLEEP")
+    return "\n".join(rows) + "\n"
+
+
+def readback_table() -> str:
+    """The read-backs' levels at the Pi (its pull-up at both ends of its range): the power
+    contact's with the driver asleep, nSLEEP's driven and let go."""
+    from hal.circuit import PI_PULL_OHMS, circuit, default_pins
+
+    pins = default_pins()
+    sound = Model(circuit(pins))
+    rows = ["| read-back | state | volts at the GPIO (Pi pulls 33 / 73 kΩ) | the Pi reads |",
+            "|---|---|---:|---|"]
+
+    def row(label: str, state: str, model: Model, key: str, world: World,
+            levels: Mapping[int, float]) -> None:
+        bcm = getattr(pins, key)
+        seen = [model.solve(levels, replace(world, pull_ohms=r)) for r in PI_PULL_OHMS]
+        volts = [s.volts.get(model.node_of(f"PI.GPIO{bcm}") or "") for s in seen]
+        reads = {s.reads[bcm] for s in seen}
+        shown = " / ".join("floating" if v is None else f"{v:.2f} V" for v in volts)
+        rows.append(f"| {label} | {state} | {shown} | "
+                    f"{'/'.join('high' if r else 'low' for r in sorted(reads))} |")
+
+    asleep = {pins.motor_sleep: 0.0}
+    awake = {pins.motor_sleep: 1.0}
+    row("`power_contact_sense`", "lid shut: contact closed, driver asleep", sound,
+        "power_contact_sense", World(lid="closed"), asleep)
+    row("`power_contact_sense`", "lid ajar: contact open, driver asleep", sound,
+        "power_contact_sense", World(lid="ajar"), asleep)
+    row("`power_contact_sense`", "lid ajar, contact welded", Model(
+        circuit(pins), PartFailure("S3", "welded")), "power_contact_sense", World(lid="ajar"),
+        asleep)
+    row("`sleep_sense`", "nSLEEP driven high", sound, "sleep_sense", World(), awake)
+    row("`sleep_sense`", "nSLEEP driven low", sound, "sleep_sense", World(), asleep)
+    cut = Model(circuit(pins), NetOpen("motor_sleep", 1))
+    row("`sleep_sense`", "motor_sleep's wire off (the pull-down holds nSLEEP)", cut,
+        "sleep_sense", World(), awake)
+    lines = "\n".join(rows) + "\n"
+    # And what that wire off leaves at the driver's pin, against its VIL.
+    v = [cut.solve(awake, World(pull_ohms=r)).volts.get(cut.node_of("U1.nSLEEP") or "")
+         for r in PI_PULL_OHMS]
+    shown = " / ".join(f"{x:.2f} V" for x in v if x is not None)
+    return lines + (f"\nWith that wire off, nSLEEP itself sits at {shown} (the read-back's "
+                    f"pull-up against the 2.2 kΩ pull-down), under the driver's VIL of "
+                    f"{circuit(pins).driver.vil_sleep:g} V.\n")
