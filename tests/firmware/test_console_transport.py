@@ -34,6 +34,7 @@ from hypothesis.stateful import RuleBasedStateMachine, precondition, rule
 from launcher.cli import console_client as console_cli
 from launcher.core import machine as m
 from launcher.core.reactor import NEVER
+from launcher.firmware.channels import PtyChannel
 from launcher.firmware.console import Console
 from launcher.firmware.transport import (
     BUDGET,
@@ -44,7 +45,6 @@ from launcher.firmware.transport import (
     TICK,
     LineFramer,
     Overlong,
-    PtyChannel,
     PtyTransport,
     SerialTransport,
     StreamTransport,
