@@ -68,7 +68,8 @@ _ECHO = re.compile(r'(ok|ok .*|error .*|# .*|// .*|\{".*)', re.DOTALL)
 
 
 class Console:
-    """The command registry and dispatcher for one console session (serial port, stdin...)."""
+    """One console (serial port, stdin...): its registry, session and running configuration
+    wired together, and each line checked, then dispatched."""
 
     def __init__(self, app: Launcher, *, sim: SimulatedBoard | None = None,
                  selftest: SelfTestRun | None = None,

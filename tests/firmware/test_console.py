@@ -16,7 +16,7 @@ import pytest
 from launcher.core import config, cues
 from launcher.core import machine as m
 from launcher.firmware.app_commands import MOTOR_RUN_MAX_MS
-from launcher.firmware.console import Console
+from launcher.firmware.console import HELP_ORDER, Console
 from launcher.firmware.registry import (
     E_DEBUG,
     E_HARDWARE,
@@ -30,6 +30,7 @@ from launcher.firmware.registry import (
     E_VALUE,
     ERROR_CODES,
     CommandError,
+    Registry,
     text_value,
 )
 from launcher.firmware.state import StateStore
@@ -110,6 +111,19 @@ def test_help_lists_every_command_and_each_one_alone(session: Session) -> None:
     for spec in session.console.commands:
         one = session(f"help {spec.name}")
         assert one[0].startswith(f"// {spec.usage} ") and one[-1] == "ok commands=1"
+
+
+def test_help_lists_by_the_order_given_whoever_registered_first() -> None:
+    reg = Registry(("b", "a"))
+    for name in ("a x", "z", "b", "a w"):
+        reg.register(name, "", name, lambda a: None)
+    # A group's subcommands as registered; what the order does not name last, as registered.
+    assert [s.name for s in reg] == ["b", "a x", "a w", "help", "z"]
+
+
+def test_every_command_has_its_place_in_the_help_order(session: Session) -> None:
+    firsts = dict.fromkeys(s.name.split(" ")[0] for s in session.console.commands)
+    assert list(firsts) == list(HELP_ORDER)  # none left to come last by default
 
 
 def test_registered_commands_use_the_same_dispatcher(session: Session) -> None:
