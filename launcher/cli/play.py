@@ -166,7 +166,7 @@ class Playground:
 
     def line(self, line: str) -> None:
         def run() -> None:
-            from launcher.firmware.console import printable
+            from launcher.firmware.registry import printable
 
             self.events.append(printable(f"> {line}"))  # what was typed, above its reply
             self._run_now(line)

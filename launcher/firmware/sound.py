@@ -23,6 +23,7 @@ import tomllib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import launcher
 from hal.audio import make_speaker, read_wav
@@ -31,6 +32,7 @@ from launcher.core import cues
 from launcher.core.config import Settings
 from launcher.core.errors import ConfigError
 from launcher.core.reactor import NEVER, Reactor
+from launcher.firmware.registry import E_VALUE, Args, CommandError, Registry, Reply, quote
 
 log = logging.getLogger(__name__)
 
@@ -194,3 +196,25 @@ def build_cue_player(settings: Settings, amp: Output, reactor: Reactor,
     speaker = make_speaker(audio.backend, warn, volume=audio.volume)
     speaker.load(pack.files)
     return CuePlayer(speaker, amp, reactor, pack.durations)
+
+
+def register_sound_commands(reg: Registry, player: CuePlayer) -> None:
+    """The console's `sounds play CUE` (on the launcher's ``player``, by its rules, as the
+    machine's cues are) and `sounds list`."""
+
+    def play(a: Args) -> dict[str, Any]:
+        cue = a.word(0)
+        names = cues.all_cues()
+        if cue not in names:
+            raise CommandError(E_VALUE, f"no cue {quote(cue)}; `sounds list` shows the "
+                                        f"{len(names)} cues")
+        player.play(cue)
+        return {"cue": cue}
+
+    def listing(a: Args) -> Reply:
+        names = cues.all_cues()
+        return Reply({"cues": len(names)}, [{"cue": c} for c in names], "cues",
+                     lambda r: r["cue"])
+
+    reg.register("sounds play", "CUE", "play one cue", play, min_args=1, max_args=1)
+    reg.register("sounds list", "", "every cue name", listing)

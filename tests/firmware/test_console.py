@@ -6,6 +6,7 @@ import builtins
 import json
 import logging
 import random
+import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -14,7 +15,9 @@ import pytest
 
 from launcher.core import config, cues
 from launcher.core import machine as m
-from launcher.firmware.console import (
+from launcher.firmware.app_commands import MOTOR_RUN_MAX_MS
+from launcher.firmware.console import HELP_ORDER, Console
+from launcher.firmware.registry import (
     E_DEBUG,
     E_HARDWARE,
     E_INTERNAL,
@@ -26,9 +29,8 @@ from launcher.firmware.console import (
     E_USAGE,
     E_VALUE,
     ERROR_CODES,
-    MOTOR_RUN_MAX_MS,
     CommandError,
-    Console,
+    Registry,
     text_value,
 )
 from launcher.firmware.state import StateStore
@@ -111,6 +113,19 @@ def test_help_lists_every_command_and_each_one_alone(session: Session) -> None:
         assert one[0].startswith(f"// {spec.usage} ") and one[-1] == "ok commands=1"
 
 
+def test_help_lists_by_the_order_given_whoever_registered_first() -> None:
+    reg = Registry(("b", "a"))
+    for name in ("a x", "z", "b", "a w"):
+        reg.register(name, "", name, lambda a: None)
+    # A group's subcommands as registered; what the order does not name last, as registered.
+    assert [s.name for s in reg] == ["b", "a x", "a w", "help", "z"]
+
+
+def test_every_command_has_its_place_in_the_help_order(session: Session) -> None:
+    firsts = dict.fromkeys(s.name.split(" ")[0] for s in session.console.commands)
+    assert list(firsts) == list(HELP_ORDER)  # none left to come last by default
+
+
 def test_registered_commands_use_the_same_dispatcher(session: Session) -> None:
     seen = []
 
@@ -118,14 +133,14 @@ def test_registered_commands_use_the_same_dispatcher(session: Session) -> None:
         seen.append(args.words)
         return {"hello": args.word(0)}
 
-    session.console.register("hello", "NAME", "greet", hello, min_args=1, max_args=1)
+    session.console.commands.register("hello", "NAME", "greet", hello, min_args=1, max_args=1)
     assert session.final("hello you") == "ok hello=you"
     assert session.final("hello") == f"error {E_USAGE} expected: hello NAME"
     assert seen == [["you"]]
     with pytest.raises(ValueError):
-        session.console.register("hello", "", "again", hello)
+        session.console.commands.register("hello", "", "again", hello)
     with pytest.raises(ValueError):
-        session.console.register("status x", "", "a group over a command", hello)
+        session.console.commands.register("status x", "", "a group over a command", hello)
 
 
 def test_a_failing_command_is_an_internal_fault_with_the_motor_off(
@@ -134,7 +149,7 @@ def test_a_failing_command_is_an_internal_fault_with_the_motor_off(
         session.rig.app.actuators.run_motor(0.8)  # a bug that left the motor running
         raise RuntimeError("boom")
 
-    session.console.register("boom", "", "fails", boom)
+    session.console.commands.register("boom", "", "fails", boom)
     with caplog.at_level(logging.ERROR, logger="launcher"):
         reply = session.final("boom")
     assert reply == (f"error {E_INTERNAL} RuntimeError: boom (logged; launcher in fault, "
@@ -151,7 +166,7 @@ def test_user_errors_from_handlers_are_not_internal(session: Session) -> None:
     def picky(args: Any) -> None:
         raise CommandError(E_VALUE, "not like that")
 
-    session.console.register("picky", "", "refuses", picky)
+    session.console.commands.register("picky", "", "refuses", picky)
     assert session.final("picky") == f"error {E_VALUE} not like that"
     assert session.console.counters["internal"] == 0
 
@@ -466,7 +481,7 @@ def test_pins_lists_whatever_pins_are_wired_by_their_config_names() -> None:
 
 
 def test_pins_is_not_a_debug_command(session: Session) -> None:
-    assert not session.console.debug and session.final("pins").startswith("ok ")
+    assert not session.console.session.debug and session.final("pins").startswith("ok ")
     assert session("help pins")[0].startswith("// pins  every configured pin's level")
 
 
@@ -530,7 +545,7 @@ def test_the_config_walk_around_of_the_debug_gate_is_refused(session: Session) -
     "rotator.creep_speed", "pins.motor_in1", "pins.deadman", "pins.lid_closed_nc",
     "board.pin_factory"])
 def test_keys_that_change_how_the_motors_run_are_gated_by_prefix(key: str) -> None:
-    from launcher.firmware.console import _is_gated
+    from launcher.firmware.live_config import _is_gated
 
     assert _is_gated(key)  # keys another branch adds (motor.lease_ms, pins.deadman) too
 
@@ -539,7 +554,7 @@ def test_keys_that_change_how_the_motors_run_are_gated_by_prefix(key: str) -> No
                                  "luck.mild.hazard", "luck.wild.weights", "audio.volume",
                                  "console.port", "state.path", "game.profile"])
 def test_keys_that_never_lengthen_a_run_are_not_gated_by_name(key: str) -> None:
-    from launcher.firmware.console import _is_gated
+    from launcher.firmware.live_config import _is_gated
 
     assert not _is_gated(key)
 
@@ -563,7 +578,7 @@ def test_every_gated_key_of_the_default_config_is_refused_then_allowed(session: 
 
 
 def test_shot_sizes_and_deal_n_are_gated_beyond_the_stock(session: Session) -> None:
-    assert session.console.shot_cap == 12  # the wild side's largest shot, by default
+    assert session.console.config.shot_cap == 12  # the wild side's largest shot, by default
     assert session.final("luck set mild sizes [12] weights [1]").startswith("ok ")
     assert session.final("luck set wild sizes [13]  weights [1]").startswith(f"error {E_DEBUG} ")
     assert session.final("config set luck.mild.sizes [40]").startswith(f"error {E_DEBUG} ")
@@ -688,7 +703,8 @@ def test_debug_off_and_reset_stop_a_run(session: Session) -> None:
     session("debug on")
     session("motor run 300")
     session.console.reset()
-    assert motor.speed == 0 and not session.console.debug and not session.console.json
+    mode = session.console.session
+    assert motor.speed == 0 and not mode.debug and not mode.json
     assert session.final("motor run 100").startswith(f"error {E_DEBUG} ")
 
 
@@ -853,7 +869,7 @@ def test_random_command_sequences_keep_the_console_answering() -> None:
 
 
 def test_error_code_table_is_complete() -> None:
-    import launcher.firmware.console as c
+    import launcher.firmware.registry as c
 
     codes = {v for k, v in vars(c).items() if k.startswith("E_")}
     assert codes == set(ERROR_CODES)
@@ -867,6 +883,19 @@ def test_the_docs_show_every_command_with_its_help(session: Session) -> None:
         assert spec.help in " ".join(docs.split()), spec.help
     for code in ERROR_CODES:
         assert f"| `{code}` |" in docs, code
+
+
+def test_the_docs_say_which_module_registers_each_command(session: Session) -> None:
+    docs = (Path(__file__).resolve().parents[2] / "docs" / "console.md").read_text(
+        encoding="utf-8")
+    where: dict[str, str] = {}  # command name -> the module its row of the table names
+    for row in re.findall(r"^  \| (`.*`) \| .* \| `(launcher/firmware/\w+\.py)`", docs, re.M):
+        for name in re.findall(r"`([^`]+)`", row[0]):
+            where[name] = row[1].removesuffix(".py").replace("/", ".")
+    specs = list(session.console.commands)
+    assert set(where) == {s.name for s in specs}
+    for spec in specs:
+        assert spec.handler.__module__ == where[spec.name], spec.name
 
 
 @pytest.mark.parametrize("value", ['"/dev/\\u001b[2J"', '"/dev/a\\u0007b"', '"/dev/\\u009b31m"',

@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 
 from launcher.core import config
-from launcher.firmware.console import E_STATE, Console
+from launcher.firmware.console import Console
+from launcher.firmware.registry import E_STATE
 from launcher.sim.rig import SimRig
 from launcher.sim.unit import console_extras
 

@@ -148,7 +148,7 @@ def _step(s: Session, line: str) -> list[str]:
         elif d == "@long":
             s.send(b"x" * int(words[1]) + b"\n")
         elif d == "@file":
-            path = s.console.config_path
+            path = s.console.config.path
             return [f"| {t}" for t in path.read_text(encoding="utf-8").splitlines()]
         elif d == "@saved":
             path = s.tmp / "state.json"

@@ -34,6 +34,7 @@ from hypothesis.stateful import RuleBasedStateMachine, precondition, rule
 from launcher.cli import console_client as console_cli
 from launcher.core import machine as m
 from launcher.core.reactor import NEVER
+from launcher.firmware.channels import PtyChannel
 from launcher.firmware.console import Console
 from launcher.firmware.transport import (
     BUDGET,
@@ -44,7 +45,6 @@ from launcher.firmware.transport import (
     TICK,
     LineFramer,
     Overlong,
-    PtyChannel,
     PtyTransport,
     SerialTransport,
     StreamTransport,
@@ -255,7 +255,7 @@ def test_unplug_and_replug_reopens_the_port_from_a_reactor_timer(
     with caplog.at_level(logging.WARNING, logger="launcher.console"):
         fx.pump(lambda: t.session is None)
         assert fx.rig.now < t._timer.waketime <= fx.rig.now + RETRY
-        assert not fx.console.debug  # a lost connection ends debug mode
+        assert not fx.console.session.debug  # a lost connection ends debug mode
         tries = [t._timer.waketime]
         for _ in range(3):
             fx.rig.advance(t._timer.waketime - fx.rig.now)
@@ -309,7 +309,7 @@ def _lose_the_peer_mid_debug_run(rig: SimRig, t: SerialTransport, wake: queue.Qu
     pump(rig, t, wake, lambda: rig.state == m.READY)
     _, data = rig.app.events("debug_run_end")[-1]
     assert data["end"] == "stopped" and rig.now - started < 0.25  # not by its own timer
-    assert rig.app.board.motor.speed == 0 and not t.console.debug
+    assert rig.app.board.motor.speed == 0 and not t.console.session.debug
     held[0].go_on.set()  # only now may the port close
     assert held[0].closing.wait(WAIT) and t.session is None
     t.stop()
@@ -565,7 +565,7 @@ def test_each_pty_client_starts_in_text_mode_with_debug_off(unit: PtyUnit) -> No
     assert unit.ask("debug on") == "ok debug=on"
     assert unit.ask("json on") == '{"ok":true,"data":{"json":"on"}}'
     unit.leave()
-    assert not unit.console.debug and not unit.console.json  # as soon as it left
+    assert not unit.console.session.debug and not unit.console.session.json  # as soon as it left
     unit.connect()
     status = unit.ask("status")
     assert status.startswith("ok state=ready ") and status.endswith(" debug=off")
@@ -736,9 +736,9 @@ def test_debug_lapses_after_debug_idle_s_on_a_bare_serial_line(fx: Fixture) -> N
     fx.rig.advance(idle - 0.5)
     fx.ask("status")  # a line: the idle time starts again
     fx.rig.advance(idle - 0.1)
-    assert fx.console.debug
+    assert fx.console.session.debug
     fx.rig.advance(0.2)
-    assert not fx.console.debug
+    assert not fx.console.session.debug
     fx.pump(lambda: "# event debug_off reason=idle idle_s=120" in fx.peer.lines)
     assert fx.ask("motor run 100")[-1].startswith("error debug ")
 

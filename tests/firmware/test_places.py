@@ -24,8 +24,9 @@ from launcher.cli.main import main
 from launcher.core import config
 from launcher.core.errors import ConfigError
 from launcher.firmware import places
-from launcher.firmware.console import E_DEBUG, E_VALUE, Console
+from launcher.firmware.console import Console
 from launcher.firmware.disk import atomic_write
+from launcher.firmware.registry import E_DEBUG, E_VALUE
 from launcher.sim.rig import SimRig
 
 ROOT = os.geteuid() == 0
@@ -306,7 +307,7 @@ def test_config_set_gates_the_state_path_and_checks_every_place(console: Console
         f"error {E_VALUE} audio.pack = '/etc': must be a pack in a sounds folder")
     assert _final(console, "config set state.path /var/lib/launcher/other.json").startswith(
         "ok state.path=/var/lib/launcher/other.json applied=restart")
-    assert console.unsaved == {"state.path"}  # only what was taken is saved
+    assert console.config.unsaved == {"state.path"}  # only what was taken is saved
 
 
 def _config(tmp_path: Path, text: str) -> str:
