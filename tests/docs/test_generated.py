@@ -268,7 +268,8 @@ def test_keeping_a_kernel_run_keeps_what_renders_it_and_no_more(tmp_path: Path):
     run = tmp_path / "run"
     run.mkdir()
     (run / "lid.json").write_text(json.dumps({"tries": 3, "p50_s": 0.01, "p99_s": 0.02,
-                                              "max_s": 0.03}))
+                                              "max_s": 0.03, "limit_p50_s": 0.02,
+                                              "limit_max_s": 0.15}))
     (run / "wall_s").write_text("321\n")
     (run / "pytest.log").write_text("collecting ...\n" + "x" * 5000 + "\n"
                                     "FAILED tests/kernel/test_unit.py::test_lid - boom\n"
@@ -279,5 +280,24 @@ def test_keeping_a_kernel_run_keeps_what_renders_it_and_no_more(tmp_path: Path):
                                                       "wall_s"]
     assert len((kept / "pytest.log").read_text().splitlines()) == 2
     assert report.render_kept(kept) == report.render(run, "2026-12-01 16:00 UTC")
-    assert "| lid leaving closed mid-shot -> roller off, 3 tries | p50 10.0 ms" in \
-        report.render_kept(kept)
+    assert ("| lid leaving closed mid-shot -> roller off, 3 tries (reactor running: either "
+            "path) | p50 10.0 ms") in report.render_kept(kept)
+
+
+def test_keeping_a_kernel_run_keeps_the_mutants_verdicts_and_renders_them(tmp_path: Path):
+    report = _module(REPO / "tests" / "kernel" / "report.py", "kernel_report")
+    run, kept = tmp_path / "run", tmp_path / "kept"
+    run.mkdir()
+    kept.mkdir()
+    (run / "wall_s").write_text("300\n")
+    mutants = {"command": "bash .ci/kernel/mutants", "date": "2026-12-01 17:00 UTC",
+               "mutants": [{"name": "lid_left_noop", "what": "`Actuators.lid_left` does nothing",
+                            "caught": True, "why": "", "caught_by": [["test_lid", "too late"]],
+                            "failed": ["test_lid"], "applied": 3, "wall_s": 310}]}
+    (kept / "mutants.json").write_text(json.dumps(mutants))
+    (kept / "stale.json").write_text("{}")
+    report.keep(run, kept, "2026-12-01 18:00 UTC")
+    assert sorted(p.name for p in kept.iterdir()) == ["mutants.json", "report.json", "wall_s"]
+    page = report.render_kept(kept)
+    assert "| `Actuators.lid_left` does nothing | caught | `test_lid`: too late | 1 | 310 s |" \
+        in page
