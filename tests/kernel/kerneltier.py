@@ -476,7 +476,9 @@ class Firmware:
         if self._startup is None:
             return
         trace, self._startup = self._startup.stop(), None
-        ours = [w for w in trace.writes if w.pid == self.proc.pid and w.t <= self.ready_at]
+        # Every write but this process's own (lgpio's PWM writes from a thread of its own).
+        mine = {int(t) for t in os.listdir(f"/proc/{os.getpid()}/task")}
+        ours = [w for w in trace.writes if w.pid not in mine and w.t <= self.ready_at]
         highs = {name: [w for w in ours if w.name == name and w.value] for name in ALL_OUTPUTS}
         starts = json.loads((RESULTS / "startup.json").read_text()) \
             if (RESULTS / "startup.json").exists() else {"starts": []}

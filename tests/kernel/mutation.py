@@ -39,12 +39,12 @@ MUTANTS: dict[str, tuple[str, list[tuple[str, str]]]] = {
         "`launcher.firmware.safestop.drive_safe` drives nothing (safe-stop prints its usual "
         "line)",
         [("test_sigstop_then_kill_9_mid_shot_then_safe_stop_drives_every_line",
-          "never low while safe-stop ran"),
+          "was never written low by safe-stop"),
          ("test_hung_reactor_lease_stops_the_roller_then_watchdog_sigabrt_then_safe_stop",
-          "never low while safe-stop ran")]),
+          "was never written low by safe-stop")]),
     "in1_high_at_start": (
         "IN1 (`pins.motor_in1`) written high at start-up (`hal.gpio.open_board`)",
-        [("", "between exec and READY=1 (a glitch at start-up): motor_in1 high")]),
+        [("", "between exec and READY=1 (a glitch at start-up): motor_in1 written high")]),
 }
 
 
