@@ -197,22 +197,22 @@ def render(folder: Path, date: str) -> str:
         rows.append((f"`lid_stop_kernel_hung`: the same with the reactor hung, {hung['tries']} "
                      "tries", _spread(hung),
                      f"SIGUSR1 hangs the reactor {hung['hang_s']:g} s, the lid opens 20 ms in; "
-                     f"lease {hung['lease_s']:g} s; each stop written by "
+                     f"lease {hung['lease_s']:g} s; nSLEEP dropped by "
                      f"{', '.join(hung['threads'])} before the reactor ran again; limits p50 "
                      f"{_ms(hung['limit_p50_s'])}, max {_ms(hung['limit_max_s'])}"))
     if tick := _load(folder, "tick_lid"):
         rows.append((f"reactor hung inside `Actuators._tick`: lid -> roller off, "
                      f"{tick['tries']} tries", _spread(tick),
-                     f"SIGUSR2; the same limits; stops written by {', '.join(tick['threads'])}"))
+                     f"SIGUSR2; the same limits; nSLEEP dropped by {', '.join(tick['threads'])}"))
     if tick := _load(folder, "tick_lease"):
         rows.append((f"reactor hung inside `Actuators._tick`, lid closed: hang -> roller off, "
                      f"{tick['tries']} tries", f"max {_ms(tick['max_s'])}",
-                     f"by the lease's lapse, written by {', '.join(tick['threads'])}; limit "
+                     f"by the lease's lapse; nSLEEP dropped by {', '.join(tick['threads'])}; limit "
                      f"one lease ({tick['lease_s']:g} s)"))
     if raised := _load(folder, "raised"):
         rows.append(("a lid-closed subscriber raised on lgpio's thread; the NEXT lid edge -> "
                      "roller off", _ms(raised["next_edge_to_off_s"]),
-                     f"written by {raised['next_stop_thread']}; the raising edge's own stop "
+                     f"nSLEEP dropped by {raised['next_stop_thread']}; the raising edge's own stop "
                      f"{_ms(raised['first_stop_s'])}; limit {_ms(raised['limit_s'])}"))
     if kill := _load(folder, "kill9"):
         rows.append(("kill -9 mid-shot (SIGSTOPped while driven): lines after death",
@@ -229,14 +229,15 @@ def render(folder: Path, date: str) -> str:
     if hang := _load(folder, "hang"):
         rows.append(("`lease_lapse_kernel`: hung reactor, lid closed: hang -> roller off",
                      _ms(hang["hang_to_roller_off_s"]),
-                     f"by the run's lease lapsing (100 ms), written by {hang['stopped_by']}; "
+                     "by the run's lease lapsing (100 ms); nSLEEP dropped by "
+                     f"{hang['stopped_by']}; "
                      f"limit {hang['lease_budget_s']:g} s, "
                      "and never driven again while hung "
                      f"({hang['roller_changes_while_hung']} change)"))
         rows.append((f"hung reactor: hang -> SIGABRT (WATCHDOG_USEC {hang['watchdog_s']:g} s)",
                      _ms(hang["hang_to_sigabrt_s"]),
-                     f"pings at most {_ms(hang['max_ping_gap_s'])} apart before (limit 3/4 "
-                     f"of the timeout), {hang['pings_while_hung']} while hung"))
+                     f"pings at most {_ms(hang['max_ping_gap_s'])} apart before (limit: the "
+                     f"timeout), {hang['pings_while_hung']} while hung"))
         rows.append(("watchdog path: SIGABRT -> process reaped", _ms(hang["sigabrt_to_exit_s"]),
                      f"limit {hang['exit_limit_s']:g} s; lines after: "
                      f"{_levels(hang['levels_after_death'])}"))

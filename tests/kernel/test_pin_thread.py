@@ -93,13 +93,13 @@ def hangs(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Hangs]:
 
 
 def stopped_by(trace: GpioTrace, since: float, thread: str, what: str) -> tuple[str, list[str]]:
-    """Which thread wrote the roller's stop after ``since`` (the kernel's trace), and what
+    """Which thread put the driver to sleep after ``since`` (the kernel's trace), and what
     is wrong if it was not ``thread``."""
-    stop = trace.roller_stop(since)
+    stop = trace.driver_slept(since)
     if stop is None:
-        return "", [f"{what}: no write stopped the roller"]
+        return "", [f"{what}: nSLEEP was never written low"]
     if stop.comm != thread:
-        return stop.comm, [f"{what}: the stop ({stop}) was written by {stop.comm!r}, "
+        return stop.comm, [f"{what}: nSLEEP ({stop}) was dropped by {stop.comm!r}, "
                            f"not {thread!r}"]
     return stop.comm, []
 
