@@ -80,6 +80,27 @@ asked for outside the VM they fail saying so. `make test-kernel` fails if none r
 (pytest's exit 5), and where the machine cannot boot a VM it fails with one line saying
 why.
 
+## The tests
+
+- `test_unit.py`: one `launcher run` as systemd starts it: the process holds the real
+  `_lgpio` extension and `/dev/gpiochip0` labelled gpio-sim, its lines claimed as it claims
+  them; shots on both sides and three seeds, each the cards it drew; the lid leaving
+  closed mid-shot, 200 times (the reactor running: whichever path stops first); the
+  console on a pty and the state file across a restart.
+- `test_pin_thread.py`: the stops that must not wait for the reactor, with it hung by
+  the harness: the lid's (8 tries, nSLEEP dropped by lgpio's callback thread, before the
+  reactor ran again, within limits several times the floor and about half the lease's
+  time), and, with the reactor hung inside `Actuators._tick`, the lid's the same and the
+  lease's within one lease, nSLEEP dropped by the guard thread.
+- `test_callback_raised.py`: a lid-closed subscriber raises on lgpio's thread; the NEXT
+  lid edge must still stop the roller, on that thread.
+- `test_death.py`: SIGSTOP mid-shot (the roller frozen driven), then kill -9, then
+  safe-stop; the reactor hung with the lid closed (the lease stops the roller, the guard
+  drops nSLEEP, the pings stop, the watchdog's SIGABRT, then safe-stop); a line another
+  process holds.
+- `test_real_lgpio.py`: the hal adapters on the real library: bias, edges to every
+  subscriber, PWM, brake and coast, a busy line, and the floor: one bare lgpio callback.
+
 ## Running it
 
     make test-kernel                 # the tier; prints its wall time
@@ -266,10 +287,10 @@ def render(folder: Path, date: str) -> str:
         out.append("## This run's verdicts\n")
         out.append(f"pytest: {summary or 'no summary line'}.\n")
         if failed:
-            out.append("Failed (the hung-tick and raising-callback tests need the firmware of "
-                       "issue 34: no lock the reactor holds between a stop and its pins, and "
-                       "every subscriber's exception caught before it reaches lgpio's "
-                       "thread):\n")
+            out.append("Failed (the hung-tick, raising-callback and two-subscriber tests need "
+                       "the firmware of issue 34: no lock the reactor holds between a stop and "
+                       "its pins, `Input.subscribe`, and every subscriber's exception caught "
+                       "before it reaches lgpio's thread):\n")
             out += [f"- `{line}`" for line in failed]
             out.append("")
     if mutants := _load(folder, "mutants"):
