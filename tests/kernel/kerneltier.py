@@ -10,7 +10,10 @@ The pieces: ``World`` is the simulated launcher's ONE physics model (hal.sim.Sim
 on the gpio-sim pin port (hal.gpiosim.GpioSimPins), on a real reactor on a thread of this
 process; ``Firmware`` is ``launcher run --config FILE`` started as systemd would
 (NOTIFY_SOCKET, WATCHDOG_USEC, the working directory on a tmpfs), with its log lines and
-notifications recorded with their wall times.
+notifications recorded with their wall times, and every write from its exec to READY=1
+checked; ``Watchdog`` is systemd's watchdog rule and ``SafeStop`` its ExecStopPost;
+``GpioTrace`` is the kernel's own record of every write to a line (who, when, what);
+``Roller``, ``LineWatch`` and ``Sampler`` time the lines from their sysfs values.
 """
 
 from __future__ import annotations

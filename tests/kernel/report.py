@@ -155,6 +155,11 @@ def _load(folder: Path, name: str) -> dict[str, Any] | None:
 MOTOR_LINES = ("motor_sleep", "motor_in1", "motor_in2", "rotator")  # kerneltier.SAFE
 
 
+def _threads(names: list[str]) -> str:
+    """The threads that dropped nSLEEP ('' for a try where none did)."""
+    return ", ".join(n or "no thread (nSLEEP never low in the trace)" for n in names)
+
+
 def _spread(d: dict[str, Any]) -> str:
     return f"p50 {_ms(d['p50_s'])}, max {_ms(d['max_s'])}"
 
@@ -196,7 +201,8 @@ def render(folder: Path, date: str) -> str:
                  if k not in MOTOR_LINES}
         writes = sum(r["writes"] for r in runs)
         rows.append((f"start-up watch: every write to an output, exec -> READY=1, {len(runs)} "
-                     "starts", f"motor lines written high {motor} times (of {writes} writes); "
+                     "starts", f"motor lines written high {motor} times (of {writes} writes to "
+                     "outputs); "
                      f"exec -> READY p50 {ready[len(ready) // 2]:.1f} s, max {ready[-1]:.1f} s",
                      "the kernel's gpio_value trace, none may be; on purpose: "
                      f"{_levels(other)} highs (the LED's pattern, the start-up cue)"))
@@ -219,16 +225,16 @@ def render(folder: Path, date: str) -> str:
                      "tries", _spread(hung),
                      f"SIGUSR1 hangs the reactor {hung['hang_s']:g} s, the lid opens 20 ms in; "
                      f"lease {hung['lease_s']:g} s; nSLEEP dropped by "
-                     f"{', '.join(hung['threads'])} before the reactor ran again; limits p50 "
+                     f"{_threads(hung['threads'])} before the reactor ran again; limits p50 "
                      f"{_ms(hung['limit_p50_s'])}, max {_ms(hung['limit_max_s'])}"))
     if tick := _load(folder, "tick_lid"):
         rows.append((f"reactor hung inside `Actuators._tick`: lid -> roller off, "
                      f"{tick['tries']} tries", _spread(tick),
-                     f"SIGUSR2; the same limits; nSLEEP dropped by {', '.join(tick['threads'])}"))
+                     f"SIGUSR2; the same limits; nSLEEP dropped by {_threads(tick['threads'])}"))
     if tick := _load(folder, "tick_lease"):
         rows.append((f"reactor hung inside `Actuators._tick`, lid closed: hang -> roller off, "
                      f"{tick['tries']} tries", f"max {_ms(tick['max_s'])}",
-                     f"by the lease's lapse; nSLEEP dropped by {', '.join(tick['threads'])}; limit "
+                     f"by the lease's lapse; nSLEEP dropped by {_threads(tick['threads'])}; limit "
                      f"one lease ({tick['lease_s']:g} s)"))
     if raised := _load(folder, "raised"):
         rows.append(("a lid-closed subscriber raised on lgpio's thread; the NEXT lid edge -> "
