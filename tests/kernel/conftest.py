@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from kerneltier import HERE, IN_VM, Firmware, World
+from kerneltier import HERE, IN_VM, PINS, Firmware, World, pull
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -66,3 +66,21 @@ def firmware(tmp_path: Path) -> Iterator[Callable[..., Firmware]]:
     for fw in made:
         with contextlib.suppress(Exception):
             fw.stop()
+
+
+@pytest.fixture
+def pulled_up() -> Iterator[Callable[..., None]]:
+    """``pulled_up(*names)``: gpio-sim pulls these lines UP from now on, so a line the
+    firmware lets go of reads high and only a drive brings it low; pulled down again after
+    the test (gpio-sim's default)."""
+    done: list[int] = []
+
+    def up(*names: str) -> None:
+        for name in names:
+            number = getattr(PINS, name)
+            pull(number, "up")
+            done.append(number)
+
+    yield up
+    for number in done:
+        pull(number, "down")

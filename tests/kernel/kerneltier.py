@@ -10,11 +10,15 @@ The pieces: ``World`` is the simulated launcher's ONE physics model (hal.sim.Sim
 on the gpio-sim pin port (hal.gpiosim.GpioSimPins), on a real reactor on a thread of this
 process; ``Firmware`` is ``launcher run --config FILE`` started as systemd would
 (NOTIFY_SOCKET, WATCHDOG_USEC, the working directory on a tmpfs), with its log lines and
-notifications recorded with their wall times.
+notifications recorded with their wall times, and every write from its exec to READY=1
+checked; ``Watchdog`` is systemd's watchdog rule and ``SafeStop`` its ExecStopPost;
+``GpioTrace`` is the kernel's own record of every write to a line (who, when, what);
+``Roller``, ``LineWatch`` and ``Sampler`` time the lines from their sysfs values.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import signal
@@ -43,8 +47,6 @@ RESULTS = Path(os.environ.get("KERNEL_RESULTS", "/tmp/kernel-results"))
 
 def record(name: str, **figures: Any) -> None:
     """Keep a measured figure for docs/kernel-tier.md (tests/kernel/report.py)."""
-    import json
-
     RESULTS.mkdir(parents=True, exist_ok=True)
     (RESULTS / f"{name}.json").write_text(json.dumps(figures, indent=1, sort_keys=True))
 
@@ -61,6 +63,153 @@ def levels(*names: str) -> dict[str, int]:
 
 
 OUTPUTS = ("motor_sleep", "motor_in1", "motor_in2", "rotator")
+# The lines that drive a motor: never high from exec to READY, and what safe-stop drives low
+# (launcher.firmware.safestop.SAFE_LOW, nSLEEP first; the optional ones are not wired here).
+SAFE = OUTPUTS
+# s: the lid's edge to the roller off on the pin thread, with the reactor hung
+# (test_pin_thread.py). The floor (test_real_lgpio.py: the edge to a write in one bare lgpio
+# callback) was p50 3-13 ms and at most 12-45 ms on this loaded machine, and the firmware's
+# own pin-thread stop p50 55 ms, at most 156 ms, under a load of 8 on 2 cores; these are
+# p50 93 ms, at most 145 ms in the next run: these are several times the floor
+# (test_real_lgpio checks it), and about half of what the other paths take there (the lease
+# lapses 0.73-1 s after the edge, the reactor runs after 1.5 s). Which thread wrote each
+# stop is checked too, from the kernel's trace, whatever the time.
+LID_P50 = 0.15
+LID_MAX = 0.4
+# Every output the firmware claims, the start-up watch's lines. Of these, the LED and the
+# amplifier go high at start-up on purpose (the LED's pattern, the start-up cue): their
+# highs are counted, the motor lines' must be none.
+ALL_OUTPUTS = (*OUTPUTS, "led", "amp_enable")
+
+
+def pull(number: int, level: str) -> None:
+    """gpio-sim's pull of a line: ``up`` or ``down``; what a released line reads."""
+    (SYSFS / f"sim_gpio{number}" / "pull").write_text(f"pull-{level}")
+
+
+def unit_timeout_s(key: str) -> float:
+    """A ``KEY=N`` seconds setting of systemd/launcher.service, read from the unit file."""
+    text = (ROOT / "systemd" / "launcher.service").read_text()
+    found = re.search(rf"^{key}=(\d+)\s*$", text, re.M)
+    assert found, f"systemd/launcher.service has no {key}="
+    return float(found.group(1))
+
+
+# The gpio character device's ioctls (linux/gpio.h): the chip's name, label and line count;
+# a line's consumer and flags.
+GPIO_GET_CHIPINFO_IOCTL = 0x8044B401  # _IOR(0xB4, 0x01, struct gpiochip_info): 68 bytes
+GPIO_V2_GET_LINEINFO_IOCTL = 0xC100B405  # _IOWR(0xB4, 0x05, struct gpio_v2_line_info): 256
+LINE_USED, LINE_INPUT, LINE_OUTPUT = 1 << 0, 1 << 2, 1 << 3  # GPIO_V2_LINE_FLAG_*
+
+
+def chip_info(path: str) -> tuple[str, str, int]:
+    """(name, label, lines) of the gpiochip at ``path``."""
+    import fcntl
+    import struct
+
+    buf = bytearray(68)
+    with open(path, "rb") as chip:
+        fcntl.ioctl(chip, GPIO_GET_CHIPINFO_IOCTL, buf)
+    name, label, lines = struct.unpack("32s32sI", buf)
+    return name.rstrip(b"\0").decode(), label.rstrip(b"\0").decode(), lines
+
+
+def line_info(path: str, offset: int) -> tuple[str, int]:
+    """(consumer, GPIO_V2_LINE_FLAG_* flags) of one line of the gpiochip at ``path``."""
+    import fcntl
+    import struct
+
+    buf = bytearray(256)
+    struct.pack_into("I", buf, 64, offset)
+    with open(path, "rb") as chip:
+        fcntl.ioctl(chip, GPIO_V2_GET_LINEINFO_IOCTL, buf)
+    _, consumer, _, _, flags = struct.unpack_from("32s32sIIQ", buf)
+    return consumer.rstrip(b"\0").decode(), flags
+
+
+TRACING = Path("/sys/kernel/tracing")  # tracefs, mounted by .ci/kernel/guest
+
+
+def gpio_base() -> int:
+    """The gpio-sim chip's first global GPIO number (the tracepoint's numbering)."""
+    for chip in Path("/sys/class/gpio").glob("gpiochip*"):
+        if (chip / "label").read_text().startswith("gpio-sim"):
+            return int((chip / "base").read_text())
+    raise AssertionError("no gpio-sim chip in /sys/class/gpio")
+
+
+LGPIO_THREAD = "lgpio-callback"  # the name harness.py gives lgpio's notification thread
+GUARD_THREAD = "actuators-guard"  # the actuators' guard thread's own name
+
+
+class Write:
+    """One write to a line, as the kernel traced it."""
+
+    __slots__ = ("comm", "name", "pid", "t", "value")
+
+    def __init__(self, t: float, pid: int, comm: str, name: str, value: int) -> None:
+        self.t, self.pid, self.comm, self.name, self.value = t, pid, comm, name, value
+
+    def __repr__(self) -> str:
+        return f"{self.name}={self.value} by {self.comm}-{self.pid} at {self.t:.4f}"
+
+
+_WRITE = re.compile(r"^\s*(.+?)-(\d+)\s+\[\d+\].*?\s([\d.]+): gpio_value: (\d+) set (\d)")
+
+
+class GpioTrace:
+    """Every write to a gpio line while it runs, from the kernel's own tracepoint
+    (``gpio:gpio_value``, each set through gpiolib: a claim's first level, a write, lgpio's
+    PWM): nothing is missed however short, and each write names its process. Timed on
+    CLOCK_MONOTONIC (``trace_clock mono``), the clock ``time.monotonic`` reads. What it
+    cannot see: a line let go, which gpio-sim returns to its pull without a write."""
+
+    running: GpioTrace | None = None  # the kernel has one trace buffer: one at a time
+
+    def __init__(self) -> None:
+        assert GpioTrace.running is None, "a GpioTrace is already running"
+        GpioTrace.running = self
+        self.base = gpio_base()
+        self.names = {self.base + number: name for name, number in vars(PINS).items()
+                      if isinstance(number, int)}
+        for path, text in (("tracing_on", "0"), ("trace_clock", "mono"),
+                           ("buffer_size_kb", "8192"), ("trace", ""),
+                           ("events/gpio/gpio_value/filter", "get == 0"),
+                           ("events/gpio/gpio_value/enable", "1"), ("tracing_on", "1")):
+            (TRACING / path).write_text(text)
+        self.start = time.monotonic()
+        self.end: float | None = None
+        self.writes: list[Write] = []
+
+    def stop(self) -> GpioTrace:
+        if self.end is not None:
+            return self
+        self.end = time.monotonic()
+        GpioTrace.running = None
+        (TRACING / "tracing_on").write_text("0")
+        text = (TRACING / "trace").read_text()
+        (TRACING / "events/gpio/gpio_value/enable").write_text("0")
+        (TRACING / "trace").write_text("")
+        kept = re.search(r"entries-in-buffer/entries-written: (\d+)/(\d+)", text)
+        assert kept and kept.group(1) == kept.group(2), (
+            f"the kernel's trace lost writes: {kept.group(0) if kept else 'no header'}")
+        for line in text.splitlines():
+            if m := _WRITE.match(line):
+                name = self.names.get(int(m.group(4)), f"gpio{m.group(4)}")
+                self.writes.append(Write(float(m.group(3)), int(m.group(2)), m.group(1),
+                                         name, int(m.group(5))))
+        return self
+
+    def of(self, name: str, since: float = 0.0, until: float = float("inf")) -> list[Write]:
+        return [w for w in self.writes if w.name == name and since <= w.t <= until]
+
+    def driver_slept(self, since: float) -> Write | None:
+        """The first write of nSLEEP low after ``since``: every stop's (the lid's at once, a
+        lapse's after its brake). nSLEEP is a plain output, written by the thread that
+        stops; IN1 and IN2 are PWM outputs, whose levels lgpio's own PWM thread writes
+        whichever thread asked (so their writes name no stop)."""
+        return next((w for w in self.writes if w.t >= since and w.name == "motor_sleep"
+                     and w.value == 0), None)
 
 
 class LineWatch:
@@ -156,6 +305,40 @@ class Roller(LineWatch):
             os.close(fd)
 
 
+class Sampler:
+    """The roller (Roller.read: 1 while driven forward) sampled in a busy loop, keeping
+    every change: (wall time, level) at the first sample and at each change after."""
+
+    def __init__(self, roller: Roller) -> None:
+        self.roller = roller
+        self.samples: list[tuple[float, int]] = []
+        self.reads = 0
+
+    def run(self, seconds: float = 0.0, until: Callable[[], bool] | None = None) -> None:
+        """For ``seconds``, or until ``until()`` (asked every 10 ms) says so."""
+        end = time.monotonic() + seconds
+        ask = time.monotonic()
+        while True:
+            now = time.monotonic()
+            v = self.roller.read()
+            self.reads += 1
+            if not self.samples or v != self.samples[-1][1]:
+                self.samples.append((now, v))
+            if until is None:
+                if now >= end:
+                    return
+            elif now - ask >= 0.01:
+                ask = now
+                if until():
+                    return
+
+    def level_at(self, at: float) -> int:
+        return next(v for t, v in reversed(self.samples) if t <= at)
+
+    def changes(self, since: float, until: float) -> list[tuple[float, int]]:
+        return [(t, v) for t, v in self.samples if since < t < until]
+
+
 # -- the world around the firmware: the one physics model on gpio-sim ---------------------------
 
 class World:
@@ -201,6 +384,10 @@ class World:
 
 # -- the firmware process ----------------------------------------------------------------------
 
+HUNG = "harness: the reactor thread hangs now"  # harness.py's lines
+RESUMED = "harness: the reactor thread runs again"
+RAISED = "harness: a lid_closed subscriber raises now"
+HANG_NOW, HANG_IN_TICK = signal.SIGUSR1, signal.SIGUSR2  # what the harness does on each
 EVENT = re.compile(r"launcher(?:\.\w+)*: (\w+)((?: \w+=\S*)*)\s*$")
 
 
@@ -208,7 +395,8 @@ class Firmware:
     """``launcher run --config FILE`` (or the hang harness), started as systemd would."""
 
     def __init__(self, folder: Path, *, toml: str = "", watchdog_usec: int | None = None,
-                 harness: bool = False, seed: int = 1, console_port: str = "") -> None:
+                 harness: bool = False, seed: int = 1, console_port: str = "",
+                 env: dict[str, str] | None = None, watch_start: bool = True) -> None:
         self.folder = folder
         folder.mkdir(parents=True, exist_ok=True)
         self.config = folder / "launcher.toml"
@@ -222,7 +410,8 @@ class Firmware:
         self.lines: list[tuple[float, str]] = []
         self.events: list[tuple[float, str, dict[str, str]]] = []
         self._cv = threading.Condition()
-        env = dict(os.environ, NOTIFY_SOCKET=str(self.notify_path), PYTHONUNBUFFERED="1")
+        env = dict(os.environ, NOTIFY_SOCKET=str(self.notify_path), PYTHONUNBUFFERED="1",
+                   **(env or {}))
         env.pop("WATCHDOG_PID", None)
         if watchdog_usec is not None:
             env["WATCHDOG_USEC"] = str(watchdog_usec)
@@ -231,6 +420,9 @@ class Firmware:
         argv = ([sys.executable, str(HERE / "harness.py")] if harness else [str(LAUNCHER)])
         argv += ["run", "--config", str(self.config)]
         cwd = os.environ.get("LG_WD", str(folder))  # the unit's WorkingDirectory, on a tmpfs
+        # Every write from exec to READY=1: no motor line may go high (a glitch at start-up).
+        self._startup: GpioTrace | None = GpioTrace() if watch_start else None
+        self.ready_at: float | None = None
         self.started = time.monotonic()
         self.proc = subprocess.Popen(argv, env=env, cwd=cwd, stdout=subprocess.PIPE,
                                      stderr=subprocess.STDOUT, text=True)
@@ -282,8 +474,35 @@ class Firmware:
                 self._cv.wait(min(left, 0.05))
 
     def ready(self, timeout: float = 60.0) -> None:
-        self.wait_for(lambda: any(f == "READY=1" for _, f in self.notifications), timeout,
-                      "READY=1")
+        """Wait for READY=1; then the start-up watch's verdict: no output went high."""
+        self.ready_at = self.wait_for(
+            lambda: next((t for t, f in self.notifications if f == "READY=1"), None), timeout,
+            "READY=1")
+        if self._startup is None:
+            return
+        trace, self._startup = self._startup.stop(), None
+        # Every write but this process's own (lgpio's PWM writes from a thread of its own).
+        mine = {int(t) for t in os.listdir(f"/proc/{os.getpid()}/task")}
+        ours = [w for w in trace.writes if w.pid not in mine and w.t <= self.ready_at]
+        highs = {name: [w for w in ours if w.name == name and w.value] for name in ALL_OUTPUTS}
+        starts = json.loads((RESULTS / "startup.json").read_text()) \
+            if (RESULTS / "startup.json").exists() else {"starts": []}
+        starts["starts"].append({
+            "exec_to_ready_s": self.ready_at - self.started, "writes": len(ours),
+            "highs": {n: len(h) for n, h in highs.items()},
+            "lines": sorted({w.name for w in ours})})
+        record("startup", **starts)
+        glitches = [f"{w.name} written high at {w.t - self.started:.3f} s"
+                    for name, writes in highs.items() if name in SAFE for w in writes]
+        assert not glitches, (
+            f"a motor output went high between exec and READY=1 (a glitch at start-up): "
+            f"{'; '.join(glitches[:5])}")
+        claimed = {w.name for w in ours}
+        assert set(SAFE) <= claimed, f"the start wrote no level to {set(SAFE) - claimed}"
+
+    def hung_until(self, since: int) -> float | None:
+        """When the harness said the hang that began after log line ``since`` ended."""
+        return next((t for t, line in self.lines[since:] if line.startswith(RESUMED)), None)
 
     def event(self, kind: str, since: int = 0, timeout: float = 10.0, **match: str
               ) -> tuple[float, str, dict[str, str]]:
@@ -311,14 +530,15 @@ class Firmware:
         self.proc.send_signal(signum)
         return at
 
-    def hang(self) -> float:
-        """SIGUSR1 to the hang harness; the wall time its handler said the hang began."""
+    def hang(self, signum: int = HANG_NOW) -> tuple[float, int]:
+        """SIGUSR1 (hang now) or SIGUSR2 (hang in the next Actuators._tick) to the hang
+        harness: (the wall time it said the hang began, the log line it said it on)."""
         mark = len(self.lines)
-        self.proc.send_signal(signal.SIGUSR1)
+        self.proc.send_signal(signum)
 
         def said() -> Any:
-            return next((t for t, line in self.lines[mark:] if "reactor thread hangs" in line),
-                        None)
+            return next(((t, mark + i) for i, (t, line) in enumerate(self.lines[mark:])
+                         if line.startswith(HUNG)), None)
         return self.wait_for(said, 10, "the hang")
 
     def wait_exit(self, timeout: float = 20.0) -> float:
@@ -332,6 +552,9 @@ class Firmware:
             return "\n".join(line for _, line in self.lines)
 
     def stop(self) -> None:
+        if self._startup is not None:
+            self._startup.stop()
+            self._startup = None
         if self.proc.poll() is None:
             self.proc.send_signal(signal.SIGTERM)
             try:
@@ -362,15 +585,48 @@ port = "{console_port}"
 """
 
 
-def safe_stop(fw: Firmware) -> tuple[float, float, str]:
-    """``launcher safe-stop --config FILE`` as ExecStopPost runs it: (start, end, output)."""
-    start = time.monotonic()
-    out = subprocess.run([str(LAUNCHER), "safe-stop", "--config", str(fw.config)],
-                         cwd=os.environ.get("LG_WD"), capture_output=True, text=True,
-                         timeout=60, check=False)
-    end = time.monotonic()
-    assert out.returncode == 0, out.stdout + out.stderr
-    return start, end, out.stdout + out.stderr
+class Watchdog:
+    """systemd's part for ``WatchdogSec=``, on a thread of its own: once ``WATCHDOG_USEC``
+    has passed since the last ``WATCHDOG=1`` (or READY=1), SIGABRT, as systemd sends it
+    (there is no systemd in the guest: virtme-ng runs its own init)."""
+
+    def __init__(self, fw: Firmware, usec: int) -> None:
+        self.fw, self.limit = fw, usec / 1e6
+        self.aborted: float | None = None
+        self._thread = threading.Thread(target=self._run, name="watchdog", daemon=True)
+        self._thread.start()
+
+    def pings(self) -> list[float]:
+        with self.fw._cv:
+            return [t for t, f in self.fw.notifications if f == "WATCHDOG=1"]
+
+    def _run(self) -> None:
+        while self.fw.proc.poll() is None:
+            last = max([*self.pings(), self.fw.ready_at or self.fw.started])
+            if time.monotonic() - last > self.limit:
+                self.aborted = self.fw.signal(signal.SIGABRT)
+                return
+            time.sleep(0.002)
+
+    def join(self, timeout: float) -> float:
+        """Wait for the SIGABRT; its wall time."""
+        self._thread.join(timeout)
+        assert self.aborted is not None, f"no watchdog SIGABRT within {timeout} s"
+        return self.aborted
+
+
+class SafeStop:
+    """``launcher safe-stop --config FILE`` as ExecStopPost runs it, run to its end."""
+
+    def __init__(self, fw: Firmware, timeout: float = 180.0) -> None:
+        self.start = time.monotonic()
+        proc = subprocess.Popen([str(LAUNCHER), "safe-stop", "--config", str(fw.config)],
+                                cwd=os.environ.get("LG_WD"), stdout=subprocess.PIPE,
+                                stderr=subprocess.STDOUT, text=True)
+        self.pid = proc.pid
+        self.output = proc.communicate(timeout=timeout)[0].strip()
+        self.end = time.monotonic()
+        assert proc.returncode == 0, self.output
 
 
 class Pty:
@@ -418,6 +674,20 @@ class Pty:
     def close(self) -> None:
         os.close(self.master)
         os.close(self.slave)
+
+
+def settle(world: World, pty: Pty, timeout: float = 30.0) -> None:
+    """Lid closed, no card in the beam, no fault, state ready: a clean start for a press."""
+    world.do(lambda sim: sim.close_lid())
+    end = time.monotonic() + timeout
+    while world.do_get(lambda sim: sim.in_beam) is not None:
+        assert time.monotonic() < end, "a card stays in the beam"
+        time.sleep(0.05)
+    while "state=ready" not in (status := pty.command("status")):
+        assert time.monotonic() < end, f"not ready within {timeout} s: {status}"
+        if "state=fault" in status:
+            pty.command("clear")
+        time.sleep(0.1)
 
 
 def percentile(values: list[float], q: float) -> float:

@@ -57,13 +57,49 @@ chip, inside a QEMU VM:
    (`hal.sim.SimLauncher`, as in every other test) on a second pin backend,
    `hal.gpiosim.GpioSimPins`: inputs are driven by writing `pull-down`/`pull-up` to
    `sim_gpioN/pull`, outputs are polled from `sim_gpioN/value` on a real reactor. systemd
-   is a datagram `NOTIFY_SOCKET` the test reads, `WATCHDOG_USEC`, SIGABRT on a missed
-   ping, and `launcher safe-stop --config FILE` as ExecStopPost.
+   is a datagram `NOTIFY_SOCKET` the test reads, `WATCHDOG_USEC` with systemd's rule on a
+   thread of its own (`kerneltier.Watchdog`: SIGABRT once a timeout has passed since the
+   last `WATCHDOG=1`; there is no systemd in the guest), and `launcher safe-stop --config
+   FILE` as ExecStopPost.
+6. Faults are injected from test-only code, never through a hook in the firmware:
+   `tests/kernel/harness.py` runs the firmware's own `main` with SIGUSR1 hanging the
+   reactor at once, SIGUSR2 hanging it inside the actuators' next tick
+   (`Actuators._tick`, holding the actuators' lock where they have one), and
+   `HARNESS_RAISE=1` adding a lid-closed subscriber that raises on lgpio's thread. The
+   names it replaces are looked up and a missing one fails the start
+   (`tests/kernel/patching.py`).
+
+Every write to a line is traced by the kernel itself (the `gpio:gpio_value` tracepoint,
+`kerneltier.GpioTrace`: each write through gpiolib, however short, with its writer's pid
+and a CLOCK_MONOTONIC time). Every firmware start is watched so from exec to READY=1: no
+motor line may be written high in that time. The same trace shows safe-stop's writes after
+a death (below).
 
 The tests carry the `kernel` marker, which plain `pytest` (and `make test`) deselects;
 asked for outside the VM they fail saying so. `make test-kernel` fails if none ran
 (pytest's exit 5), and where the machine cannot boot a VM it fails with one line saying
 why.
+
+## The tests
+
+- `test_unit.py`: one `launcher run` as systemd starts it: the process holds the real
+  `_lgpio` extension and `/dev/gpiochip0` labelled gpio-sim, its lines claimed as it claims
+  them; shots on both sides and three seeds, each the cards it drew; the lid leaving
+  closed mid-shot, 200 times (the reactor running: whichever path stops first); the
+  console on a pty and the state file across a restart.
+- `test_pin_thread.py`: the stops that must not wait for the reactor, with it hung by
+  the harness: the lid's (8 tries, nSLEEP dropped by lgpio's callback thread, before the
+  reactor ran again, within limits several times the floor and about half the lease's
+  time), and, with the reactor hung inside `Actuators._tick`, the lid's the same and the
+  lease's within one lease, nSLEEP dropped by the guard thread.
+- `test_callback_raised.py`: a lid-closed subscriber raises on lgpio's thread; the NEXT
+  lid edge must still stop the roller, on that thread.
+- `test_death.py`: SIGSTOP mid-shot (the roller frozen driven), then kill -9, then
+  safe-stop; the reactor hung with the lid closed (the lease stops the roller, the guard
+  drops nSLEEP, the pings stop, the watchdog's SIGABRT, then safe-stop); a line another
+  process holds.
+- `test_real_lgpio.py`: the hal adapters on the real library: bias, edges to every
+  subscriber, PWM, brake and coast, a busy line, and the floor: one bare lgpio callback.
 
 ## Running it
 
@@ -71,6 +107,7 @@ why.
     bash .ci/kernel/report           # the tier, then this file from its figures
     python tests/kernel/report.py DIR  # this file from a run's KERNEL_RESULTS=DIR
     bash .ci/kernel/run .venv tests/kernel/test_unit.py -k lid   # some of the tier
+    bash .ci/kernel/mutants          # the tier once per mutant (below); not in CI
 
 While working on the tier, `.ci/kernel/dev-loop` keeps one VM up and runs each script
 dropped as `.kernel-dev/cmd.sh` (boot it with `--rwdir .kernel-dev`; see the script).
@@ -95,10 +132,14 @@ The roller counts as running while nSLEEP is high, IN1 high and IN2 low; anythin
 off. With `motor.brake = true` (the default) a stop drives IN1 and IN2 both HIGH, so "the
 roller is off" is read from the three lines, not from IN1 going low.
 
-On gpio-sim a line the dead process held goes back to the simulator's pull (pull-down:
-low) as soon as the kernel releases it; a real Pi's pins keep their last level
-(tests/hal FAKE_DIFFERENCES 3), which is what safe-stop is for. The levels after a death
-below are gpio-sim's, not a Pi's.
+On gpio-sim a line the dead process held goes back to the simulator's pull as soon as
+the kernel releases it; a real Pi's pins keep their last level (tests/hal
+FAKE_DIFFERENCES 3), which is what safe-stop is for. So the death tests (test_death.py)
+pull the motor lines UP once the firmware is ready: after a death every motor line reads
+high, and nothing but a drive brings one low. The trace then shows safe-stop's own drive,
+line by line (each written low by the safe-stop process, nSLEEP first, no other process
+writing, and high again once it lets go); a safe-stop that drove nothing leaves no write
+and the lines high, and the tier fails.
 """
 
 
@@ -111,6 +152,24 @@ def _load(folder: Path, name: str) -> dict[str, Any] | None:
     return json.loads(path.read_text()) if path.exists() else None
 
 
+MOTOR_LINES = ("motor_sleep", "motor_in1", "motor_in2", "rotator")  # kerneltier.SAFE
+
+
+def _threads(names: list[str]) -> str:
+    """The threads that dropped nSLEEP ('' for a try where none did)."""
+    return ", ".join(n or "no thread (nSLEEP never low in the trace)" for n in names)
+
+
+def _spread(d: dict[str, Any]) -> str:
+    return f"p50 {_ms(d['p50_s'])}, max {_ms(d['max_s'])}"
+
+
+def _writes(writes: dict[str, list[float]]) -> str:
+    """When safe-stop wrote each line low, from its start (the kernel's trace)."""
+    return ", ".join(f"{name} +{times[0]:.2f} s" if times else f"{name} NEVER"
+                     for name, times in writes.items())
+
+
 def render(folder: Path, date: str) -> str:
     shots = _load(folder, "shots") or {}
     rate = float(shots.get("sampling_rate_hz") or 0.0)
@@ -118,52 +177,101 @@ def render(folder: Path, date: str) -> str:
                          period_ms=float(shots.get("period_s") or 0.001) * 1e3,
                          window_ms=float(shots.get("window_s") or 0.075) * 1e3)]
     out.append("## Figures\n")
+    out.append("Every figure below is asserted by the test that measures it, against the "
+               "limit given.\n")
     rows: list[tuple[str, str, str]] = []
     wall = folder / "wall_s"
     if wall.exists():
         rows.append(("tier wall time (`make test-kernel`, set-up and boot included)",
                      f"{wall.read_text().strip()} s", "`.ci/kernel/run`, date before and after"))
     rows.append(("physics sampling rate", f"{rate:.0f} polls/s",
-                 "GpioSimPins.rate over the shots test"))
+                 f"GpioSimPins.rate over the shots test; at least {shots.get('min_rate_hz')}"))
+    if lib := _load(folder, "library"):
+        rows.append(("what the firmware process holds",
+                     f"{', '.join(Path(e).name for e in lib['extension'])}; "
+                     f"{', '.join(lib['chips'])} labelled `{lib['label']}`, "
+                     f"{lib['lines']} lines", "/proc/PID/maps and fd, GPIO_GET_CHIPINFO; "
+                     "its motor lines claimed as outputs, switches as inputs (consumer "
+                     f"`{', '.join(lib['consumers'])}`)"))
+    if starts := _load(folder, "startup"):
+        runs = starts["starts"]
+        ready = sorted(r["exec_to_ready_s"] for r in runs)
+        motor = sum(n for r in runs for k, n in r["highs"].items() if k in MOTOR_LINES)
+        other = {k: sum(r["highs"].get(k, 0) for r in runs) for k in runs[0]["highs"]
+                 if k not in MOTOR_LINES}
+        writes = sum(r["writes"] for r in runs)
+        rows.append((f"start-up watch: every write to an output, exec -> READY=1, {len(runs)} "
+                     "starts", f"motor lines written high {motor} times (of {writes} writes to "
+                     "outputs); "
+                     f"exec -> READY p50 {ready[len(ready) // 2]:.1f} s, max {ready[-1]:.1f} s",
+                     "the kernel's gpio_value trace, none may be; on purpose: "
+                     f"{_levels(other)} highs (the LED's pattern, the start-up cue)"))
     if lid := _load(folder, "lid"):
-        rows.append((f"lid leaving closed mid-shot -> roller off, {lid['tries']} tries",
+        rows.append((f"lid leaving closed mid-shot -> roller off, {lid['tries']} tries "
+                     "(reactor running: either path)",
                      f"p50 {_ms(lid['p50_s'])}, p99 {_ms(lid['p99_s'])}, max {_ms(lid['max_s'])}",
                      "wall time from just before the `pull` write to the first sample of the "
-                     "stop (IN2 high or nSLEEP low at once; IN1 low after 250 ms of it)"))
+                     "stop (IN2 high or nSLEEP low at once; IN1 low after 250 ms of it); "
+                     f"limits p50 {_ms(lid['limit_p50_s'])}, max {_ms(lid['limit_max_s'])}"))
     if floor := _load(folder, "floor"):
         rows.append((f"the floor: lid edge -> IN1 low in one lgpio callback, {floor['tries']} "
                      "tries", f"p50 {_ms(floor['p50_s'])}, p99 {_ms(floor['p99_s'])}, "
                      f"max {_ms(floor['max_s'])}", "lgpio's thread and one Python callback, "
-                     "nothing else: what a pin-thread lid stop can reach in this VM"))
+                     f"nothing else; the pin-thread limits below (p50 "
+                     f"{_ms(floor['budget_p50_s'])}, max {_ms(floor['budget_max_s'])}) must "
+                     "stay 3x (p50) and 2x (max) above it"))
     if hung := _load(folder, "lid_hung"):
-        rows.append(("`lid_stop_kernel_hung`: the same with the reactor hung",
-                     _ms(hung["lid_to_roller_off_s"]),
-                     "one try; SIGUSR1 hangs the reactor 20 ms before the lid opens"))
+        rows.append((f"`lid_stop_kernel_hung`: the same with the reactor hung, {hung['tries']} "
+                     "tries", _spread(hung),
+                     f"SIGUSR1 hangs the reactor {hung['hang_s']:g} s, the lid opens 20 ms in; "
+                     f"lease {hung['lease_s']:g} s; nSLEEP dropped by "
+                     f"{_threads(hung['threads'])} before the reactor ran again; limits p50 "
+                     f"{_ms(hung['limit_p50_s'])}, max {_ms(hung['limit_max_s'])}"))
+    if tick := _load(folder, "tick_lid"):
+        rows.append((f"reactor hung inside `Actuators._tick`: lid -> roller off, "
+                     f"{tick['tries']} tries", _spread(tick),
+                     f"SIGUSR2; the same limits; nSLEEP dropped by {_threads(tick['threads'])}"))
+    if tick := _load(folder, "tick_lease"):
+        rows.append((f"reactor hung inside `Actuators._tick`, lid closed: hang -> roller off, "
+                     f"{tick['tries']} tries", f"max {_ms(tick['max_s'])}",
+                     f"by the lease's lapse; nSLEEP dropped by {_threads(tick['threads'])}; limit "
+                     f"one lease ({tick['lease_s']:g} s)"))
+    if raised := _load(folder, "raised"):
+        rows.append(("a lid-closed subscriber raised on lgpio's thread; the NEXT lid edge -> "
+                     "roller off", _ms(raised["next_edge_to_off_s"]),
+                     f"nSLEEP dropped by {raised['next_stop_thread']}; the raising edge's own stop "
+                     f"{_ms(raised['first_stop_s'])}; limit {_ms(raised['limit_s'])}"))
     if kill := _load(folder, "kill9"):
-        rows.append(("kill -9 mid-shot (SIGSTOPped at a PWM-high sample): lines after death",
-                     _levels(kill["levels_after_death"]), "sysfs `value` right after waitpid"))
-        rows.append(("kill -9: death -> roller off (no watchdog path)",
-                     _ms(kill["death_to_roller_off_s"]),
-                     f"kill -> exit {_ms(kill['kill_to_exit_s'])}; gpio-sim releases the lines"))
-        rows.append(("`kill9_to_off`: `launcher safe-stop` after kill -9 (the lines driven low "
-                     "by it; a Pi without strict_gpiod keeps them until then)",
-                     f"{kill['safe_stop_s']:.2f} s",
-                     "the whole command: Python's start in the guest dominates"))
-        rows.append(("lines after safe-stop", _levels(kill["levels_after_safe_stop"]), ""))
+        rows.append(("kill -9 mid-shot (SIGSTOPped while driven): lines after death",
+                     _levels(kill["levels_after_death"]),
+                     "let go: gpio-sim's pull-up; kill -> reaped "
+                     f"{_ms(kill['kill_to_exit_s'])} (limit {kill['exit_limit_s']:g} s)"))
+        rows.append(("`kill9_to_off`: `launcher safe-stop` after kill -9",
+                     f"{kill['safe_stop_s']:.2f} s", "the whole command (Python's start in the "
+                     f"guest dominates); limit {kill['safe_stop_limit_s']:g} s (12x the unit's "
+                     "TimeoutStopSec)"))
+        rows.append(("safe-stop's writes after kill -9, traced", _writes(kill["writes"]),
+                     "each low, by the safe-stop process only, nSLEEP first; lines after it: "
+                     f"{_levels(kill['levels_after_safe_stop'])} (let go to the pull-up)"))
     if hang := _load(folder, "hang"):
         rows.append(("`lease_lapse_kernel`: hung reactor, lid closed: hang -> roller off",
                      _ms(hang["hang_to_roller_off_s"]),
-                     "required: within 0.5 s (a 100 ms lease, in a slow guest), by the run's "
-                     "lease lapsing"))
+                     "by the run's lease lapsing (100 ms); nSLEEP dropped by "
+                     f"{hang['stopped_by']}; "
+                     f"limit {hang['lease_budget_s']:g} s, "
+                     "and never driven again while hung "
+                     f"({hang['roller_changes_while_hung']} change)"))
         rows.append((f"hung reactor: hang -> SIGABRT (WATCHDOG_USEC {hang['watchdog_s']:g} s)",
-                     _ms(hang["hang_to_sigabrt_s"]), "the test plays systemd's watchdog"))
-        rows.append(("watchdog path: SIGABRT -> process gone", _ms(hang["sigabrt_to_exit_s"]),
-                     ""))
-        rows.append(("`watchdog_to_off`: watchdog path: safe-stop (ExecStopPost)",
-                     f"{hang['safe_stop_s']:.2f} s",
-                     f"lines after: {_levels(hang['levels_after_safe_stop'])}"))
+                     _ms(hang["hang_to_sigabrt_s"]),
+                     f"pings at most {_ms(hang['max_ping_gap_s'])} apart before (limit: the "
+                     f"timeout), {hang['pings_while_hung']} while hung"))
+        rows.append(("watchdog path: SIGABRT -> process reaped", _ms(hang["sigabrt_to_exit_s"]),
+                     f"limit {hang['exit_limit_s']:g} s; lines after: "
+                     f"{_levels(hang['levels_after_death'])}"))
+        rows.append(("`watchdog_to_off`: watchdog path: safe-stop (ExecStopPost), traced",
+                     f"{hang['safe_stop_s']:.2f} s", _writes(hang["writes"])))
     if stop := _load(folder, "sigstop"):
-        rows.append((f"`sigstop_runon`: SIGSTOP mid-shot at a PWM-high sample "
+        rows.append((f"`sigstop_runon`: SIGSTOP mid-shot while driven "
                      f"({stop.get('stopped_s', 1.0):.2f} s): "
                      "the roller", f"{'driven' if stop['level_while_stopped'] else 'off'}, "
                      f"{stop['changes_while_stopped']} changes; "
@@ -185,11 +293,30 @@ def render(folder: Path, date: str) -> str:
         out.append("## This run's verdicts\n")
         out.append(f"pytest: {summary or 'no summary line'}.\n")
         if failed:
-            out.append("Failed (the lid and hung-reactor tests assert the lid stop on the pin "
-                       "library's thread and runs that lapse by themselves, which the firmware "
-                       "of this run may not have yet):\n")
+            out.append("Failed (the hung-tick, raising-callback and two-subscriber tests need "
+                       "the firmware of issue 34: no lock the reactor holds between a stop and "
+                       "its pins, `Input.subscribe`, and every subscriber's exception caught "
+                       "before it reaches lgpio's thread):\n")
             out += [f"- `{line}`" for line in failed]
             out.append("")
+    if mutants := _load(folder, "mutants"):
+        out.append(_mutants(mutants))
+    return "\n".join(out)
+
+
+def _mutants(data: dict[str, Any]) -> str:
+    out = ["## Mutants\n",
+           f"`{data['command']}` on {data['date']}: the whole tier once per mutant, each one "
+           "deliberate bug put into the firmware's processes by "
+           "`tests/kernel/mutants/sitecustomize.py` (on PYTHONPATH for that run only). Each "
+           "must fail the tier, in the test named, with that test's own message, in a test "
+           "that passed in the kept run above.\n",
+           "| mutant | result | caught by | tests failed | wall |", "|---|---|---|---|---|"]
+    for m in data["mutants"]:
+        by = "; ".join(f"`{t}`: {msg}" for t, msg in m["caught_by"]) or "nothing"
+        result = "caught" if m["caught"] else f"NOT caught ({m['why']})"
+        out.append(f"| {m['what']} | {result} | {by} | {len(m['failed'])} | {m['wall_s']} s |")
+    out.append("")
     return "\n".join(out)
 
 
@@ -207,8 +334,12 @@ def keep(folder: Path, dest: Path, date: str) -> None:
     pytest log only the lines the page shows (its verdicts and summary)."""
     import shutil
 
+    mutants = dest / "mutants.json"  # .ci/kernel/mutants's, kept across runs of the tier
+    kept_mutants = mutants.read_text() if mutants.exists() else None
     shutil.rmtree(dest, ignore_errors=True)
     dest.mkdir(parents=True)
+    if kept_mutants is not None:
+        mutants.write_text(kept_mutants)
     for path in sorted(folder.glob("*.json")):
         shutil.copy(path, dest / path.name)
     if (folder / "wall_s").exists():
@@ -237,11 +368,12 @@ def main(argv: list[str]) -> int:
     folder = Path(argv[0])
     target = Path(argv[1]) if len(argv) > 1 else REPO / "docs/kernel-tier.md"
     date = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC")
-    target.write_text(render(folder, date))
     if target.resolve() == (REPO / "docs/kernel-tier.md").resolve():
         keep(folder, KEPT, date)
+        target.write_text(render_kept())  # with the kept mutants' table, if any
         print(f"report: wrote {target} and kept its figures in {KEPT.relative_to(REPO)}")
     else:
+        target.write_text(render(folder, date))
         print(f"report: wrote {target}")
     return 0
 
