@@ -180,6 +180,10 @@ class Board:
     led: Output
     lid_closed_nc: Input | None = None  # active when the lid is NOT closed (the NC contact)
     deadman: Output | None = None  # the dead-man one-shot's square wave
+    # The read-backs of the copper (hal/circuit.py): the lid's power contact, active while
+    # it is closed; the driver's own nSLEEP pin, active while it is high.
+    power_contact: Input | None = None
+    sleep_sense: Input | None = None
     simulated: bool = False
     name: str = "board"
     # The pin library's threads that deliver the inputs' callbacks (lgpio's notification
@@ -250,7 +254,8 @@ class Board:
             log.error("%s: driving %s safe before closing failed: %s", self.name, part, exc)
         parts = (self.button, self.lid_closed, self.lid_open, self.exit_beam, self.home,
                  self.yellow_back, self.motor, self.motor_enable, self.rotator, self.amp,
-                 self.led, self.lid_closed_nc, self.deadman)
+                 self.led, self.lid_closed_nc, self.deadman, self.power_contact,
+                 self.sleep_sense)
         for part in parts:
             if part is not None:
                 part.close()

@@ -150,7 +150,8 @@ def _bound(pin: Any) -> tuple[Callable[[], float], Callable[[float], None]]:
 
 
 class GpioInput:
-    """A switch or sensor to ground with the internal pull-up: active when low.
+    """A switch or sensor to ground with the internal pull-up: active when low (or, with
+    ``active_high``, a logic level read with the internal pull-down: active when high).
 
     Any number of subscribers, called in the order they subscribed, on the pin library's
     thread. One that raises is reported through ``on_error`` (the board sets it to
@@ -159,11 +160,14 @@ class GpioInput:
     edge again.
     """
 
-    def __init__(self, pin: int, factory: Factory, name: str = "") -> None:
+    def __init__(self, pin: int, factory: Factory, name: str = "",
+                 active_high: bool = False) -> None:
         self.number = pin
         self.name = name or f"GPIO {pin}"
+        self.active_high = active_high
         # bounce_time stays None: debouncing is done in firmware (mock pins ignore it).
-        self._dev = DigitalInputDevice(pin, pull_up=True, bounce_time=None, pin_factory=factory)
+        self._dev = DigitalInputDevice(pin, pull_up=not active_high, bounce_time=None,
+                                       pin_factory=factory)
         self._read = _bound(self._dev.pin)[0]  # see the module's note on pin reads
         # A tuple, replaced whole on each change: the pin thread walks the one it found.
         self._subscribers: tuple[Callable[[bool], None], ...] = ()
@@ -175,7 +179,8 @@ class GpioInput:
 
     @property
     def is_active(self) -> bool:
-        return not self._read()  # pulled up: active when the contact pulls it low
+        # Pulled up: active when the contact pulls it low; active-high: when it reads high.
+        return bool(self._read()) is self.active_high
 
     def subscribe(self, callback: Callable[[bool], None]) -> Unsubscribe:
         if not self._subscribers:
@@ -439,9 +444,12 @@ def build_board(pins: Pins, factory: Factory, *, simulated: bool = False, name: 
         made.append(device)
         return device
 
-    def inp(key: str) -> GpioInput:
+    def inp(key: str, active_high: bool = False) -> GpioInput:
         pin = getattr(pins, key)
-        return part(key, pin, lambda: GpioInput(pin, factory, f"pins.{key}"))
+        return part(key, pin, lambda: GpioInput(pin, factory, f"pins.{key}", active_high))
+
+    def maybe(key: str, active_high: bool = False) -> GpioInput | None:
+        return None if getattr(pins, key) is None else inp(key, active_high)
 
     def out(key: str) -> GpioOutput:
         pin = getattr(pins, key)
@@ -453,7 +461,7 @@ def build_board(pins: Pins, factory: Factory, *, simulated: bool = False, name: 
         button=inp("button"),
         lid_closed=inp("lid_closed"),
         lid_open=inp("lid_open"),
-        exit_beam=None if pins.exit_beam is None else inp("exit_beam"),
+        exit_beam=maybe("exit_beam"),
         home=inp("home"),
         yellow_back=inp("yellow_back"),
         motor=motor,
@@ -462,8 +470,10 @@ def build_board(pins: Pins, factory: Factory, *, simulated: bool = False, name: 
                      pins.rotator, lambda: GpioRotator(pins.rotator, pins.rotator_in2, factory)),
         amp=out("amp_enable"),
         led=out("led"),
-        lid_closed_nc=None if pins.lid_closed_nc is None else inp("lid_closed_nc"),
+        lid_closed_nc=maybe("lid_closed_nc"),
         deadman=None if pins.deadman is None else out("deadman"),
+        power_contact=maybe("power_contact_sense"),
+        sleep_sense=maybe("sleep_sense", active_high=True),
         simulated=simulated,
         name=name or type(factory).__name__,
         pin_threads=lambda: pin_threads(factory),

@@ -45,7 +45,9 @@ FAULT_BLINKS = {
     "beam_blocked": 6,
     "interlock": 7,
     "internal": 8,  # a bug in the firmware: the board was made safe first
-    "lid_sensor": 9,  # the lid switch's two contacts agree (a wire off or shorted)
+    "lid_sensor": 9,  # the lid switch's two contacts agree, or closed and fully open at once
+    "power_contact": 10,  # the lid's power contact reads against the lid (welded, or open)
+    "driver_sleep": 11,  # nSLEEP reads against what the driver was told (a pull-up, a short)
 }
 FAULT_OF_BLINKS = {n: code for code, n in FAULT_BLINKS.items()}
 
@@ -120,12 +122,13 @@ class Ev(StrEnum):
     INTERNAL = "internal"  # the shell caught a bug; the board is already safe
     PROFILE = "profile"  # console: behave as another profile (detail: its name)
     LID_SENSOR = "lid_sensor"  # the lid switch's NO and NC contacts have agreed too long
+    READBACK = "readback"  # a read-back of the copper disagrees (detail: the fault code)
 
 
 (PRESS, LID_CLOSED, LID_LEFT_CLOSED, LID_FULL, LID_LEFT_FULL, BEAM_BLOCKED, BEAM_CLEAR, HOME,
  HOME_LEFT, YELLOW_BACK, YELLOW_FRONT, T_CARD, T_JAM, T_RUN, T_TIMED, T_ROTATION, T_IDLE,
  T_DEBUG, T_SETTLE, LOAD, CLEAR, SLEEP_NOW, WAKE_NOW, DEBUG_RUN_NOW, DEBUG_ROTATE, DEBUG_STOP,
- INTERNAL, PROFILE, LID_SENSOR) = Ev
+ INTERNAL, PROFILE, LID_SENSOR, READBACK) = Ev
 
 
 class Event(NamedTuple):
@@ -511,6 +514,10 @@ def _new_lid_fault(m: Machine, e: Event, now: float) -> bool:
     return m.memory.fault != "lid_sensor"
 
 
+def _new_readback_fault(m: Machine, e: Event, now: float) -> bool:
+    return m.memory.fault != e.detail
+
+
 def _lid_is_closed(m: Machine, e: Event, now: float) -> bool:
     return m.inputs.lid_closed
 
@@ -848,6 +855,10 @@ def _lid_sensor(m: Machine, e: Event, now: float) -> list[Command]:
     return m._fault("lid_sensor", now)
 
 
+def _readback(m: Machine, e: Event, now: float) -> list[Command]:
+    return m._fault(e.detail, now)
+
+
 def _debug_run(m: Machine, e: Event, now: float) -> list[Command]:
     m.memory.debug_run = now
     return [Command(LED, "busy"), Command(MOTOR, m.settings.motor.speed),
@@ -1030,6 +1041,9 @@ TRANSITIONS: tuple[Transition, ...] = (
     # Any state: the lid switch's two contacts agree, so neither can be believed.
     *(T(s, LID_SENSOR, FAULT, _lid_sensor) for s in STATES if s is not FAULT),
     T(FAULT, LID_SENSOR, FAULT, _lid_sensor, _new_lid_fault),
+    # Any state: a read-back of the copper says it is not as the firmware drives it.
+    *(T(s, READBACK, FAULT, _readback) for s in STATES if s is not FAULT),
+    T(FAULT, READBACK, FAULT, _readback, _new_readback_fault),
     # Any state, on a bug the shell caught: ``Machine.handle`` sends ``internal`` to
     # ``_internal`` (fault "internal") whatever the state.
 )

@@ -25,6 +25,14 @@ edge, a hung loop) takes out one layer, never two:
 - **The dead-man** (``pins.deadman``): a square wave toggled only by the reactor's tick
   while the driver is awake; a one-shot turns it into nSLEEP (hardware/power.md), so a
   loop that stops, whatever stopped it, lets the driver fall asleep in copper.
+- **The copper, checked** (``copper_check_soon``, ``start_checks``): nSLEEP's read-back
+  (``pins.sleep_sense``) must follow what the driver was told, at start (wake, then sleep;
+  with the dead-man, its wave must hold nSLEEP up and its end let it fall within
+  ``SLEEP_SETTLE``), while a drive runs and once it has ended; the lid's power contact's
+  read-back (``pins.power_contact_sense``), read with the roller's channel idle once the
+  lid has settled after each move (``CONTACT_SETTLE``) and at start, must say what the lid
+  says. A disagreement is reported through ``on_copper`` (``driver_sleep``,
+  ``power_contact``): copper that has failed is found, not merely survived.
 
 **No stop waits for anyone.** One thread commands (the reactor); any thread may stop.
 There is no lock: a stop (``lid_left``, ``lid_left_full``, ``expire``, ``safe``) writes its
@@ -51,6 +59,9 @@ from launcher.core.config import Motor, Rotator
 log = logging.getLogger(__name__)
 
 DEADMAN_HALF_PERIOD = 0.01  # s: the dead-man square wave toggles this often (50 Hz)
+SLEEP_SETTLE = 0.05  # s: nSLEEP follows the driver's pin (the one-shot: 13-45 ms) within this
+CONTACT_SETTLE = 0.25  # s: the lid at rest after an edge, its power contact read then
+DEADMAN_TEST_EDGES = 6  # the start test's burst of dead-man edges (60 ms at 50 Hz)
 GUARD_BEAT = 0.5  # s: the guard thread wakes at least this often, driving or not
 
 # What a channel is doing. RUN (driven) lasts one lease unless the reactor renews it;
@@ -83,6 +94,9 @@ class Actuators:
         # Told, from whichever thread found it, that a drive was stopped because a lid pin
         # read against it with no edge seen: "closed" (roller) or "full" (rotator).
         self.on_interlock: Callable[[str], None] | None = None
+        # Told (on the reactor thread) that a read-back says the copper is not as driven:
+        # the fault code ("driver_sleep", "power_contact") and what was read.
+        self.on_copper: Callable[[str, str], None] | None = None
         self._roller, self._roller_until = IDLE, NEVER
         self._turn, self._turn_until = IDLE, NEVER
         # A new object each time a stop takes a channel (before its pin writes).
@@ -90,6 +104,10 @@ class Actuators:
         self._disabled = False
         self._deadman_level = False
         self._tick_timer = reactor.register_timer(self._tick, NEVER, "actuators.tick")
+        self._copper_timer = reactor.register_timer(self._copper_check, NEVER,
+                                                    "actuators.copper")
+        self._woke_at = -NEVER  # when the driver was last woken
+        self._test: list[str] = []  # the start test's steps still to come
         self._guard: threading.Thread | None = None
         self._guard_wake = threading.Event()
         self._guard_stop = False
@@ -286,9 +304,17 @@ class Actuators:
 
     def _tick(self, eventtime: float) -> float:
         """The reactor's renewal: every quarter lease (and each dead-man half period)
-        while a channel is driven or braking."""
+        while a channel is driven or braking; nSLEEP's read-back checked with it."""
         self._check(eventtime, renew=True)
         if self._roller is IDLE and self._turn is IDLE:
+            self.copper_check_soon(SLEEP_SETTLE)  # the driver must read asleep
+            return NEVER
+        sense = self.board.sleep_sense
+        if (sense is not None and self.board.motor_enable.is_active
+                and eventtime - self._woke_at >= SLEEP_SETTLE and not sense.is_active):
+            self.safe()
+            self._copper("driver_sleep", "nSLEEP reads low with the driver woken (its wire, "
+                         "the one-shot, its CLR, or the read-back)")
             return NEVER
         nxt = self._next_check(eventtime)
         if self.board.deadman is not None and self.board.motor_enable.is_active:
@@ -409,6 +435,96 @@ class Actuators:
             self.safe()
             raise LayerDown("a safety layer is down: " + "; ".join(dead) + "; nothing runs")
 
+    # -- the copper, read back (reactor thread) --
+
+    def copper_check_soon(self, delay: float = 0.0) -> None:
+        """Read the read-backs ``delay`` from now (once nothing is driven): at start, after
+        a lid move (``CONTACT_SETTLE``), after ``clear``, after each drive."""
+        if self._test:
+            return  # the start test is reading them
+        now = self._clock()
+        at = now + delay
+        waketime = self._copper_timer.waketime  # type: ignore[attr-defined]
+        # Unarmed, firing now (its own call), or armed sooner: the later time wins.
+        if waketime == NEVER or waketime <= now or at > waketime:
+            self.reactor.update_timer(self._copper_timer, at)
+
+    def start_checks(self) -> None:
+        """The start's test of nSLEEP (wake it, then let it sleep; with the dead-man, by
+        its wave), then the read-backs' check. Only with ``pins.sleep_sense`` wired."""
+        b = self.board
+        if b.sleep_sense is None:
+            self.copper_check_soon()
+            return
+        self._test = ["woken"] * (DEADMAN_TEST_EDGES if b.deadman is not None else 1)
+        self._test.append("asleep")
+        self.reactor.update_timer(self._copper_timer, self._clock())
+
+    def _copper_check(self, eventtime: float) -> float:
+        b = self.board
+        if self._roller is not IDLE or self._turn is not IDLE or self._disabled:
+            self._test = []  # a drive began (or a stop): it checks nSLEEP itself
+            return NEVER
+        if self._test:
+            return self._start_test(eventtime)
+        sense = b.sleep_sense
+        if sense is not None and not b.motor_enable.is_active and sense.is_active:
+            self._copper("driver_sleep", "nSLEEP reads high with the driver told to sleep (a "
+                         "pull-up on the breakout, a short to 3.3 V, the one-shot's Q stuck)")
+        contact = b.power_contact
+        if contact is not None:
+            closed = self.lid_closed
+            if contact.is_active and not closed:
+                self._copper("power_contact", "the lid's power contact reads closed with the "
+                             "lid open (welded, its leads pinched, its plunger stuck)")
+            elif closed and not contact.is_active:
+                self._copper("power_contact", "the lid's power contact reads open with the "
+                             "lid shut (broken, misadjusted: the roller cannot run)")
+        return NEVER
+
+    def _start_test(self, eventtime: float) -> float:
+        """One step of nSLEEP's start test: woken (each dead-man edge), then asleep."""
+        b, step = self.board, self._test.pop(0)
+        assert b.sleep_sense is not None
+        if step == "woken":
+            if not b.motor_enable.is_active:
+                b.motor_enable.on()  # both inputs low: the roller coasts, awake or not
+            if b.deadman is not None:
+                self._deadman_level = not self._deadman_level
+                if self._deadman_level:
+                    b.deadman.on()
+                else:
+                    b.deadman.off()
+                if self._test[0] == "woken":
+                    return eventtime + DEADMAN_HALF_PERIOD
+            if not b.sleep_sense.is_active:
+                self._test = []
+                self.safe()
+                self._copper("driver_sleep", "nSLEEP did not rise when the driver was woken "
+                             "at start (its wire, the one-shot, its CLR, or the read-back)")
+                return NEVER
+            if b.deadman is not None:  # no more edges: the one-shot must let nSLEEP fall
+                self._deadman_level = False
+                b.deadman.off()
+            else:
+                b.motor_enable.off()
+            return eventtime + (SLEEP_SETTLE if b.deadman is not None else 0.0)
+        asleep = not b.sleep_sense.is_active
+        self.safe()
+        if not asleep:
+            self._copper("driver_sleep", "nSLEEP stayed high " + (
+                "with no dead-man edges (the one-shot's Q stuck high, its Rext open, or its "
+                "B input on a toggling line)" if b.deadman is not None else
+                "with the driver told to sleep (a pull-up on the breakout, a short to 3.3 V)"))
+        else:
+            self.copper_check_soon()  # and the power contact, the test over
+        return NEVER
+
+    def _copper(self, code: str, detail: str) -> None:
+        log.error("%s: %s", code, detail)
+        if self.on_copper is not None:
+            self.on_copper(code, detail)
+
     # -- the amplifier (the cue player switches it through ``amp``) --
 
     @property
@@ -487,6 +603,7 @@ class Actuators:
     def _wake_driver(self) -> None:
         if not self.board.motor_enable.is_active:
             self.wakes += 1
+            self._woke_at = self._clock()
             self.board.motor_enable.on()
 
     def _driver_in_use(self, but: str) -> bool:

@@ -27,7 +27,7 @@ from launcher.core.luck import DryStreak
 from launcher.core.profiles import Profile
 from launcher.core.reactor import NEVER, Reactor, Timer
 from launcher.core.store import Saved
-from launcher.firmware.actuators import Actuators
+from launcher.firmware.actuators import CONTACT_SETTLE, Actuators
 from launcher.firmware.state import StateStore
 
 log = logging.getLogger("launcher")
@@ -124,6 +124,17 @@ class _Fields:
         return " ".join(f"{k}={v}" for k, v in self.data.items())
 
 
+# The copper checks a unit can go without, and what then goes unseen (a warning at start).
+UNCHECKED = (
+    ("lid_closed_nc", "lid_closed_nc", "the lid switch's NC contact is not wired: a sensing "
+     "contact shorted or stuck goes unseen until the lid opens (hardware/SAFETY.md)"),
+    ("power_contact_sense", "power_contact", "the lid's power contact is not read back: a "
+     "welded or pinched contact goes unseen"),
+    ("sleep_sense", "sleep_sense", "nSLEEP is not read back: a driver held awake (a pull-up, "
+     "a short, the one-shot stuck) goes unseen"),
+)
+
+
 class Launcher:
     """The firmware running on one board."""
 
@@ -165,6 +176,7 @@ class Launcher:
         self.actuators.enable()
         self.actuators.on_fault = self._bug_from_any_thread
         self.actuators.on_interlock = self._interlock_from_any_thread
+        self.actuators.on_copper = self._copper_from_reactor
         self._store_hook = self.store.on_failure  # whatever hook the store came with
         self.store.on_failure = self._store_failed_from_any_thread
         for d in self._inputs:
@@ -181,6 +193,10 @@ class Launcher:
         self._enter()
         self._led_settled()
         self._check_lid_pair()
+        self.actuators.start_checks()
+        for key, part, without in UNCHECKED:
+            if getattr(b, part) is None:
+                log.warning("pins.%s = -1: %s", key, without)
 
     def stop(self) -> None:
         """The board safe and every run refused first, then every timer cancelled, then the
@@ -200,7 +216,7 @@ class Launcher:
         for unsubscribe in self._unsubscribe:
             unsubscribe()
         self._unsubscribe = []
-        self.actuators.on_fault = self.actuators.on_interlock = None
+        self.actuators.on_fault = self.actuators.on_interlock = self.actuators.on_copper = None
         self.store.on_failure = self._store_hook
         if self.reactor.on_error == self.internal_fault:
             self.reactor.on_error = None
@@ -339,8 +355,10 @@ class Launcher:
         if not self.started:
             return
         now = self.reactor.monotonic()
-        if d.name == "lid_closed":
+        if d.name in ("lid_closed", "lid_open"):
             self._check_lid_pair()
+            # The lid moved: once it has come to rest, its power contact must say the same.
+            self.actuators.copper_check_soon(CONTACT_SETTLE)
         if d.falling is m.LID_LEFT_CLOSED and not level:
             if level != d.level:
                 self._report(d, level, now)
@@ -349,28 +367,50 @@ class Launcher:
             return
         self._report(d, level, now)
 
-    # -- the lid switch's two contacts (pins.lid_closed_nc) --
+    # -- the lid's switches: the sensing pair (pins.lid_closed_nc), closed and fully open --
+
+    def _lid_implausible(self) -> bool:
+        """The lid switches say what no lid can be: the NO and NC contacts agree, or closed
+        and fully open read at once."""
+        b = self.board
+        closed = b.lid_closed.is_active
+        return ((b.lid_closed_nc is not None and closed == b.lid_closed_nc.is_active)
+                or (closed and b.lid_open.is_active))
 
     def _check_lid_pair(self) -> None:
-        """NO and NC contacts must disagree; agreeing longer than the debounce is a fault."""
-        nc = self.board.lid_closed_nc
-        if nc is None or not self.started:
+        """The lid switches must be plausible; not for longer than the debounce is a fault."""
+        if not self.started:
             return
-        if self.board.lid_closed.is_active != nc.is_active:
+        if not self._lid_implausible():
             self.reactor.update_timer(self._lid_pair_timer, NEVER)
         elif self._lid_pair_timer.waketime == NEVER:
             self.reactor.update_timer(self._lid_pair_timer, self.reactor.monotonic()
                                       + self.settings.timing.debounce)
 
     def _lid_pair_due(self, eventtime: float) -> float:
-        nc = self.board.lid_closed_nc
-        closed = self.board.lid_closed.is_active
-        if nc is not None and closed == nc.is_active:
+        if self._lid_implausible():
+            b = self.board
             self.actuators.lid_left()
-            self._note("lid_sensor", {"no": "closed" if closed else "open",
-                                      "nc": "closed" if nc.is_active else "open"})
+            data = {"no": "closed" if b.lid_closed.is_active else "open"}
+            if b.lid_closed_nc is not None:
+                data["nc"] = "closed" if b.lid_closed_nc.is_active else "open"
+            data["full"] = "closed" if b.lid_open.is_active else "open"
+            self._note("lid_sensor", data)
             self.dispatch(m.Event(m.LID_SENSOR))
         return NEVER
+
+    # -- the copper's read-backs (the actuators read them) --
+
+    def _copper_from_reactor(self, code: str, detail: str) -> None:
+        """A read-back disagrees: posted, so that the check that found it has returned."""
+        self.reactor.post(lambda: self._copper(code, detail))
+
+    def _copper(self, code: str, detail: str) -> None:
+        if not self.started or self.machine.memory.fault == code:
+            return
+        self.actuators.safe()
+        self._note("readback", {"code": code, "reason": detail})
+        self.dispatch(m.Event(m.READBACK, detail=code))
 
     def _report(self, d: _Debounced, level: bool, now: float) -> None:
         d.level = level
@@ -588,6 +628,7 @@ class Launcher:
         """Leave a fault, every input read again from its pin first."""
         self.dispatch(m.Event(m.CLEAR, inputs=self._read_inputs()))
         self._check_lid_pair()  # contacts that still agree fault again
+        self.actuators.copper_check_soon()  # and copper that still disagrees
 
     def sleep(self) -> None:
         self.dispatch(m.Event(m.SLEEP_NOW))

@@ -44,7 +44,10 @@ class Unit:
     def __init__(self, lease: float | None = None) -> None:
         s = config.load()
         motor = s.motor if lease is None else replace(s.motor, lease=lease)
-        self.settings = replace(s, motor=motor,
+        # Plain mock pins: no copper behind them to drive the read-backs (the simulator's
+        # circuit does that; here only the threads are measured).
+        pins = replace(s.pins, power_contact_sense=None, sleep_sense=None)
+        self.settings = replace(s, motor=motor, pins=pins,
                                 timing=replace(s.timing, mash_guard=0.0, debounce=0.005))
         self.factory = MockFactory(pin_class=MockPWMPin)
         self.pins = self.settings.pins

@@ -1,6 +1,8 @@
-"""GPIO 4 is the dead-man line's suggested pin (and the max98357a overlay's SD pin without
-`no-sdmode`); `pins.rotator_in2`'s is GPIO 9. The docs of the install and of the doctor,
-the installer's own comments and the doctor's fixtures said GPIO 4 was rotator_in2's."""
+"""GPIO 4 is the max98357a overlay's SD pin without `no-sdmode`, and the Pi pulls it up at
+power-on: no output of the firmware's is suggested there. `pins.rotator_in2`'s suggested pin
+is GPIO 9 and the dead-man line's GPIO 10 (hal/circuit.py). The docs of the install and of
+the doctor, the installer's own comments and the doctor's fixtures once said GPIO 4 was
+rotator_in2's, and then the dead-man's."""
 
 from __future__ import annotations
 
@@ -29,7 +31,7 @@ def test_the_readme_suggests_the_pins_the_doctor_fixture_uses():
     readme = (REPO / "README.md").read_text(encoding="utf-8")
     suggested = dict(re.findall(r"^\| `(\w+)` \| -1 \(none; GPIO (\d+) suggested\)", readme,
                                 re.M))
-    assert suggested["rotator_in2"] == "9" and suggested["deadman"] == "4"
+    assert suggested["rotator_in2"] == "9" and suggested["deadman"] == "10"
     pi5 = config.load(REPO / "tests/cli/fixtures/doctor/healthy-pi5/root/etc/launcher/"
                       "launcher.toml").pins
-    assert (pi5.rotator_in2, pi5.deadman) == (9, 4)
+    assert (pi5.rotator_in2, pi5.deadman) == (9, 10)

@@ -266,9 +266,12 @@ def test_after_stop_nothing_ever_drives_the_roller_or_the_rotator(moment: str):
 
 
 def test_the_dead_man_square_wave_runs_only_while_the_driver_is_awake():
-    rig = dealing_rig(cards=2, deadman=4)
-    pin = rig.sim.pin(4)
-    assert rig.sim.level("deadman") == 0
+    rig = dealing_rig(cards=2, deadman=10)
+    pin = rig.sim.pin(10)
+    # The start's test of nSLEEP: a burst of edges held it up, their end let it fall.
+    rig.advance(0.2)
+    assert rig.state == m.READY and rig.faults == []
+    assert rig.sim.level("deadman") == 0 and not rig.app.board.sleep_sense.is_active
     press_until_shooting(rig)
     toggles_before = len(pin.states)
     rig.advance(0.1)

@@ -24,7 +24,9 @@ from launcher.firmware.app import Launcher
 from launcher.firmware.state import StateStore
 from launcher.sim.rig import CueLog
 
-PINS = config.load().pins
+# The fakes are pins without copper behind them: nothing here drives the read-backs from
+# the driver and the lid (the simulator's circuit does: tests/sim, tests/firmware).
+PINS = replace(config.load().pins, power_contact_sense=None, sleep_sense=None)
 
 
 def always_two_cards() -> config.Settings:
@@ -57,8 +59,8 @@ class Unit:
             post(callback)
 
         self.reactor.post = recording_post  # type: ignore[method-assign]
-        self.app = Launcher(self.board, self.reactor, always_two_cards(), random.Random(3),
-                            CueLog(), StateStore(None))
+        self.app = Launcher(self.board, self.reactor, replace(always_two_cards(), pins=PINS),
+                            random.Random(3), CueLog(), StateStore(None))
 
     def world(self, pin: int, level: int, then: float = 0.06) -> None:
         """The outside world moves a pin; the library delivers the edge; time passes."""

@@ -1,0 +1,127 @@
+"""The copper the firmware checks: the read-backs of the lid's power contact and of nSLEEP,
+and the lid switches' plausibility, on the simulated launcher's circuit (hal/electrical.py)
+with one fault injected at a time. Each fault here went unseen before these checks."""
+
+from __future__ import annotations
+
+import logging
+
+import pytest
+from rigs import dealing_rig, press_until_shooting
+
+from hal.electrical import NetShort, PartFailure
+from launcher.core import machine as m
+from launcher.firmware.actuators import CONTACT_SETTLE, SLEEP_SETTLE
+from launcher.sim.rig import SimRig
+
+LID_CYCLE = CONTACT_SETTLE + 0.05  # a lid move, then at rest long enough to be read
+
+
+def faulted(rig: SimRig, code: str) -> dict:
+    assert rig.state == m.FAULT and rig.app.machine.memory.fault == code, (
+        rig.state, rig.app.machine.memory.fault)
+    fault = rig.faults[-1]
+    assert fault["code"] == code
+    reasons = [d for k, d in rig.app.events("readback") if d["code"] == code]
+    assert reasons, "the read-back's reason is in the log"
+    return reasons[-1]
+
+
+def test_a_healthy_unit_reads_its_copper_without_a_fault():
+    rig = dealing_rig()
+    for _ in range(3):
+        rig.sim.open_lid(full=False)
+        rig.advance(LID_CYCLE)
+        rig.sim.close_lid()
+        rig.advance(LID_CYCLE)
+        press_until_shooting(rig)
+        rig.settle()
+        rig.advance(SLEEP_SETTLE * 2)
+    rig.sim.open_lid()
+    rig.settle()
+    rig.sim.close_lid()
+    rig.advance(LID_CYCLE)
+    assert rig.faults == [] and rig.state == m.READY
+
+
+@pytest.mark.parametrize("mode", ["welded", "leads_pinched", "plunger_stuck"])
+def test_a_power_contact_that_stays_closed_is_found_at_the_next_lid_cycle(mode: str):
+    """Copper alone cannot be trusted twice: a welded contact used to go unseen."""
+    rig = dealing_rig()
+    rig.sim.inject(PartFailure("S3", mode))
+    rig.advance(LID_CYCLE)
+    assert rig.state == m.READY  # shut, a closed contact is right
+    rig.sim.open_lid(full=False)
+    rig.advance(LID_CYCLE)  # one lid cycle
+    reason = faulted(rig, "power_contact")
+    assert "reads closed with the lid open" in reason["reason"]
+    # clear while the cause is there: it faults again at the next check
+    rig.sim.close_lid()
+    rig.advance(LID_CYCLE)
+    rig.app.clear_fault()
+    rig.advance(0.1)
+    rig.sim.open_lid(full=False)
+    rig.advance(LID_CYCLE)
+    assert rig.app.machine.memory.fault == "power_contact"
+
+
+def test_a_power_contact_that_never_closes_is_found_at_start_not_as_an_empty_launcher():
+    rig = SimRig()
+    rig.sim.inject(PartFailure("S3", "open"))
+    rig.app.actuators.start_checks()  # the start's checks, on the broken board
+    rig.advance(0.1)
+    reason = faulted(rig, "power_contact")
+    assert "reads open with the lid shut" in reason["reason"]
+
+
+def test_nsleep_shorted_to_3v3_is_found_at_start():
+    rig = SimRig()
+    rig.sim.inject(NetShort("motor_sleep", "3V3"))
+    rig.app.actuators.start_checks()  # the start's test, on the broken board
+    rig.advance(0.1)
+    reason = faulted(rig, "driver_sleep")
+    assert "stayed high with the driver told to sleep" in reason["reason"]
+
+
+def test_a_broken_nsleep_read_back_is_found_at_start():
+    rig = SimRig()
+    rig.sim.inject(PartFailure("R14", "open"))  # the read-back's series resistor
+    rig.app.actuators.start_checks()
+    rig.advance(0.1)
+    faulted(rig, "driver_sleep")  # it reads as the model takes an open pin: never asleep
+
+
+@pytest.mark.parametrize("mode", ["q_stuck_high", "rext_open"])
+def test_a_dead_man_that_holds_nsleep_up_without_edges_is_found_at_start(mode: str):
+    rig = dealing_rig(deadman=10)
+    rig.advance(0.2)
+    assert rig.faults == []  # healthy, the start's test passed
+    rig.sim.inject(PartFailure("U2", mode))
+    rig.app.actuators.start_checks()
+    rig.advance(0.2)
+    reason = faulted(rig, "driver_sleep")
+    assert "no dead-man edges" in reason["reason"] or "did not rise" in reason["reason"]
+
+
+def test_nsleep_shorted_high_during_a_shot_is_found_once_the_driver_should_sleep():
+    rig = dealing_rig()
+    press_until_shooting(rig)
+    rig.sim.inject(NetShort("motor_sleep", "3V3"))
+    rig.settle()
+    rig.advance(rig.settings.motor.brake_time + SLEEP_SETTLE * 2)
+    faulted(rig, "driver_sleep")
+
+
+def test_closed_and_fully_open_at_once_is_a_lid_sensor_fault():
+    rig = dealing_rig()
+    rig.sim.stick("lid_open", True)  # the full-open switch stuck pressed, the lid shut
+    rig.advance(0.1)
+    assert rig.state == m.FAULT and rig.app.machine.memory.fault == "lid_sensor"
+    assert ("lid_sensor", {"no": "closed", "nc": "open", "full": "closed"}) in rig.app.events()
+
+
+def test_a_unit_without_its_checks_says_so_at_start(caplog: pytest.LogCaptureFixture):
+    with caplog.at_level(logging.WARNING):
+        dealing_rig(lid_closed_nc=None, power_contact_sense=None, sleep_sense=None)
+    for key in ("lid_closed_nc", "power_contact_sense", "sleep_sense"):
+        assert f"pins.{key} = -1" in caplog.text
