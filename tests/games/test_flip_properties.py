@@ -86,8 +86,9 @@ def test_heuristic_hands_end_with_a_winner_well_within_the_bound(seed, players, 
     table = Table(DirectLauncher(rng=random.Random(rng.random())), bots, rng, opts, DECK)
     hand = table.play_hand(dealer=0)
     assert hand.winner is not None and hand.state.turns < 600
-    assert hand.points_won == sum(hand.state.points(q) for q in range(players)
-                                  if q != hand.winner)
+    side = hand.state.side
+    assert hand.points_won == sum(c.face(side).points for q in range(players)
+                                  if q != hand.winner for c in hand.state.hands[q])
 
 
 @settings(max_examples=40, deadline=None)

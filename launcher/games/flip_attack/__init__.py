@@ -47,7 +47,6 @@ from launcher.games.flip_attack.rules import (
     deal,
     hand_points,
     legal_actions,
-    playable,
     shot,
 )
 
@@ -91,6 +90,5 @@ __all__ = [
     "deal",
     "hand_points",
     "legal_actions",
-    "playable",
     "shot",
 ]

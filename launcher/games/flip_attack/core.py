@@ -2,10 +2,10 @@
 
 Cards are indexes into a compiled deck (``Deck``), faces are looked up in the shared
 ``engine.CardTable`` (per side: kind code, colour index, match symbol, points) and whether a
-card may be laid is one byte of a precomputed mask. No object is made per turn: a decision
-is a small tuple (``Move``), an effect is a call to the table's hooks, and the Flip Attack
-objects (``Card``, ``Play``, the ``Effect``s, ``HandState``) are made at the boundary only,
-when a listener or a caller asks for them.
+card may be laid is one entry of a precomputed mask (a tuple of bools). No object is made
+per turn: a decision is a small tuple (``Move``), an effect is a call to the table's hooks,
+and the Flip Attack objects (``Card``, ``Play``, the ``Effect``s, ``HandState``) are made at
+the boundary only, when a listener or a caller asks for them.
 
 This is the only rule engine. ``Table`` steps a ``Core`` for the whole hand: this
 package's bots decide on it directly (``decide``); other bots, and the pure ``act`` /
@@ -233,7 +233,7 @@ class Core:
         self.presses = s.presses
         self.flips = s.flips
         self.reloads = s.reloads
-        self.any_card = bytes([1]) * len(self.cards)
+        self.any_card = (True,) * len(self.cards)
         self.mask = self.any_card
         self.remask()
         # The shared Steps the hot path needs, per player: a turn, a press instead of one.
@@ -270,11 +270,6 @@ class Core:
         else:
             st = self.sides[self.side]
             self.mask = st.masks[colour * st.stride + st.symbol[self.top]]
-
-    def playable_cards(self, hand: Sequence[int]) -> list[int]:
-        """The cards of ``hand`` that may be laid, in hand order."""
-        mask = self.mask
-        return [c for c in hand if mask[c]]
 
     def flip_needs_colour(self, card: int) -> bool:
         if self.options.flip_wild_top != "flipper_chooses":

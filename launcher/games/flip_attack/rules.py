@@ -324,23 +324,10 @@ class HandState:
         """The faces ``player`` sees in their hand."""
         return [c.face(self.side) for c in self.hands[player]]
 
-    def points(self, player: int) -> int:
-        """The score value of ``player``'s hand on the side in play."""
-        side = self.side
-        return sum(c.face(side).points for c in self.hands[player])
-
 
 def hand_points(state: HandState) -> int:
     """What the winner of a finished hand scores: the other hands, on the side in play."""
     return as_core(state).hand_points()
-
-
-def playable(face: Face, top: Face | None, colour: str | None) -> bool:
-    """Whether ``face`` may be laid: wild, same colour, same number, or same action kind."""
-    if face.is_wild or colour is None or face.colour == colour:
-        return True
-    # ``key`` is the number of a number card and the kind of any other: one comparison.
-    return top is not None and face.key == top.key
 
 
 # --- dealing -----------------------------------------------------------------------
@@ -519,7 +506,6 @@ class View:
     awaiting_press = HandState.awaiting_press
     held = HandState.held
     visible = HandState.visible
-    points = HandState.points
     next_player = HandState.next_player
 
 

@@ -6,8 +6,9 @@ engine plays them all from a ``Game`` (what is printed and how it scores) and ``
 defined here; ``uno_splash`` and ``uno_flip`` define the other two.
 
 Speed is the design: a card is an index into a ``CardTable``; a hand is a list of ints;
-legality is a byte of a precomputed mask; the state is mutated in place (``UnoState.copy``
-gives an independent one for tests and search); an action is an int. What happens next is
+whether a card may be laid is one entry of a precomputed mask (a tuple of bools); the state
+is mutated in place (``UnoState.copy`` gives an independent one for tests and search); an
+action is an int. What happens next is
 a stack of ``(kind, player, arg)`` steps, ``state.agenda``, top last: a player's decision
 (``legal``/``act``) or a draw from the launcher (``shot``). The engine never touches the
 launcher: what the shell must do to it (load the draw pile, cycle the lid) waits in
