@@ -10,7 +10,7 @@ import pytest
 
 from launcher.cli.main import main
 from launcher.games.cards import DARK, LIGHT, load_deck
-from launcher.games.engine import CardTable, draw_below, shuffle, shuffle_as_random
+from launcher.games.engine import CardTable, shuffle
 from launcher.games.launchers import (
     DEALER,
     FLIP_ATTACK,
@@ -205,48 +205,6 @@ def test_fast_shuffle_is_uniform_enough():
     # Each of 16 cells ~ Binomial(n, 1/4): 4.5 standard deviations is a 1e-5 two-sided bound.
     sd = math.sqrt(n * 0.25 * 0.75)
     assert all(abs(c - n / 4) < 4.5 * sd for row in counts for c in row)
-
-
-@pytest.mark.parametrize("seed", range(20))
-def test_the_fast_draws_are_random_s_own_draw_for_draw(seed):
-    """``draw_below`` and ``shuffle_as_random`` stand in for ``rng._randbelow`` (``choice``,
-    ``randrange``) and ``rng.shuffle``: the same results, and the generator left in the same
-    state, or the seeded games would change."""
-    ours, theirs = random.Random(seed), random.Random(seed)
-    below = draw_below(ours)
-    sizes = [1, 2, 3, 7, 8, 9, 64, 65, 108, 2**31 + 1, 10**20 + 7]
-    assert [below(n) for n in sizes * 20] == [theirs._randbelow(n) for n in sizes * 20]
-    assert [below(n) for n in range(1, 200)] == [theirs.choice(range(n)) for n in range(1, 200)]
-    for size in (0, 1, 2, 52, 112, 256, 257, 600):
-        mine, stdlib = list(range(size)), list(range(size))
-        shuffle_as_random(mine, ours)
-        theirs.shuffle(stdlib)
-        assert mine == stdlib
-    assert ours.getstate() == theirs.getstate()
-
-
-def test_the_fast_draws_defer_to_a_generator_that_draws_its_own_way():
-    class Counting(random.Random):
-        calls = 0
-
-        def random(self) -> float:  # a subclass with its own random: ints come from it
-            Counting.calls += 1
-            return super().random()
-
-    rng = Counting(5)
-    below = draw_below(rng)
-    assert all(0 <= below(n) < n for n in range(1, 50))
-    items = list(range(30))
-    shuffle_as_random(items, rng)
-    assert sorted(items) == list(range(30)) and Counting.calls > 49
-
-    class Keeping(random.Random):
-        def shuffle(self, x: list) -> None:  # type: ignore[override]
-            pass
-
-    items = list(range(30))
-    shuffle_as_random(items, Keeping(5))
-    assert items == list(range(30))
 
 
 # --- launchers and profiles -------------------------------------------------------------------

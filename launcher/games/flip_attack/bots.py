@@ -8,7 +8,7 @@ from collections.abc import Callable, Sequence
 from launcher.core import config
 from launcher.core import luck as luck_model
 from launcher.core.config import Luck
-from launcher.games.engine import draw_below
+from launcher.games.draws import draw_below
 from launcher.games.flip_attack.core import (
     K_ATTACK,
     K_DA,
@@ -104,15 +104,11 @@ class RandomBot(_OnCore):
         self._below_of: tuple[object, Callable[[int], int]] = (None, rng.choice)
 
     def _below(self) -> Callable[[int], int]:
-        """``below(n)``: the index ``rng.choice`` of ``n`` things would draw (the same bits)."""
+        """``below(n)``: the index ``rng.choice`` of ``n`` things would draw (the same bits),
+        made again when ``rng`` is another generator."""
         rng = self.rng
         if self._below_of[0] is not rng:
-            if type(rng).choice is random.Random.choice:
-                below = draw_below(rng)  # what ``choice`` does, without a sequence to index
-            else:
-                def below(n: int) -> int:
-                    return rng.choice(range(n))
-            self._below_of = (rng, below)
+            self._below_of = (rng, draw_below(rng))
         return self._below_of[1]
 
     def decide(self, w: Core, player: int) -> Move:

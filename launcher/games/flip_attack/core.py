@@ -39,7 +39,8 @@ from launcher.games.cards import (
     WILD_PRESS_YOUR_LUCK,
     Card,
 )
-from launcher.games.engine import NO_COLOUR, CardTable, shuffle_as_random
+from launcher.games.draws import shuffle_as_random
+from launcher.games.engine import NO_COLOUR, CardTable
 
 # --- the agenda: what happens next (``HandState.agenda``, a list in ``Core``) -----------
 

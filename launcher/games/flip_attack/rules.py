@@ -30,7 +30,8 @@ from launcher.games.cards import (
     Face,
     load_deck,
 )
-from launcher.games.engine import NO_COLOUR, shuffle_as_random
+from launcher.games.draws import shuffle_as_random
+from launcher.games.engine import NO_COLOUR
 from launcher.games.flip_attack import core
 from launcher.games.flip_attack.core import (
     CATCH,
