@@ -9,7 +9,8 @@ import sys
 import pytest
 
 from launcher.cli.main import main
-from launcher.cli.simulate import Progress, parse_bots, parse_options
+from launcher.cli.simulate import Progress, parse_bots, parse_rules
+from launcher.games.registry import GAMES
 
 
 def run(capsys, *argv: str) -> tuple[int, str, str]:
@@ -62,7 +63,8 @@ def test_simulate_takes_house_rules_and_refuses_bad_ones(capsys):
 def test_parse_helpers():
     assert parse_bots("heuristic,random", 5) == ["heuristic", "random", "heuristic", "random",
                                                  "heuristic"]
-    opts = parse_options(["pyl_discard=\"colour\"", "max_turns=50"], target=200)
+    opts = parse_rules(GAMES["flip-attack"], ["pyl_discard=\"colour\"", "max_turns=50"],
+                       target=200)
     assert (opts.pyl_discard, opts.max_turns, opts.target_score) == ("colour", 50, 200)
 
 
@@ -129,3 +131,14 @@ def test_simulate_refuses_a_house_rule_that_does_nothing_at_the_table(capsys):
     assert rc == 2 and len(err.strip().splitlines()) == 1
     assert "--rule two_player_reverse = 'reverse': does nothing in flip-attack" in err
     assert "only acts with 2 players, not 4" in err
+
+
+@pytest.mark.parametrize(("game", "players", "says"), [
+    ("flip-attack", "16", "--players = 16: 112 cards cannot deal 7 to 16"),
+    ("uno", "16", "--players = 16: 108 cards cannot deal 7 to 16"),
+    ("gin", "3", "--players = 3: gin rummy is a game for two players"),
+])
+def test_a_table_too_big_for_the_deck_is_refused_before_any_game(capsys, game, players, says):
+    rc, out, err = run(capsys, "simulate", "--game", game, "--players", players, "--games",
+                       "1", "--no-progress")
+    assert (rc, out) == (2, "") and err.strip() == f"error: {says}"

@@ -10,7 +10,7 @@ from launcher.core import config
 from launcher.games.cards import load_deck
 from launcher.games.flip_attack import FlipLid, GameOptions, Load, Pressed, Table
 from launcher.games.flip_attack.bots import HeuristicBot, RandomBot
-from launcher.games.launchers import FirmwareLauncher
+from launcher.sim.games import FirmwareLauncher
 
 GAMES = 20
 

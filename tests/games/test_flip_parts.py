@@ -21,7 +21,8 @@ from launcher.games.cards import (
 )
 from launcher.games.flip_attack import Discard, Pressed, PressLuck, StopLuck
 from launcher.games.flip_attack.bots import HeuristicBot, RandomBot, make_bot
-from launcher.games.launchers import DirectLauncher, FirmwareLauncher
+from launcher.games.launchers import DirectLauncher
+from launcher.sim.games import FirmwareLauncher
 
 # --- the deck ---------------------------------------------------------------------------
 

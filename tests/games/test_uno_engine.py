@@ -17,7 +17,6 @@ from launcher.games.launchers import (
     UNO_FLIP,
     DirectDealer,
     DirectLauncher,
-    FirmwareLauncher,
     ProfileUnsupported,
     deal_profile,
     parse_profile,
@@ -27,6 +26,7 @@ from launcher.games.uno.bots import UnoHeuristicBot, UnoRandomBot, make_uno_bot
 from launcher.games.uno.flip import UNO_FLIP_GAME
 from launcher.games.uno.rules import CLASSIC_UNO, PRESS_STEPS, TURN, RuleViolation, UnoTable
 from launcher.games.uno.splash import UNO_SPLASH
+from launcher.sim.games import FirmwareLauncher
 
 GAMES = {"uno": CLASSIC_UNO, "uno-splash": UNO_SPLASH, "uno-flip": UNO_FLIP_GAME}
 
@@ -94,7 +94,7 @@ def test_classic_with_each_blank_card_variant_conserves_cards(blanks):
 
 
 def test_a_bot_that_is_not_trusted_is_refused_an_illegal_move():
-    # A subclass does not inherit ``chooses_from_legal``: its answers are checked.
+    # A subclass does not inherit ``trusted``: its answers are checked.
     class Cheat(UnoRandomBot):
         def choose(self, state, player, legal):
             if state.agenda[-1][0] == TURN:

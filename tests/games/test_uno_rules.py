@@ -9,8 +9,10 @@ from collections import Counter
 import pytest
 from uno_position import Pick, Run, position
 
+from launcher.games.base import OptionError
 from launcher.games.cards import CLASSIC
 from launcher.games.uno import rules as uno
+from launcher.games.uno.flip import UNO_FLIP_GAME
 from launcher.games.uno.rules import (
     ACCEPT,
     CATCH,
@@ -505,9 +507,20 @@ def test_a_bad_option_is_refused_by_name():
         CLASSIC_UNO.options(wild_draw="maybe")
     with pytest.raises(ValueError, match="uno_penalty"):
         CLASSIC_UNO.options(uno_penalty=-1)
-    with pytest.raises(ValueError, match="unknown option"):
+    with pytest.raises(ValueError, match=r"^stack = True: is not a rule of uno"):
         uno.with_options(CLASSIC_UNO, {"stack": True})
     assert CLASSIC_UNO.sides == (CLASSIC,)
+
+
+def test_an_option_of_another_game_is_one_line_naming_this_game_s_rules_only():
+    # UNO Flip has no blank cards: its error does not offer them; a gin rule is no TypeError.
+    with pytest.raises(OptionError) as err:
+        uno.with_options(UNO_FLIP_GAME, {"blank_cards": "wild"})
+    assert str(err.value).startswith("blank_cards = 'wild': is not a rule of uno-flip (its ")
+    assert "blank_cards" not in str(err.value).split("(its rules:")[1]
+    assert "wild_points" in str(err.value)
+    with pytest.raises(OptionError, match=r"^knock_limit = 7: is not a rule of uno \(its rules"):
+        CLASSIC_UNO.options(knock_limit=7)
 
 
 @pytest.mark.parametrize(("game", "args", "says"), [

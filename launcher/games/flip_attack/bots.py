@@ -94,8 +94,9 @@ class RandomBot(_OnCore):
     """Picks uniformly among pressing and the playable cards, then any legal colour."""
 
     name = "random"
-    # ``Table`` asks ``decide`` of this class exactly (a subclass may have its own choose).
-    decides_on_core = True
+    # ``base.trusted``: ``Table`` asks ``decide`` of this class exactly (a subclass may have
+    # its own ``choose``).
+    trusted = True
 
     def __init__(self, rng: random.Random, forget_uno: float = 0.25, catch: float = 0.5) -> None:
         self.rng = rng
@@ -173,7 +174,7 @@ class HeuristicBot(_OnCore):
     """
 
     name = "heuristic"
-    decides_on_core = True
+    trusted = True
 
     def __init__(self, rng: random.Random, luck_settings: Luck | None = None,
                  forget_uno: float = 0.0, catch: float = 1.0, hit_weight: float = 6.0) -> None:

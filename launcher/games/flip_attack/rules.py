@@ -15,11 +15,11 @@ from __future__ import annotations
 
 import random
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field
 from operator import attrgetter
 from typing import TYPE_CHECKING, Literal, Protocol
 
-from launcher.core.errors import LauncherError
+from launcher.games.base import LauncherFault, Options, RuleViolation, Seats, trusted, whole
 from launcher.games.cards import (
     COLOURS,
     MILD,
@@ -63,22 +63,14 @@ if TYPE_CHECKING:
     from launcher.games.launchers import Launcher
 
 
-class RuleViolation(LauncherError, ValueError):
-    """An action the rules forbid, or a broken invariant (a card made or lost)."""
-
-
-class LauncherFault(LauncherError, RuntimeError):
-    """The launcher did not do what the game asked (wrong side after a flip, a lost card)."""
-
-
 # --- options: every point the rule text leaves open ----------------------------------
 
 
 @dataclass(frozen=True)
-class GameOptions:
+class GameOptions(Options):
     """House rules for what the rule text leaves open; docs/games.md explains each one."""
 
-    hand_size: int = 7
+    hand_size: int = whole(7)
     # Two players: "skip" (a Reverse gives its player another turn, as in UNO Flip's
     # two-player rules) or "reverse" (the direction turns, which changes nothing).
     two_player_reverse: Literal["skip", "reverse"] = "skip"
@@ -96,7 +88,7 @@ class GameOptions:
     pyl_card_returns: bool = False
     # A player hit by a Hit 2x (Hit 5x) may pass it on, adding their own Hit 2x (Hit 5x).
     stack_hits: bool = False
-    uno_penalty_presses: int = 2
+    uno_penalty_presses: int = whole(2, at_least=0)
     # Going out on a Hit 2x / Hit 5x / Wild All-Out Attack: the presses still happen and
     # the cards they shoot are scored.
     last_card_penalties: bool = True
@@ -109,32 +101,12 @@ class GameOptions:
     # keep matching the face that was on top (False).
     reload_keep_top: bool = True
     # Not a rule: a hand still going after this many turns ends with no winner.
-    max_turns: int = 2000
-    target_score: int = 500
+    max_turns: int = whole(2000)
+    target_score: int = whole(500)
 
-    def __post_init__(self) -> None:
-        allowed = {
-            "two_player_reverse": ("skip", "reverse"),
-            "first_card_action": ("cover", "return"),
-            "first_card_wild": ("ignore", "play"),
-            "pyl_discard": ("any", "colour", "match"),
-            "flip_wild_top": ("flipper_chooses", "open"),
-        }
-        for name, values in allowed.items():
-            if getattr(self, name) not in values:
-                raise ValueError(f"{name} must be one of {', '.join(values)}")
-        for name in ("hand_size", "uno_penalty_presses", "max_turns", "target_score"):
-            if getattr(self, name) < (0 if name == "uno_penalty_presses" else 1):
-                raise ValueError(f"{name} is too small: {getattr(self, name)}")
-
-    @classmethod
-    def names(cls) -> tuple[str, ...]:
-        return tuple(f.name for f in fields(cls))
-
-    def idle(self, name: str, players: int) -> str | None:
-        """Why the option ``name`` cannot change a game of ``players`` under these options."""
-        if name == "two_player_reverse" and players != 2:
-            return f"it only acts with 2 players, not {players}"
+    def idle(self, name: str, seats: Seats) -> str | None:
+        if name == "two_player_reverse" and seats.players != 2:
+            return f"it only acts with 2 players, not {seats.players}"
         return None
 
 
@@ -337,10 +309,9 @@ def hand_points(state: HandState) -> int:
 def deal(deck: Sequence[Card], players: int, dealer: int, options: GameOptions,
          rng: random.Random) -> tuple[HandState, list[Effect]]:
     """Shuffle, deal, turn the first discard, and load the rest (Mild facing the back)."""
-    if players < 2:
-        raise RuleViolation("UNO Flip Attack needs at least 2 players")
-    if players * options.hand_size + 2 > len(deck):
-        raise RuleViolation(f"{len(deck)} cards cannot deal {options.hand_size} to {players}")
+    why = cannot_deal(len(deck), players, options)
+    if why:
+        raise RuleViolation(why)
     cards = list(deck)
     core.deck_holding(cards)  # compiled once, all of it: the launcher's cards come back later
     shuffle_as_random(cards, rng)
@@ -373,6 +344,16 @@ def deal(deck: Sequence[Card], players: int, dealer: int, options: GameOptions,
         launcher_count=len(rest),
     )
     return state, [Load(tuple(rest), MILD, "deal")]
+
+
+def cannot_deal(cards: int, players: int, options: GameOptions) -> str | None:
+    """Why a deck of ``cards`` cannot be dealt to ``players`` (their hands, the first discard
+    and a card to draw), or None."""
+    if players < 2:
+        return "UNO Flip Attack needs at least 2 players"
+    if players * options.hand_size + 2 > cards:
+        return f"{cards} cards cannot deal {options.hand_size} to {players}"
+    return None
 
 
 def _starts_pile(face: Face, options: GameOptions) -> bool:
@@ -853,9 +834,8 @@ class Table:
         any other bot is asked ``choose`` with a ``View`` of it and the legal actions.
         """
         w = self._hand = _to_core(state, self._deck, self.launcher.contents())
-        # ``decides_on_core`` on the bot's own class: a subclass may decide otherwise.
-        fast = self._fast_bots = all(type(b).__dict__.get("decides_on_core", False)
-                                     for b in self.bots)
+        # ``trusted`` on the bot's own class: a subclass may decide otherwise.
+        fast = self._fast_bots = trusted(self.bots)
         self._apply(w, list(effects))
         launcher, rng = self.launcher, self.rng
         hooks = self._hooks(w, fast)

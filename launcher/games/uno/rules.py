@@ -20,11 +20,11 @@ from __future__ import annotations
 
 import random
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field
 from functools import cache
 from typing import Any, Literal
 
-from launcher.core.errors import LauncherError
+from launcher.games.base import LauncherFault, Options, RuleViolation, Seats, trusted, whole
 from launcher.games.cards import (
     CLASSIC,
     DRAW_FIVE,
@@ -47,25 +47,16 @@ from launcher.games.cards import (
 from launcher.games.engine import NO_COLOUR, CardTable, shuffle
 from launcher.games.launchers import DEALER, Launcher, Profile, deal_profile
 
-
-class RuleViolation(LauncherError, ValueError):
-    """An action the rules forbid, or a broken invariant (a card made or lost)."""
-
-
-class LauncherFault(LauncherError, RuntimeError):
-    """The launcher did not do what the game asked (two cards for one, a wrong side)."""
-
-
 # --- options --------------------------------------------------------------------------------
 
 
 @dataclass(frozen=True)
-class UnoOptions:
+class UnoOptions(Options):
     """Rules the texts disagree on or leave open; each game has its own defaults."""
 
-    hand_size: int = 7
+    hand_size: int = whole(7)
     # Cards for not calling UNO: 4 in uno.txt, 2 in the UNO Splash and UNO Flip texts.
-    uno_penalty: int = 4
+    uno_penalty: int = whole(4, at_least=0)
     # A Reverse turned first: the player to the dealer's right starts (uno.txt), or the
     # dealer starts and play goes right (UNO Flip's Reverse card text).
     first_reverse: Literal["right_of_dealer", "dealer"] = "right_of_dealer"
@@ -95,40 +86,12 @@ class UnoOptions:
     dealer_by: Literal["points", "number"] = "points"
     # UNO Flip's Wild (either side): 40 (its scoring table and the Wild card's own text) or 50
     # ("Wild, Wild Draw Four — 50 points each" in the copied classic section).
-    wild_points: int = 40
-    target_score: int = 500
+    wild_points: Literal[40, 50] = 40
+    target_score: int = whole(500)
     # Not a rule: a hand still going after this many turns ends with no winner.
-    max_turns: int = 3000
+    max_turns: int = whole(3000)
 
-    def __post_init__(self) -> None:
-        allowed = {
-            "first_reverse": ("right_of_dealer", "dealer"),
-            "wild_draw": ("challenge", "strict"),
-            "blank_cards": ("remove", "wild", "swap_hands", "shuffle_hands"),
-            "scoring": ("winner", "penalty"),
-            "last_flip": ("flip", "no_flip"),
-            "dealer_by": ("points", "number"),
-        }
-        for name, values in allowed.items():
-            if getattr(self, name) not in values:
-                raise ValueError(f"{name} must be one of {', '.join(values)}")
-        for name in ("single_round", "reshuffle_keep_top", "last_card_draws"):
-            if not isinstance(getattr(self, name), bool):
-                raise ValueError(f"{name} must be true or false")
-        if self.wild_points not in (40, 50):
-            raise ValueError(f"wild_points must be 40 or 50, not {self.wild_points!r}")
-        for name, lo in (("hand_size", 1), ("uno_penalty", 0), ("target_score", 1),
-                         ("max_turns", 1)):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, int) or value < lo:
-                raise ValueError(f"{name} must be a whole number >= {lo}, not {value!r}")
-
-    @classmethod
-    def names(cls) -> tuple[str, ...]:
-        return tuple(f.name for f in fields(cls))
-
-    def idle(self, name: str) -> str | None:
-        """Why the option ``name`` cannot change a game under these options, if so."""
+    def idle(self, name: str, seats: Seats) -> str | None:
         if name in ("target_score", "scoring") and self.single_round:
             return "a single round has no running score (single_round = true)"
         return None
@@ -152,14 +115,22 @@ class Game:
     profile: Profile = DEALER
 
     def options(self, **changes: Any) -> UnoOptions:
-        """The game's defaults with ``changes`` laid over them."""
-        for name in changes:
-            if name in self.not_options:
-                raise ValueError(f"{name} is not an option of {self.name}")
-        return UnoOptions(**{**self.defaults, **changes})
+        """The game's defaults with ``changes`` laid over them; ``OptionError`` names a rule
+        the game does not have (``not_options``) or a value the rule does not take."""
+        return _defaults(self).changed(self.name, changes, self.rule_names)
+
+    @property
+    def rule_names(self) -> tuple[str, ...]:
+        """The options this game has."""
+        return tuple(n for n in UnoOptions.names() if n not in self.not_options)
 
     def rules(self, options: UnoOptions | None = None) -> Rules:
         return compile_rules(self, options if options is not None else self.options())
+
+
+@cache
+def _defaults(game: Game) -> UnoOptions:
+    return UnoOptions(**game.defaults)
 
 
 CLASSIC_POINTS = {SKIP: 20, REVERSE: 20, DRAW_TWO: 20, SWAP_HANDS: 40, SHUFFLE_HANDS: 40,
@@ -226,6 +197,15 @@ class Rules:
     @property
     def deck(self) -> tuple[Card, ...]:
         return self.table.cards
+
+    def cannot_deal(self, players: int) -> str | None:
+        """Why the deck cannot be dealt to ``players`` (their hands and a first card), or
+        None."""
+        if players < 2:
+            return f"{self.game.title} needs at least 2 players"
+        if players * self.options.hand_size + 1 > self.size:
+            return f"{self.size} cards cannot deal {self.options.hand_size} to {players}"
+        return None
 
     def card(self, name: str, side: int = 0, skip: Sequence[int] = ()) -> int:
         """The first card whose face on ``side`` reads ``name`` (``"red 7"``), not in ``skip``."""
@@ -412,12 +392,11 @@ def deal(rules: Rules, players: int, dealer: int, rng: random.Random) -> UnoStat
     """Shuffle, deal one card at a time from the dealer's left, turn the first card (with its
     first-card rule), and leave the rest in ``todo`` to load into the launcher."""
     o = rules.options
-    if players < 2:
-        raise RuleViolation(f"{rules.game.title} needs at least 2 players")
+    why = rules.cannot_deal(players)
+    if why:
+        raise RuleViolation(why)
     if not 0 <= dealer < players:
         raise RuleViolation(f"dealer {dealer} is not one of the {players} players")
-    if players * o.hand_size + 1 > rules.size:
-        raise RuleViolation(f"{rules.size} cards cannot deal {o.hand_size} to {players}")
     cards = list(rules.table.ids)
     shuffle(cards, rng)
     # One card at a time from the dealer's left: the k-th player left of the dealer gets
@@ -958,13 +937,6 @@ def _play_trusted(state: UnoState, choose: Sequence[Callable[[UnoState, int, Seq
             carry(state)
 
 
-@cache
-def _trusted(kinds: tuple[type, ...]) -> bool:
-    """Whether bots of these classes may play unchecked: each class claims
-    ``chooses_from_legal`` itself (a subclass must claim it again)."""
-    return all(k.__dict__.get("chooses_from_legal", False) for k in kinds)
-
-
 def _settle(state: UnoState, rng: random.Random) -> None:
     """After every step: end the hand when it is over; reshuffle into an empty launcher."""
     if state.winner is not None:
@@ -1110,8 +1082,9 @@ class UnoTable:
         from what is left (``start``) and go on with the game's own profile."""
         rules, n, launcher = self.rules, self.players, self.launcher
         size = rules.options.hand_size
-        if not 0 <= dealer < n or n * size + 1 > rules.size:
-            raise RuleViolation(f"cannot deal {size} cards to {n} players from dealer {dealer}")
+        why = rules.cannot_deal(n)
+        if why or not 0 <= dealer < n:
+            raise RuleViolation(why or f"dealer {dealer} is not one of the {n} players")
         cards = list(rules.table.ids)
         shuffle(cards, self.rng)
         launcher.load(cards)
@@ -1135,7 +1108,7 @@ class UnoTable:
         ag = state.agenda
         check = self.check
         self._carry(state)
-        if not check and state.log is None and _trusted(tuple(map(type, bots))):
+        if not check and state.log is None and trusted(bots):
             # Bots of this package answer with one of the legal actions they are shown, and
             # nothing listens: the same steps without re-checking each answer.
             _play_trusted(state, [b.choose for b in bots], press, rng, self._carry)
@@ -1211,9 +1184,6 @@ class UnoTable:
 
 
 def with_options(game: Game, pairs: Mapping[str, Any]) -> Rules:
-    """Rules for ``game`` with option changes; ValueError names a bad one."""
-    unknown = [k for k in pairs if k not in UnoOptions.names()]
-    if unknown:
-        raise ValueError(f"unknown option {unknown[0]}: one of {', '.join(UnoOptions.names())}")
+    """Rules for ``game`` with option changes; ``OptionError`` names a bad one."""
     return game.rules(game.options(**pairs))
 
