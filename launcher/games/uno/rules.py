@@ -8,9 +8,10 @@ defined here; ``uno_splash`` and ``uno_flip`` define the other two.
 Speed is the design: a card is an index into a ``CardTable``; a hand is a list of ints;
 whether a card may be laid is one entry of a precomputed mask (a tuple of bools); the state
 is mutated in place (``UnoState.copy`` gives an independent one for tests and search); an
-action is an int. What happens next is
-a stack of ``(kind, player, arg)`` steps, ``state.agenda``, top last: a player's decision
-(``legal``/``act``) or a draw from the launcher (``shot``). The engine never touches the
+action is an int. What happens next is a stack of ``(kind, player, arg)`` steps,
+``state.agenda``, top last: a player's decision (``legal``/``act``) or a draw from the
+launcher (``shot``). One function, ``run``, carries every step out, for the table's fast
+loop, its checked loop and those step-at-a-time functions alike. The engine never touches the
 launcher: what the shell must do to it (load the draw pile, cycle the lid) waits in
 ``state.todo``. Randomness (the deal, a reshuffle, Shuffle Hands) comes only from the
 ``random.Random`` passed in.
@@ -18,6 +19,7 @@ launcher: what the shell must do to it (load the draw pile, cycle the lid) waits
 
 from __future__ import annotations
 
+import contextlib
 import random
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -288,8 +290,8 @@ class UnoState:
 
     __slots__ = ("agenda", "caught", "challenges", "colour", "dealer", "direction", "discard",
                  "draws", "flips", "guilty", "hands", "log", "max_turns", "n", "over", "pending",
-                 "pile", "points", "reloads", "rules", "side", "symbol", "tab", "todo", "turns",
-                 "winner")
+                 "pile", "points", "reloads", "rules", "side", "symbol", "tab", "todo",
+                 "turn_steps", "turns", "winner")
 
     def __init__(self, rules: Rules, hands: list[list[int]], discard: list[int], dealer: int,
                  agenda: list[tuple[int, int, int]], pile: int, side: int = 0,
@@ -308,6 +310,7 @@ class UnoState:
         self.colour = colour
         self.symbol = st.stride - 1 if top is None else st.symbol[top]
         self.max_turns = rules.options.max_turns
+        self.turn_steps = _steps(TURN, self.n)  # (TURN, p, 0) per player, made once
         self.direction = direction
         self.agenda = agenda  # top (next) last
         self.pile = pile  # cards in the launcher
@@ -442,180 +445,347 @@ def start(rules: Rules, hands: list[list[int]], rest: list[int], dealer: int,
     return state
 
 
-# --- what may be done -------------------------------------------------------------------------
+# --- the rules, played: what may be done, and what it does -------------------------------------
+#
+# ``run`` is the one implementation of the rules: from the agenda's top it works out what the
+# player to move may do, asks ``choose`` (or presses the launcher), and carries the answer out,
+# step after step, until the hand is over. Every way of playing goes through it: the table's
+# trusted loop (this package's bots, unchecked), its checked loop (the same run, each answer
+# checked against the options and every step verified), and the step-at-a-time interface
+# (``legal``, ``act``, ``apply``, ``shot``: a run that stops at the next question).
 
 
-def legal(state: UnoState) -> list[int] | tuple[int, ...]:
+class _Stop(Exception):  # control flow: a step-at-a-time run stops here
+    """Raised by the stand-in ``choose`` or ``press`` of a step-at-a-time run when ``run``
+    asks for more than the one step: the state is exactly as the step left it."""
+
+    def __init__(self, options: Sequence[int] = ()) -> None:
+        self.options = options
+
+
+def _stop(*_: Any) -> Any:
+    raise _Stop
+
+
+def _ask(_state: UnoState, _player: int, options: Sequence[int]) -> int:
+    raise _Stop(options)
+
+
+def legal(state: UnoState) -> Sequence[int]:
     """Every legal action of the player to move (empty while a draw is due). Do not mutate."""
-    kind, p, arg = state.agenda[-1]
-    if kind == TURN:
-        st = state.tab
-        m = st.masks[state.colour * st.stride + state.symbol]
-        hand = state.hands[p]
-        out = []
-        for c in hand:  # a plain loop: a comprehension costs a function call (Python 3.11)
-            if m[c]:
-                out.append(c)
-        if state.rules.strict and out:
-            out = _strict(state.rules, state, hand, out)
-        out.append(DRAW_CARD)
-        return out
-    if kind == DRAWN:
-        return [arg, KEEP]
-    if kind == COLOUR:
-        return state.rules.colour_choices
-    if kind == CATCH:
-        return _CATCH_CHOICES
-    if kind == CHALLENGE:
-        return _CHALLENGE_CHOICES
-    if kind == TARGET:
-        return state.rules.targets[state.n][p]
-    return ()
-
-
-def _strict(rules: Rules, state: UnoState, hand: list[int], out: list[int]) -> list[int]:
-    """Drop Wild Draw cards from ``out`` if the hand holds the colour in play."""
-    b = rules.behaviour[state.side]
-    if not any(b[c] == B_WILD_DRAW for c in out):
-        return out
-    if _holds_colour(rules, state, hand, -1):
-        return [c for c in out if b[c] != B_WILD_DRAW]
-    return out
-
-
-def _holds_colour(rules: Rules, state: UnoState, hand: Sequence[int], but: int) -> bool:
-    colour, col = state.colour, state.tab.colour
-    return any(col[c] == colour for c in hand if c != but)
-
-
-def may_play(state: UnoState, player: int, card: int) -> bool:
-    """Whether ``player`` may lay ``card`` now (it matches; a strict Wild Draw is legal)."""
-    st = state.tab
-    if not st.masks[state.colour * st.stride + state.symbol][card]:
-        return False
-    rules = state.rules
-    if rules.strict and rules.behaviour[state.side][card] == B_WILD_DRAW:
-        return not _holds_colour(rules, state, state.hands[player], card)
-    return True
-
-
-# --- actions in --------------------------------------------------------------------------------
+    if state.over or not state.agenda or state.agenda[-1][0] >= PRESS_STEPS:
+        return ()
+    try:
+        run(state, [_ask] * state.n, _stop, _NO_RNG)
+    except _Stop as asked:
+        return asked.options
+    raise AssertionError("run did not ask")  # pragma: no cover
 
 
 def act(state: UnoState, action: int, rng: random.Random) -> None:
     """Apply the decision of the player to move; RuleViolation if it is not legal."""
     if state.over or not state.agenda:
         raise RuleViolation("the hand is over")
-    options = legal(state)
-    if (action & CARD_MASK if 0 <= action < CHOOSE else action) not in options:
-        kind, p, _ = state.agenda[-1]
-        raise RuleViolation(
-            f"player {p} may not {describe(state.rules, action, state.side)} at this "
-            f"{STEP_NAMES[kind]} step; legal: "
-            + ", ".join(describe(state.rules, a, state.side) for a in options))
+    _check(state, state.agenda[-1][1], action, legal(state))
     apply(state, action, rng)
 
 
+def _check(state: UnoState, player: int, action: int, options: Sequence[int]) -> int:
+    """``action`` if it is one of ``options`` (a card's UNO bit aside), else RuleViolation
+    naming the move and the legal ones."""
+    if (action & CARD_MASK if 0 <= action < CHOOSE else action) in options:
+        return action
+    kind = state.agenda[-1][0]
+    raise RuleViolation(
+        f"player {player} may not {describe(state.rules, action, state.side)} at this "
+        f"{STEP_NAMES[kind]} step; legal: "
+        + ", ".join(describe(state.rules, a, state.side) for a in options))
+
+
 def apply(state: UnoState, action: int, rng: random.Random) -> None:
-    """Apply an action already known to be legal (the table checked it against ``legal``)."""
+    """Apply an action already known to be legal (``act`` checks it against ``legal``)."""
+    if state.over or not state.agenda or state.agenda[-1][0] >= PRESS_STEPS:
+        raise RuleViolation("no decision is due")
+    answers = [action]
+
+    def answer(_state: UnoState, _player: int, _options: Sequence[int]) -> int:
+        if not answers:
+            raise _Stop
+        return answers.pop()
+
+    with contextlib.suppress(_Stop):
+        run(state, [answer] * state.n, _stop, rng)
+
+
+def shot(state: UnoState, cards: Sequence[int], rng: random.Random) -> None:
+    """The card one press gave (none: the launcher is empty and nothing can be reloaded)."""
+    if state.over or not state.agenda or state.agenda[-1][0] < PRESS_STEPS:
+        raise RuleViolation("no draw was due")
+    given = [cards]
+
+    def press() -> Sequence[int]:
+        if not given:
+            raise _Stop
+        return given.pop()
+
+    with contextlib.suppress(_Stop):
+        run(state, [_stop] * state.n, press, rng)
+
+
+def _strict_ok(state: UnoState, hand: Sequence[int], card: int) -> bool:
+    """The strict rule (``wild_draw = "strict"``): a Wild Draw only while ``hand`` holds no
+    card of the colour in play."""
+    return (state.rules.behaviour[state.side][card] != B_WILD_DRAW
+            or not holds_colour(state, hand, state.colour, card))
+
+
+def holds_colour(state: UnoState, hand: Sequence[int], colour: int, but: int = -1) -> bool:
+    """Whether ``hand`` holds a card of ``colour`` on the side in play (``but`` aside): what
+    makes a Wild Draw strict-illegal, or guilty when challenged."""
+    col = state.tab.colour
+    return any(col[c] == colour for c in hand if c != but)
+
+
+Choose = Callable[[UnoState, int, Sequence[int]], int]
+
+
+def run(state: UnoState, choose: Sequence[Choose], press: Callable[[], Sequence[int]],
+        rng: random.Random, carry: Callable[[UnoState], None] | None = None,
+        done: Callable[[UnoState], None] | None = None) -> None:
+    """Play on from the agenda's top until the hand is over (see above).
+
+    ``choose[p](state, p, options)`` answers player ``p``'s decisions with one of
+    ``options`` (a card may carry the ``UNO`` bit); ``press()`` gives the cards of one press
+    when a draw is due; ``carry(state)`` does ``state.todo`` to the launcher (None: it waits
+    there for the caller); ``done(state)``, if given, is called after every step. A turn
+    whose card only passes the turn on goes straight on to the next player's turn.
+    """
     ag = state.agenda
-    kind, p, arg = ag[-1]
-    if kind == TURN:
-        state.turns += 1
-        if action == DRAW_CARD:
-            ag[-1] = (DRAW_TURN, p, 0)
-        else:
-            ag.pop()
-            _play(state, p, action & CARD_MASK, action & UNO, rng)
-    elif kind == DRAWN:
-        if action == KEEP:
-            ag[-1] = (TURN, (p + state.direction) % state.n, 0)
-        else:
-            ag.pop()
-            _play(state, p, arg, action & UNO, rng)
-    elif kind == COLOUR:
-        ag.pop()
-        state.colour = action - CHOOSE
-        if state.log is not None:
-            state.log.append(("colour", p, action - CHOOSE))
-    elif kind == CATCH:
-        if action == CATCH_THEM:
-            while ag and ag[-1][0] == CATCH and ag[-1][2] == arg:
+    hands, discard = state.hands, state.discard  # changed in place only
+    rules = state.rules
+    strict = rules.strict
+    max_turns = state.max_turns
+    n = state.n
+    turn_of = state.turn_steps
+    record = None if state.log is None else state.log.append  # the events, for listeners
+    draw_turn_of = _steps(DRAW_TURN, n)
+    while not state.over:
+        kind, p, arg = ag[-1]
+        if COLOUR <= kind < PRESS_STEPS:  # a colour, a target, a challenge or a catch
+            if kind == COLOUR:
+                a = choose[p](state, p, rules.colour_choices)
                 ag.pop()
-            state.caught += 1
-            if state.rules.options.uno_penalty:
-                ag.append((DRAW, arg, state.rules.options.uno_penalty))
-            if state.log is not None:
-                state.log.append(("caught", arg, p))
+                state.colour = a - CHOOSE
+                if record:
+                    record(("colour", p, a - CHOOSE))
+            elif kind == CATCH:
+                if choose[p](state, p, _CATCH_CHOICES) == CATCH_THEM:
+                    while ag and ag[-1][0] == CATCH and ag[-1][2] == arg:
+                        ag.pop()
+                    state.caught += 1
+                    if rules.options.uno_penalty:
+                        ag.append((DRAW, arg, rules.options.uno_penalty))
+                    if record:
+                        record(("caught", arg, p))
+                else:
+                    ag.pop()
+            elif kind == CHALLENGE:
+                a = choose[p](state, p, _CHALLENGE_CHOICES)
+                ag.pop()
+                _challenge(state, p, a == CHALLENGE_IT)
+            else:  # TARGET: Swap Hands
+                t = choose[p](state, p, rules.targets[n][p]) - CHOOSE
+                ag.pop()
+                hands[p], hands[t] = hands[t], hands[p]
+                if record:
+                    record(("swap", p, t))
+            if not state.pile or state.winner is not None or state.turns >= max_turns:
+                _settle(state, rng)  # (it has nothing to do otherwise: the common case)
+            if done:
+                done(state)
         else:
-            ag.pop()
-    elif kind == CHALLENGE:
-        ag.pop()
-        _challenge(state, p, action == CHALLENGE_IT)
-    elif kind == TARGET:
-        t = action - CHOOSE
-        ag.pop()
-        state.hands[p], state.hands[t] = state.hands[t], state.hands[p]
-        if state.log is not None:
-            state.log.append(("swap", p, t))
-    if state.pile == 0 or state.winner is not None or state.turns >= state.max_turns:
-        _settle(state, rng)
+            # Turns, draws and drawn cards, one step after another on the same side's
+            # tables, until a step leaves another kind of decision, work for the launcher,
+            # the end of the hand or a turned deck (a Flip).
+            st = state.tab
+            masks, stride, behaviour = st.masks, st.stride, st.behaviour
+            colour_of, symbol_of = st.colour, st.symbol
+            # The mask of the turn being played (a draw instead of a card reads it).
+            m = masks[state.colour * stride + state.symbol]
+            while True:
+                if kind == TURN:
+                    hand = hands[p]
+                    m = masks[state.colour * stride + state.symbol]
+                    out = []
+                    for c in hand:  # a plain loop: a comprehension costs a call (3.11)
+                        if m[c]:
+                            out.append(c)
+                    if strict and out:
+                        out = [c for c in out if _strict_ok(state, hand, c)]
+                    out.append(DRAW_CARD)  # drawing is always allowed
+                    a = choose[p](state, p, out)
+                    state.turns += 1
+                    card = a & CARD_MASK
+                    if a == DRAW_CARD:  # the draw is the next step
+                        ag[-1] = draw_turn_of[p]
+                        kind = DRAW_TURN
+                        if not state.pile or state.turns >= max_turns:
+                            _settle(state, rng)
+                            kind = -1
+                        if done:
+                            done(state)
+                if kind != TURN:  # a draw, the card just drawn, or the agenda's next step
+                    if kind >= PRESS_STEPS:  # a draw: one card a press
+                        cards = press()
+                        if len(cards) != 1 or not state.pile:
+                            if cards or state.pile:
+                                raise LauncherFault(f"{len(cards)} cards for one draw, from a "
+                                                    f"launcher holding {state.pile}")
+                            # Nothing to draw, nor any discard to reshuffle: this draw (and
+                            # the rest) lapses.
+                            ag.pop()
+                            if kind == DRAW_TURN:
+                                ag.append(turn_of[(p + state.direction) % n])
+                            kind = -1
+                        else:
+                            card = cards[0]
+                            state.pile -= 1
+                            state.draws += 1
+                            hands[p].append(card)
+                            if record:
+                                record(("draw", p, card))
+                            if kind == DRAW_TURN:  # a card that may be laid may be played now
+                                if m[card] and (not strict or _strict_ok(state, hands[p], card)):
+                                    ag[-1] = (DRAWN, p, card)
+                                    kind, arg = DRAWN, card
+                                else:
+                                    p = (p + state.direction) % n
+                                    ag[-1] = turn_of[p]
+                                    kind = TURN
+                            elif kind == DRAW:
+                                if arg > 1:
+                                    arg -= 1
+                                    ag[-1] = (DRAW, p, arg)
+                                else:
+                                    ag.pop()
+                                    kind = -1
+                            elif colour_of[card] == state.colour:  # DRAW_UNTIL: it came
+                                if arg:
+                                    ag[-1] = (DRAW, p, arg)
+                                    kind = DRAW
+                                else:
+                                    ag.pop()
+                                    kind = -1
+                        if not state.pile or state.winner is not None or \
+                                state.turns >= max_turns:
+                            _settle(state, rng)
+                            kind = -1
+                        if done:
+                            done(state)
+                    if kind == DRAWN:  # play the card just drawn, or keep it
+                        hand = hands[p]
+                        a = choose[p](state, p, [arg, KEEP])
+                        if a == KEEP:
+                            p = (p + state.direction) % n
+                            ag[-1] = turn_of[p]
+                            kind = TURN
+                            if not state.pile or state.turns >= max_turns:
+                                _settle(state, rng)
+                                kind = -1
+                            if done:
+                                done(state)
+                            continue
+                        card = arg
+                    elif kind >= 0:  # a turn, or more cards to draw
+                        continue
+                    else:  # on with the agenda's next step, if it is one of this loop's
+                        if state.over or state.todo:
+                            break
+                        kind, p, arg = ag[-1]
+                        if COLOUR <= kind < PRESS_STEPS:
+                            break
+                        if kind == DRAW_TURN:  # (a turn's draw reads the turn's mask)
+                            m = masks[state.colour * stride + state.symbol]
+                        continue
+                # Lay the card.
+                hand.remove(card)
+                discard.append(card)
+                colour = colour_of[card]
+                if colour >= 0:
+                    state.colour = colour
+                state.symbol = symbol_of[card]
+                if record:
+                    record(("play", p, card, state.side))
+                b = behaviour[card]
+                d = state.direction
+                if len(hand) > 1:
+                    exposed = False
+                elif hand:
+                    exposed = not a & UNO  # one card left and no UNO called: catch them
+                else:
+                    ag.pop()
+                    _goes_out(state, p, b, card, (p + d) % n)
+                    _settle(state, rng)
+                    if done:
+                        done(state)
+                    break
+                if b == B_NUMBER:  # the common case first
+                    q = (p + d) % n
+                elif b == B_SKIP:
+                    q = (p + 2 * d) % n
+                elif b == B_REVERSE:
+                    if n == 2:  # "Reverse acts as a Skip"
+                        q = p
+                    else:
+                        state.direction = -d
+                        q = (p - d) % n
+                elif b == B_SKIP_ALL:
+                    q = p
+                elif b == B_DRAW:  # the next player draws and is skipped
+                    ag[-1] = turn_of[(p + 2 * d) % n]
+                    ag.append((DRAW, (p + d) % n, rules.amount[state.side][card]))
+                    if exposed:
+                        _expose(ag, p, n, d)
+                    if not state.pile or state.turns >= max_turns:
+                        _settle(state, rng)
+                    if done:
+                        done(state)
+                    kind = -1
+                    continue
+                else:  # a Flip, a wild, a hand card: what follows, then p's choices
+                    ag.pop()
+                    # (A wild leaves the colour in play as it was: the one it was laid on.)
+                    _play_wild(state, p, b, card, state.colour, exposed, rng)
+                    if not state.pile or state.turns >= max_turns:
+                        _settle(state, rng)
+                    if done:
+                        done(state)
+                    break  # a Flip turns the deck over: the side's tables change
+                ag[-1] = turn_of[q]  # the step taken gives way to q's turn
+                if exposed or not state.pile or state.turns >= max_turns:
+                    if exposed:
+                        _expose(ag, p, n, d)
+                    if not state.pile or state.turns >= max_turns:
+                        _settle(state, rng)
+                    kind = -1
+                else:  # all that follows is q's turn
+                    p, kind = q, TURN
+                if done:
+                    done(state)
+        if state.todo and carry is not None:
+            carry(state)
 
 
-def _play(state: UnoState, p: int, card: int, uno: int, rng: random.Random) -> None:
-    """Lay ``card`` (already checked) and push what follows onto the agenda."""
-    st = state.tab
-    hand = state.hands[p]
-    hand.remove(card)
-    state.discard.append(card)
-    before = state.colour
-    colour = st.colour[card]
-    if colour >= 0:
-        state.colour = colour
-    state.symbol = st.symbol[card]
-    if state.log is not None:
-        state.log.append(("play", p, card, state.side))
-    b = st.behaviour[card]
-    ag = state.agenda
-    n, d = state.n, state.direction
-    nxt = (p + d) % n
-    if not hand:
-        _goes_out(state, p, b, card, nxt)
-        return
-    if b == B_NUMBER:  # the common case first, and short
-        ag.append((TURN, nxt, 0))
-        if len(hand) == 1 and not uno:
-            _expose(ag, p, n, d)
-        return
-    expose = len(hand) == 1 and not uno
-    if b == B_SKIP:
-        ag.append((TURN, (p + 2 * d) % n, 0))
-    elif b == B_REVERSE:
-        if n == 2:  # "Reverse acts as a Skip"
-            ag.append((TURN, p, 0))
-        else:
-            state.direction = -d
-            ag.append((TURN, (p - d) % n, 0))
-    elif b == B_DRAW:
-        ag.append((TURN, (p + 2 * d) % n, 0))
-        ag.append((DRAW, nxt, state.rules.amount[state.side][card]))
-    elif b == B_SKIP_ALL:
-        ag.append((TURN, p, 0))
-    else:
-        # The rest leave this player a decision (pushed last: after any catch) or two.
-        _play_wild(state, p, b, card, before, expose, rng)
-        return
-    if expose:
-        _expose(ag, p, n, d)
+_NO_RNG = random.Random(0)  # ``legal``'s: a run that only asks draws nothing
 
 
-def _play_wild(state: UnoState, p: int, b: int, card: int, before: int, expose: bool,
+def _play_wild(state: UnoState, p: int, b: int, card: int, in_play: int, expose: bool,
                rng: random.Random) -> None:
-    """``_play`` for a Flip, a wild or a hand card: what follows, then ``p``'s choices."""
-    rules, side, st, ag = state.rules, state.side, state.tab, state.agenda
+    """A Flip, a wild or a hand card laid (not the last), on the colour ``in_play``: what
+    follows, then ``p``'s choices (pushed last: after any catch)."""
+    rules, side, ag = state.rules, state.side, state.agenda
     n, d = state.n, state.direction
     nxt = (p + d) % n
-    hand = state.hands[p]
     top: list[tuple[int, int, int]] = []  # decisions of this player, pushed last
     if b == B_FLIP:
         ag.append((TURN, nxt, 0))
@@ -626,7 +796,7 @@ def _play_wild(state: UnoState, p: int, b: int, card: int, before: int, expose: 
         top.append((COLOUR, p, 0))
     elif b == B_WILD_DRAW:
         amount = rules.amount[side][card]
-        guilty = before in map(st.colour.__getitem__, hand)
+        guilty = holds_colour(state, state.hands[p], in_play)
         if rules.strict:
             ag.append((TURN, (p + 2 * d) % n, 0))
             ag.append(_draw_step(nxt, amount, 0))
@@ -736,209 +906,18 @@ def _challenge(state: UnoState, v: int, challenged: bool) -> None:
         ag.append(_draw_step(v, amount, 2))
 
 
-# --- draws in ----------------------------------------------------------------------------------
-
-
-def shot(state: UnoState, cards: Sequence[int], rng: random.Random) -> None:
-    """The card one press gave (none: the launcher is empty and nothing can be reloaded)."""
-    ag = state.agenda
-    if not ag or ag[-1][0] < PRESS_STEPS:
-        raise RuleViolation("no draw was due")
-    kind, p, arg = ag[-1]
-    if len(cards) != 1 or state.pile < 1:
-        if cards or state.pile:
-            raise LauncherFault(f"{len(cards)} cards for one draw, from a launcher holding "
-                                f"{state.pile}")
-        # Nothing to draw, nor any discard to reshuffle: this draw (and the rest) lapses.
-        ag.pop()
-        if kind == DRAW_TURN:
-            ag.append((TURN, state.next_player(p), 0))
-        _settle(state, rng)
-        return
-    card = cards[0]
-    state.pile -= 1
-    state.draws += 1
-    state.hands[p].append(card)
-    if state.log is not None:
-        state.log.append(("draw", p, card))
-    if kind == DRAW:
-        if arg > 1:
-            ag[-1] = (DRAW, p, arg - 1)
-        else:
-            ag.pop()
-    elif kind == DRAW_TURN:
-        st = state.tab
-        if st.masks[state.colour * st.stride + state.symbol][card] and (
-                not state.rules.strict or may_play(state, p, card)):
-            ag[-1] = (DRAWN, p, card)
-        else:
-            ag[-1] = (TURN, (p + state.direction) % state.n, 0)
-    elif state.tab.colour[card] == state.colour:  # DRAW_UNTIL: the colour came
-        if arg:
-            ag[-1] = (DRAW, p, arg)
-        else:
-            ag.pop()
-    if state.pile == 0 or state.winner is not None or state.turns >= state.max_turns:
-        _settle(state, rng)
-
-
 @cache
-def _player_steps(n: int) -> tuple[tuple[tuple[int, int, int], ...], ...]:
-    """Every player's TURN step and DRAW_TURN step, made once: most steps push one."""
-    return tuple(tuple((kind, p, 0) for p in range(n)) for kind in (TURN, DRAW_TURN))
-
-
-def _play_trusted(state: UnoState, choose: Sequence[Callable[[UnoState, int, Sequence[int]], int]],
-                  press: Callable[[], Sequence[int]], rng: random.Random,
-                  carry: Callable[[UnoState], None]) -> None:
-    """Play the hand out with bots trusted to answer from ``legal``, nothing checking or
-    listening (no ``log``): ``legal``, ``apply`` and ``shot`` fused for the common steps, the
-    rest through them. The same game step for step (tests/games/test_uno_trusted_loop.py
-    plays the same hands through the checked loop).
-
-    Turns run one after another in an inner loop: the choice, a draw and the drawn card's
-    decision, and laying a coloured card that only moves the turn on. It goes on to the next
-    turn only while nothing else could happen between: the launcher still holds cards, no
-    one has won and turns remain (so ``_settle`` has nothing to do), no draw or catch is due,
-    and nothing waits for the launcher.
-    """
-    ag = state.agenda
-    hands, discard = state.hands, state.discard
-    strict = state.rules.strict
-    colours = state.rules.colour_choices
-    max_turns = state.max_turns
-    n = state.n
-    turn, draw_turn = _player_steps(n)
-    while not state.over:
-        kind, p, arg = ag[-1]
-        if kind == TURN:
-            st = state.tab
-            masks, stride, behaviour = st.masks, st.stride, st.behaviour
-            while True:
-                m = masks[state.colour * stride + state.symbol]
-                hand = hands[p]
-                out = []
-                for c in hand:  # ``legal``'s turn
-                    if m[c]:
-                        out.append(c)
-                if strict and out:
-                    out = _strict(state.rules, state, hand, out)
-                out.append(DRAW_CARD)
-                a = choose[p](state, p, out)
-                state.turns += 1
-                if a == DRAW_CARD:  # ``shot``'s one card drawn instead of playing
-                    ag[-1] = draw_turn[p]
-                    if not state.pile or state.turns >= max_turns:
-                        _settle(state, rng)
-                        break
-                    cards = press()
-                    if len(cards) != 1:
-                        shot(state, cards, rng)  # raises: the launcher should hold cards
-                    card = cards[0]
-                    state.pile -= 1
-                    state.draws += 1
-                    hand.append(card)
-                    if not m[card] or (strict and not may_play(state, p, card)):
-                        p = (p + state.direction) % n
-                        ag[-1] = turn[p]
-                        if not state.pile:
-                            _settle(state, rng)
-                            break
-                        continue
-                    ag[-1] = (DRAWN, p, card)
-                    if not state.pile:
-                        _settle(state, rng)
-                        break
-                    a = choose[p](state, p, [card, KEEP])
-                    if a == KEEP:
-                        p = (p + state.direction) % n
-                        ag[-1] = turn[p]
-                        continue
-                    a = card | a & UNO
-                card = a & CARD_MASK
-                b = behaviour[card]
-                if b > B_SKIP_ALL or len(hand) == 1:  # ``_play`` lays the rest
-                    ag.pop()
-                    _play(state, p, card, a & UNO, rng)
-                    if state.pile == 0 or state.winner is not None or state.turns >= max_turns:
-                        _settle(state, rng)
-                    break
-                # ``_play``'s common cases: a coloured card that only moves the turn on (and
-                # may make the next player draw), not the last card.
-                hand.remove(card)
-                discard.append(card)
-                state.colour = st.colour[card]
-                state.symbol = st.symbol[card]
-                d = state.direction
-                if b == B_NUMBER:
-                    q = (p + d) % n
-                elif b in (B_SKIP, B_DRAW):
-                    q = (p + 2 * d) % n
-                elif b == B_REVERSE and n > 2:
-                    state.direction = -d
-                    q = (p - d) % n
-                else:  # skip everyone, or a Reverse between two ("acts as a Skip")
-                    q = p
-                ag[-1] = turn[q]
-                if b == B_DRAW:
-                    ag.append((DRAW, (p + d) % n, state.rules.amount[state.side][card]))
-                exposed = len(hand) == 1 and not a & UNO
-                if exposed:
-                    _expose(ag, p, n, d)
-                if state.pile == 0 or state.turns >= max_turns:  # no one won: cards remain
-                    _settle(state, rng)
-                    break
-                if exposed or b == B_DRAW:
-                    break
-                p = q
-        elif kind == DRAW:
-            cards = press()
-            if len(cards) != 1 or state.pile < 1:
-                shot(state, cards, rng)  # an empty launcher, or a fault
-            else:
-                # The whole draw at once while the launcher holds cards (between two cards,
-                # ``_settle`` would have nothing to do).
-                hands[p].append(cards[0])
-                state.pile -= 1
-                state.draws += 1
-                arg -= 1
-                while arg and state.pile:
-                    cards = press()
-                    if len(cards) != 1:
-                        ag[-1] = (DRAW, p, arg)
-                        shot(state, cards, rng)  # raises: cards the launcher should have
-                    hands[p].append(cards[0])
-                    state.pile -= 1
-                    state.draws += 1
-                    arg -= 1
-                if arg:
-                    ag[-1] = (DRAW, p, arg)
-                else:
-                    ag.pop()
-                if state.pile == 0 or state.winner is not None:
-                    _settle(state, rng)
-        elif kind >= PRESS_STEPS:
-            shot(state, press(), rng)  # a turn's draw after a reload, a draw until a colour
-        elif kind == COLOUR:
-            a = choose[p](state, p, colours)
-            ag.pop()
-            state.colour = a - CHOOSE
-            if state.pile == 0 or state.winner is not None or state.turns >= max_turns:
-                _settle(state, rng)
-        elif kind == CHALLENGE:
-            a = choose[p](state, p, _CHALLENGE_CHOICES)
-            ag.pop()
-            _challenge(state, p, a == CHALLENGE_IT)
-            if state.pile == 0 or state.turns >= max_turns:
-                _settle(state, rng)
-        else:
-            apply(state, choose[p](state, p, legal(state)), rng)
-        if state.todo:
-            carry(state)
+def _steps(kind: int, n: int) -> tuple[tuple[int, int, int], ...]:
+    """Every player's ``kind`` step (a TURN, a DRAW_TURN), made once: most steps push one."""
+    return tuple((kind, p, 0) for p in range(n))
 
 
 def _settle(state: UnoState, rng: random.Random) -> None:
-    """After every step: end the hand when it is over; reshuffle into an empty launcher."""
+    """After every step: end the hand when it is over; reshuffle into an empty launcher.
+    Nothing to do (the common case) while no one has won, turns remain and the launcher
+    holds cards."""
+    if state.pile and state.winner is None and state.turns < state.max_turns:
+        return
     if state.winner is not None:
         if not state.agenda:
             state.over = True
@@ -1105,32 +1084,37 @@ class UnoTable:
             state.log = []
         bots, rng = self.bots, self.rng
         press = self.launcher.press
-        ag = state.agenda
         check = self.check
         self._carry(state)
         if not check and state.log is None and trusted(bots):
-            # Bots of this package answer with one of the legal actions they are shown, and
-            # nothing listens: the same steps without re-checking each answer.
-            _play_trusted(state, [b.choose for b in bots], press, rng, self._carry)
-        while not state.over:
-            kind, p, _ = ag[-1]
-            if kind >= PRESS_STEPS:
-                shot(state, press(), rng)
-            else:
-                options = legal(state)
-                a = bots[p].choose(state, p, options)
-                if (a & CARD_MASK if 0 <= a < CHOOSE else a) not in options:
-                    act(state, a, rng)  # raises, naming the move and the legal ones
-                apply(state, a, rng)
-            if state.todo:
-                self._carry(state)
-            if check:
-                self.verify(state)
-            if state.log:
-                self._tell(state)
+            # Bots of this package answer with one of the options they are shown, and nothing
+            # listens: their answers go in unchecked.
+            run(state, [b.choose for b in bots], press, rng, self._carry)
+        else:
+            run(state, [self._checked(b) for b in bots], press, rng, self._carry, self._done)
         return HandResult(state.winner, state.points, state.charges(), state.turns, state.draws,
                           state.flips, state.reloads, state.caught, state.challenges,
                           state.guilty, state.side)
+
+    @staticmethod
+    def _checked(bot: Any) -> Choose:
+        """``bot``'s answers, each refused unless it is one of the options."""
+        choose = bot.choose
+
+        def checked(state: UnoState, player: int, options: Sequence[int]) -> int:
+            return _check(state, player, choose(state, player, options), options)
+
+        return checked
+
+    def _done(self, state: UnoState) -> None:
+        """After every step of a checked or listened-to hand: the launcher, the checks, the
+        listeners."""
+        if state.todo:
+            self._carry(state)
+        if self.check:
+            self.verify(state)
+        if state.log:
+            self._tell(state)
 
     def _tell(self, state: UnoState) -> None:
         assert state.log is not None
