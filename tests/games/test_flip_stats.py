@@ -11,8 +11,8 @@ import pytest
 from launcher.core import config, luck
 from launcher.core.config import SideLuck
 from launcher.games.cards import MILD, WILD, load_deck
-from launcher.games.flip_attack import Table
 from launcher.games.flip_attack.bots import HeuristicBot, RandomBot
+from launcher.games.flip_attack.table import Table
 from launcher.games.launchers import DirectLauncher
 from launcher.games.stats import chi_square, chi_square_sf
 from launcher.sim.games import FirmwareLauncher

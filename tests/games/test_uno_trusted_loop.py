@@ -12,10 +12,13 @@ from hypothesis import strategies as st
 
 from launcher.games.launchers import DirectDealer
 from launcher.games.uno import rules as uno
+from launcher.games.uno import table as uno_table
 from launcher.games.uno.bots import make_uno_bot
 from launcher.games.uno.flip import UNO_FLIP_GAME
-from launcher.games.uno.rules import CLASSIC_UNO, UnoTable
+from launcher.games.uno.game import CLASSIC_UNO
+from launcher.games.uno.rules import act, deal, legal, run, shot
 from launcher.games.uno.splash import UNO_SPLASH
+from launcher.games.uno.table import UnoTable
 
 GAMES = (CLASSIC_UNO, UNO_SPLASH, UNO_FLIP_GAME)
 BOTS = ("heuristic", "random", "random-play")
@@ -67,20 +70,21 @@ def test_every_way_of_playing_runs_the_one_implementation(monkeypatch) -> None:
     with ``run``: no second copy of a rule to drift (an engine with a fused fast path of its
     own would not call it from the trusted table)."""
     callers: list[str] = []
-    real = uno.run
+    real = run
 
     def counted(state, choose, press, rng, carry=None, done=None):
         callers.append("table" if carry is not None else "step")
         return real(state, choose, press, rng, carry, done)
 
-    monkeypatch.setattr(uno, "run", counted)
+    monkeypatch.setattr(uno, "run", counted)  # legal, apply and shot's
+    monkeypatch.setattr(uno_table, "run", counted)  # the table's
     for check in (False, True):
         callers.clear()
         _games(CLASSIC_UNO, {}, ["heuristic", "random"], 3, check)
         assert callers and set(callers) == {"table"}, check
     callers.clear()
-    state = uno.deal(CLASSIC_UNO.rules(), 2, 0, random.Random(1))
+    state = deal(CLASSIC_UNO.rules(), 2, 0, random.Random(1))
     (_, pile, _), = state.todo  # the draw pile, to load into the launcher, front first
-    uno.act(state, uno.legal(state)[-1], random.Random(1))  # draw instead of playing
-    uno.shot(state, pile[:1], random.Random(1))
+    act(state, legal(state)[-1], random.Random(1))  # draw instead of playing
+    shot(state, pile[:1], random.Random(1))
     assert callers == ["step"] * 4  # legal twice (act checks the action), apply, shot

@@ -10,6 +10,8 @@ from launcher.core import luck as luck_model
 from launcher.core.config import Luck
 from launcher.games.draws import draw_below
 from launcher.games.flip_attack.core import (
+    CATCH,
+    HIT,
     K_ATTACK,
     K_DA,
     K_FLIP,
@@ -20,6 +22,8 @@ from launcher.games.flip_attack.core import (
     K_SKIP,
     K_SKIPE,
     K_WDA,
+    LUCK,
+    LUCK_DISCARD,
     M_CATCH,
     M_DISCARD,
     M_PASS,
@@ -33,19 +37,8 @@ from launcher.games.flip_attack.core import (
     Move,
     variant,
 )
-from launcher.games.flip_attack.rules import (
-    CATCH,
-    HIT,
-    LUCK,
-    LUCK_DISCARD,
-    Action,
-    Effect,
-    FlipLid,
-    HandState,
-    Pressed,
-    as_action,
-    as_core,
-)
+from launcher.games.flip_attack.rules import as_action, as_core
+from launcher.games.flip_attack.state import Action, Effect, FlipLid, HandState, Pressed
 from launcher.games.roster import Roster
 
 _CATCH: Move = (M_CATCH, -1, -1, -1, False)
@@ -135,9 +128,7 @@ class RandomBot(_OnCore):
             choice(1)
             return (M_DISCARD, cards[choice(len(cards))], -1, -1, False)
         if kind == HIT:
-            b = w.sides[w.side].behaviour
-            k = b[w.top]
-            cards = [c for c in hand if b[c] == k]
+            cards = w.hit_passers(hand)
         else:
             mask = w.mask
             cards = []
@@ -237,12 +228,10 @@ class HeuristicBot(_OnCore):
             return _CATCH if rng.random() < self.catch else _PASS
         hand = w.hands[player]
         if kind == HIT:
-            b = w.sides[w.side].behaviour
-            k = b[w.top]
-            for c in hand:
-                if b[c] == k:
-                    return _uno_move((M_PLAY, c, -1, -1, False), w, player, rng,
-                                     self.forget_uno)
+            passers = w.hit_passers(hand)
+            if passers:
+                return _uno_move((M_PLAY, passers[0], -1, -1, False), w, player, rng,
+                                 self.forget_uno)
             return _TAKE_HIT
         side = SIDE_NAMES[w.side]
         if kind == LUCK:

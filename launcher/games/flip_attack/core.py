@@ -272,6 +272,13 @@ class Core:
             st = self.sides[self.side]
             self.mask = st.masks[colour * st.stride + st.symbol[self.top]]
 
+    def hit_passers(self, hand: Sequence[int]) -> list[int]:
+        """(``stack_hits``) The cards of ``hand`` that pass the hit on top on: the same kind
+        (a Hit 2x passes a Hit 2x on, a Hit 5x a Hit 5x), in hand order."""
+        b = self.sides[self.side].behaviour
+        kind = b[self.top]
+        return [c for c in hand if b[c] == kind]
+
     def flip_needs_colour(self, card: int) -> bool:
         if self.options.flip_wild_top != "flipper_chooses":
             return False

@@ -10,8 +10,10 @@ from typing import Any
 from launcher.games.base import OptionError, Run, Seats, finish, game_seed, launcher_for
 from launcher.games.cards import Card, load_deck
 from launcher.games.flip_attack.bots import BOTS
-from launcher.games.flip_attack.rules import Effect, GameOptions, Table, cannot_deal
+from launcher.games.flip_attack.rules import cannot_deal
+from launcher.games.flip_attack.state import Effect, GameOptions
 from launcher.games.flip_attack.summary import FlipAttackSummary, Recorder
+from launcher.games.flip_attack.table import Table
 from launcher.games.launchers import DirectLauncher
 
 

@@ -9,15 +9,8 @@ from collections import Counter
 from dataclasses import dataclass, field
 
 from launcher.games.cards import SIDES
-from launcher.games.flip_attack.rules import (
-    Caught,
-    Effect,
-    FinishedHand,
-    FlipLid,
-    GameResult,
-    LuckEnded,
-    Pressed,
-)
+from launcher.games.flip_attack.state import Caught, Effect, FlipLid, LuckEnded, Pressed
+from launcher.games.flip_attack.table import FinishedHand, GameResult
 from launcher.games.stats import Tally, bar, spread, win_rate_lines
 
 

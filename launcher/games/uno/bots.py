@@ -13,7 +13,7 @@ from math import floor
 from typing import Any
 
 from launcher.games.roster import Roster
-from launcher.games.uno.rules import (
+from launcher.games.uno.game import (
     ACCEPT,
     B_DRAW,
     B_FLIP,

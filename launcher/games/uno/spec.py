@@ -11,9 +11,10 @@ from launcher.games.base import OptionError, Run, Seats, finish, game_seed, laun
 from launcher.games.launchers import DirectDealer
 from launcher.games.uno.bots import UNO_BOTS
 from launcher.games.uno.flip import UNO_FLIP_GAME
-from launcher.games.uno.rules import CLASSIC_UNO, Game, UnoOptions, UnoTable
+from launcher.games.uno.game import CLASSIC_UNO, Game, UnoOptions
 from launcher.games.uno.splash import UNO_SPLASH
 from launcher.games.uno.summary import UnoSummary
+from launcher.games.uno.table import UnoTable
 
 
 class UnoSpec:

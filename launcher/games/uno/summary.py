@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 from typing import ClassVar
 
 from launcher.games.stats import Tally, spread, win_rate_lines
-from launcher.games.uno.rules import UnoGameResult
+from launcher.games.uno.table import UnoGameResult
 
 
 @dataclass
