@@ -337,30 +337,38 @@ def _diff(a: Sequence[int], b: Sequence[int]) -> str:
     return f"{d:+.2f} ± {1.96 * se:.2f}{mark}"
 
 
-def _fit(summary: FlipAttackSummary, settings: Settings, side: str) -> str:
-    """Chi-square p-value of the observed shot sizes against the configured weights.
+FIT_ALPHA = 0.01  # a chi-square p below this is flagged: the sizes do not follow the weights
 
-    Shots at the end of a cartridge are cut short, so a low p can mean a small deck.
-    """
+
+def _fit(summary: FlipAttackSummary, settings: Settings, side: str) -> float | None:
+    """Chi-square p-value of the whole shots' sizes against the configured weights (None:
+    too few shots to test). A shot at the end of the cartridge is left out: the launcher may
+    have held fewer cards than the size drawn, and shot what it had."""
     sl = settings.luck.side(side)
-    observed = [summary.press_cards[side][s] for s in sl.sizes]
+    observed = [summary.whole_shots[side][s] for s in sl.sizes]
     total = sum(sl.weights)
     if sum(observed) < 20:
-        return "-"
+        return None
     _, df, p = chi_square(observed, [w / total for w in sl.weights])
-    return f"{p:.3f}" if df else "-"
+    return p if df else None
+
+
+def _p(p: float | None) -> str:
+    return "-" if p is None else f"{p:.3f}" + (" !" if p < FIT_ALPHA else "")
 
 
 def tune_report(base: FlipAttackSummary, new: FlipAttackSummary, base_settings: Settings,
-                new_settings: Settings,
-                config_name: str, games: int, seed: int, plots: list[str],
-                skipped: str | None) -> str:
-    """The Markdown report comparing a luck configuration with the defaults."""
+                new_settings: Settings, config_name: str, games: int, seed: int,
+                plots: list[str], skipped: str | None) -> str:
+    """The Markdown report comparing a luck configuration with the defaults: the table,
+    then a note for every kind of difference it flags."""
     rows: list[tuple[str, str, str, str]] = []
+    runs = (("defaults", base, base_settings), ("this config", new, new_settings))
 
     def row(name: str, a: str, b: str, d: str = "") -> None:
         rows.append((name, a, b, d))
 
+    unfit: list[str] = []  # "wild, this config (p 0.001)": sizes that do not follow weights
     for side in SIDES:
         sa, sb = base_settings.luck.side(side), new_settings.luck.side(side)
         row(f"{side}: shot rate, configured", f"{luck.shot_rate(sa):.1%}",
@@ -369,19 +377,28 @@ def tune_report(base: FlipAttackSummary, new: FlipAttackSummary, base_settings: 
             f"{new.shot_rate(side):.1%}")
         row(f"{side}: cards per shot, configured", f"{luck.mean_shot(sa):.2f}",
             f"{luck.mean_shot(sb):.2f}")
-        row(f"{side}: cards per shot, observed", f"{base.cards_per_shot(side):.2f}",
-            f"{new.cards_per_shot(side):.2f}")
+        row(f"{side}: cards per whole shot, observed", f"{base.cards_per_whole_shot(side):.2f}",
+            f"{new.cards_per_whole_shot(side):.2f}")
         row(f"{side}: cards per press, observed", f"{base.cards_per_press(side):.2f}",
             f"{new.cards_per_press(side):.2f}")
         row(f"{side}: longest dry streak (max possible)",
             f"{max(base.dry_runs[side], default=0)} ({sa.max_dry})",
             f"{max(new.dry_runs[side], default=0)} ({sb.max_dry})")
-        row(f"{side}: shot sizes vs weights, chi-square p", _fit(base, base_settings, side),
-            _fit(new, new_settings, side))
+        row(f"{side}: shots at the end of the cartridge (took the last cards)",
+            *(f"{sum(s.end_shots[side].values())} ({s.last_shots[side]})" for s in (base, new)))
+        fits = [_fit(s, settings, side) for _, s, settings in runs]
+        row(f"{side}: whole shots vs weights, chi-square p", *map(_p, fits))
+        unfit += [f"{side}, {label} (p {p:.3f})" for (label, _, _), p in zip(runs, fits,
+                                                                               strict=True)
+                  if p is not None and p < FIT_ALPHA]
+    moved: list[str] = []  # the means that differ beyond chance
     for name, attr in (("turns per hand", "turns"), ("presses per hand", "presses"),
                        ("flips per hand", "flips"), ("reloads per hand", "reloads")):
         a, b = getattr(base, attr), getattr(new, attr)
-        row(name, f"{_mean(a):.2f}", f"{_mean(b):.2f}", _diff(a, b))
+        d = _diff(a, b)
+        row(name, f"{_mean(a):.2f}", f"{_mean(b):.2f}", d)
+        if d.endswith("*"):
+            moved.append(name)
     row("hands per game", f"{base.hands / max(base.games, 1):.2f}",
         f"{new.hands / max(new.games, 1):.2f}")
     row("hands stopped at the turn limit", str(base.unfinished), str(new.unfinished))
@@ -391,21 +408,48 @@ def tune_report(base: FlipAttackSummary, new: FlipAttackSummary, base_settings: 
     bust_b = new.luck_busts / new.luck_runs if new.luck_runs else math.nan
     row("Wild Press Your Luck runs that shot", f"{bust_a:.0%}", f"{bust_b:.0%}")
 
+    notes = []
+    for side in SIDES:
+        ends = [sum(s.end_shots[side].values()) for _, s, _ in runs]
+        if any(ends):
+            largest = {max(st.luck.side(side).sizes) for _, _, st in runs}
+            most = (str(*largest) if len(largest) == 1 else " and ".join(
+                f"{max(st.luck.side(side).sizes)} {label}" for label, _, st in runs))
+            notes.append(
+                f"- {side}: {ends[0]} shots (defaults) and {ends[1]} (this config) came at "
+                f"the end of the cartridge, with fewer cards in it than the largest shot "
+                f"({most}); {base.last_shots[side]} and {new.last_shots[side]} of them took "
+                "the last cards, cut short to what was left or no more than it. The launcher "
+                f"runs empty: {_mean(base.reloads):.2f} and {_mean(new.reloads):.2f} reloads "
+                f"a hand, {base.empty_presses} and {new.empty_presses} presses found it "
+                "empty. These shots are counted apart, hatched in the shot-size plot, and "
+                "left out of the chi-square test, which compares the whole shots with the "
+                "weights.")
+    if unfit:
+        notes.append(f"- `!` ({', '.join(unfit)}): the whole shots' sizes differ from the "
+                     f"configured weights beyond chance (p < {FIT_ALPHA}), cut-short shots "
+                     "left out: the draws do not follow the luck table.")
+    if moved:
+        notes.append(f"- `*` ({', '.join(moved)}): the two configurations' means differ "
+                     "beyond their 95% interval: what this config changes in the game.")
+
     out = [
         f"# Luck tuning report: {config_name}",
         "",
         f"{games} games of UNO Flip Attack with each luck configuration, "
         f"{base.players} players ({', '.join(base.bots)}), seed {seed}; the same seeds for "
         "both, through the direct luck model. `*` marks a difference of means outside "
-        "its 95% interval.",
+        f"its 95% interval, `!` a chi-square p below {FIT_ALPHA}; the notes below the "
+        "table explain each.",
         "",
         "| measure | defaults | this config | difference |",
         "|---|---:|---:|---:|",
         *(f"| {a} | {b} | {c} | {d} |" for a, b, c, d in rows),
         "",
-        "## Luck tables",
-        "",
     ]
+    if notes:
+        out += ["## Notes", "", *notes, ""]
+    out += ["## Luck tables", ""]
     for side in SIDES:
         sa, sb = base_settings.luck.side(side), new_settings.luck.side(side)
         out += [f"- {side}, defaults: hazard {list(sa.hazard)}, sizes {list(sa.sizes)}, "
@@ -423,20 +467,26 @@ def tune_report(base: FlipAttackSummary, new: FlipAttackSummary, base_settings: 
 
 
 def tune_plots(base: FlipAttackSummary, new: FlipAttackSummary, base_settings: Settings,
-               new_settings: Settings,
-               out: Path) -> list[str]:
+               new_settings: Settings, out: Path) -> list[str]:
     """Write the comparison plots as PNG files; raises ImportError without matplotlib."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+    from matplotlib.ticker import MaxNLocator
 
     written: list[str] = []
     labels = ("defaults", "this config")
 
-    def save(fig: Any, name: str) -> None:
+    def save(fig: Any, axes: Any, name: str) -> None:
+        """The legend once, above the plots (in a plot it may hide a bar), and counts on
+        whole-number axes."""
+        for ax in axes:
+            ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+        handles, names = axes[0].get_legend_handles_labels()
+        fig.legend(handles, names, loc="upper center", ncol=len(names), frameon=False)
+        fig.tight_layout(rect=(0, 0, 1, 0.9))
         path = out / name
-        fig.tight_layout()
         fig.savefig(path, dpi=100)
         plt.close(fig)
         written.append(str(path))
@@ -450,39 +500,53 @@ def tune_plots(base: FlipAttackSummary, new: FlipAttackSummary, base_settings: S
         ax.set_xlabel("dry presses since the last shot")
         ax.set_ylabel("P(shot)")
         ax.set_ylim(0, 1.05)
-        ax.legend()
-    save(fig, "hazard.png")
+    save(fig, axes, "hazard.png")
 
-    def shares(field: str, keep_zero: bool, title: str, xlabel: str, name: str) -> None:
-        """Per side, both runs side by side: the share of shots at each value."""
-        fig, axes = plt.subplots(1, 2, figsize=(10, 4))
-        for ax, side in zip(axes, SIDES, strict=True):
-            width = 0.4
-            for i, (label, s) in enumerate(zip(labels, (base, new), strict=True)):
-                c = getattr(s, field)[side]
-                ks = sorted(k for k in c if k or keep_zero)
-                total = sum(c[k] for k in ks) or 1
-                ax.bar([k + (i - 0.5) * width for k in ks], [c[k] / total for k in ks],
-                       width=width, label=label)
-            ax.set_title(f"{side}: {title} (observed)")
-            ax.set_xlabel(xlabel)
-            ax.set_ylabel("share of shots")
-            ax.legend()
-        save(fig, name)
+    width = 0.4
+    fig, axes = plt.subplots(1, 2, figsize=(10, 4))
+    for ax, side in zip(axes, SIDES, strict=True):
+        for i, (label, s) in enumerate(zip(labels, (base, new), strict=True)):
+            c = s.dry_runs[side]
+            ks = sorted(c)
+            total = sum(c.values()) or 1
+            ax.bar([k + (i - 0.5) * width for k in ks], [c[k] / total for k in ks],
+                   width=width, label=label)
+        ax.set_title(f"{side}: dry presses before a shot (observed)")
+        ax.set_xlabel("dry streak")
+        ax.set_ylabel("share of shots")
+    save(fig, axes, "dry_streaks.png")
 
-    shares("dry_runs", True, "dry presses before a shot", "dry streak", "dry_streaks.png")
-    shares("press_cards", False, "cards per shot", "cards", "shot_sizes.png")
+    # Shot sizes: whole shots solid, the shots at the end of the cartridge (which may have
+    # been cut short to the cards left) hatched on top, as shares of every shot.
+    fig, axes = plt.subplots(1, 2, figsize=(10, 4))
+    for ax, side in zip(axes, SIDES, strict=True):
+        for i, (label, s) in enumerate(zip(labels, (base, new), strict=True)):
+            whole, end = s.whole_shots[side], s.end_shots[side]
+            ks = sorted(set(whole) | set(end))
+            total = sum(whole.values()) + sum(end.values()) or 1
+            xs = [k + (i - 0.5) * width for k in ks]
+            bottom = [whole[k] / total for k in ks]
+            bars = ax.bar(xs, bottom, width=width, label=label)
+            ax.bar(xs, [end[k] / total for k in ks], width=width, bottom=bottom,
+                   color=bars.patches[0].get_facecolor() if bars.patches else None,
+                   alpha=0.45, hatch="//", label=f"{label}: at the end of the cartridge")
+        ax.set_title(f"{side}: cards per shot (observed)")
+        ax.set_xlabel("cards")
+        ax.set_ylabel("share of shots")
+    save(fig, axes, "shot_sizes.png")
 
     fig, axes = plt.subplots(1, 2, figsize=(10, 4))
     for ax, attr in zip(axes, ("turns", "presses"), strict=True):
         top = max([*getattr(base, attr), *getattr(new, attr), 1])
         bins = list(range(0, top + 10, max(1, top // 40)))
         for label, s in zip(labels, (base, new), strict=True):
-            ax.hist(getattr(s, attr), bins=bins, histtype="step", density=True, label=label)
+            values = getattr(s, attr)
+            ax.hist(values, bins=bins, histtype="step", label=label,
+                    weights=[1 / len(values)] * len(values) if values else None)
         ax.set_title(f"{attr} per hand")
         ax.set_xlabel(attr)
-        ax.legend()
-    save(fig, "hand_length.png")
+        ax.set_ylabel("share of hands")
+    save(fig, axes, "hand_length.png")
     return written
 
 

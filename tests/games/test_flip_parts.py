@@ -180,7 +180,7 @@ def test_heuristic_bot_presses_its_luck_while_the_risk_is_low():
     assert bot.choose(state, 0, legal_actions(state)) == PressLuck()
     # It has seen four dry presses on the Mild side: the next one is sure to shoot.
     for _ in range(4):
-        bot.observe(Pressed(1, 1, (), MILD, "turn"))
+        bot.observe(Pressed(1, 1, (), MILD, "turn", 40))
     assert bot.shot_chance(MILD) == 1.0
     assert isinstance(bot.choose(state, 0, legal_actions(state)), StopLuck)
     bot.observe(FlipLid(WILD))

@@ -347,7 +347,7 @@ class Hooks:
                  "watchers")
 
     def __init__(self, flip: Callable[[int], None], load: Callable[[list[int], int], None],
-                 pressed: Callable[[int, int, list[int], int, str, bool], None] | None,
+                 pressed: Callable[[int, int, list[int], int, str, int], None] | None,
                  played: Callable[[int, int, int, int], None] | None,
                  caught: Callable[[int, int], None] | None,
                  luck_ended: Callable[[int, int, bool], None] | None,
@@ -551,18 +551,18 @@ def step_shot(w: Core, got: list[int], rng: random.Random, h: Hooks) -> None:
     """The cards one press shot, for the press the agenda is waiting on."""
 
     step = w.agenda[0]
-    was_empty = w.launcher_count == 0
-    w.launcher_count -= len(got)
+    held = w.launcher_count
+    w.launcher_count = held - len(got)
     w.presses += 1
     # The players who count the dry streak (``HeuristicBot.observe``, on integers).
     if got:
         for b in h.watchers:
             b.dry_streak = 0
-    elif not was_empty:
+    elif held:
         for b in h.watchers:
             b.dry_streak += 1
     if h.pressed is not None:
-        h.pressed(step.player, step.arg, got, w.side, step.why, was_empty)
+        h.pressed(step.player, step.arg, got, w.side, step.why, held)
     if step.kind == PRESS:
         w.hands[step.arg] += got
         w.agenda.pop(0)

@@ -504,8 +504,8 @@ def recording(w: Core, emit: Callable[[Effect], None]) -> Hooks:
         flip=lambda side: emit(FlipLid(names[side])),
         load=lambda pool, side: emit(Load(tuple(cards[c] for c in pool), names[side],
                                           "reload")),
-        pressed=lambda player, recipient, got, side, why, empty: emit(
-            Pressed(player, recipient, tuple(cards[c] for c in got), names[side], why, empty)),
+        pressed=lambda player, recipient, got, side, why, held: emit(
+            Pressed(player, recipient, tuple(cards[c] for c in got), names[side], why, held)),
         played=lambda player, card, side, gone: emit(
             Played(player, cards[card], names[side], gone)),
         caught=lambda player, by: emit(Caught(player, by)),

@@ -65,7 +65,7 @@ class FlipAttackSpec:
     def play(self, run: Run, start: int, stop: int) -> FlipAttackSummary:
         summary = FlipAttackSummary(bots=list(run.bots))
         for g in range(start, stop):
-            recorder = Recorder(summary)
+            recorder = Recorder(summary, run.settings.luck)
             table = self.table(run, random.Random(game_seed(run.seed, g)), [recorder.observe])
             try:
                 recorder.game(table.play_game(first_dealer=g % len(run.bots)))

@@ -147,14 +147,20 @@ class Played:
 
 @dataclass(frozen=True, slots=True)
 class Pressed:
-    """One press of the launcher and what it shot (the cards went to ``recipient``)."""
+    """One press of the launcher and what it shot (the cards went to ``recipient``), from a
+    launcher that held ``held`` cards: a shot larger than that is cut short to them."""
 
     player: int
     recipient: int
     cards: tuple[Card, ...]
     side: str
     why: str
-    empty: bool = False  # the launcher held no card (the firmware draws no luck then)
+    held: int
+
+    @property
+    def empty(self) -> bool:
+        """The launcher held no card (the firmware draws no luck then)."""
+        return self.held == 0
 
 
 @dataclass(frozen=True, slots=True)

@@ -8,6 +8,7 @@ import math
 from collections import Counter
 from dataclasses import dataclass, field
 
+from launcher.core.config import Luck
 from launcher.games.cards import SIDES
 from launcher.games.flip_attack.state import Caught, Effect, FlipLid, LuckEnded, Pressed
 from launcher.games.flip_attack.table import FinishedHand, GameResult
@@ -25,6 +26,14 @@ class FlipAttackSummary(Tally):
         default_factory=lambda: {s: Counter() for s in SIDES})  # cards per press, 0 = dry
     dry_runs: dict[str, Counter[int]] = field(
         default_factory=lambda: {s: Counter() for s in SIDES})  # dry presses before a shot
+    # Shot sizes, apart: whole shots, drawn while the launcher held at least the side's
+    # largest shot (none can have been cut short), and shots at the end of the cartridge,
+    # drawn with fewer cards left (one that took the last cards may have been cut short).
+    whole_shots: dict[str, Counter[int]] = field(
+        default_factory=lambda: {s: Counter() for s in SIDES})
+    end_shots: dict[str, Counter[int]] = field(
+        default_factory=lambda: {s: Counter() for s in SIDES})
+    last_shots: Counter[str] = field(default_factory=Counter)  # took the last cards, by side
     empty_presses: int = 0  # presses on an empty launcher (nothing to reload)
     caught: int = 0
     luck_runs: int = 0
@@ -47,6 +56,12 @@ class FlipAttackSummary(Tally):
     def cards_per_shot(self, side: str) -> float:
         c = self.press_cards[side]
         shots = sum(v for k, v in c.items() if k)
+        return sum(k * v for k, v in c.items()) / shots if shots else math.nan
+
+    def cards_per_whole_shot(self, side: str) -> float:
+        """Cards per shot among the whole shots (none cut short by an emptying launcher)."""
+        c = self.whole_shots[side]
+        shots = sum(c.values())
         return sum(k * v for k, v in c.items()) / shots if shots else math.nan
 
     def format(self, title: str = "") -> str:
@@ -90,11 +105,14 @@ class FlipAttackSummary(Tally):
 
 
 class Recorder:
-    """Feeds a summary from a table's effects (an observer) and finished hands and games."""
+    """Feeds a summary from a table's effects (an observer) and finished hands and games;
+    ``luck``: the launcher's tables, whose largest shot per side tells a whole shot from one
+    at the end of the cartridge."""
 
-    def __init__(self, summary: FlipAttackSummary) -> None:
+    def __init__(self, summary: FlipAttackSummary, luck: Luck) -> None:
         self.summary = summary
         self._streak = 0
+        self._largest = {side: max(luck.side(side).sizes) for side in SIDES}
 
     def observe(self, effect: Effect) -> None:
         s = self.summary
@@ -103,10 +121,17 @@ class Recorder:
                 s.empty_presses += 1
                 return
             n = len(effect.cards)
-            s.press_cards[effect.side][n] += 1
+            side = effect.side
+            s.press_cards[side][n] += 1
             if n:
-                s.dry_runs[effect.side][self._streak] += 1
+                s.dry_runs[side][self._streak] += 1
                 self._streak = 0
+                if effect.held >= self._largest[side]:
+                    s.whole_shots[side][n] += 1
+                else:
+                    s.end_shots[side][n] += 1
+                    if n == effect.held:
+                        s.last_shots[side] += 1
             else:
                 self._streak += 1
         elif isinstance(effect, FlipLid):

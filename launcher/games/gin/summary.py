@@ -65,10 +65,10 @@ class GinSummary(Tally):
             lines.append(f"points per hand won: mean {statistics.fmean(s.points):.1f}")
         lines.append(f"cards laid off: {s.laid_off}; shutouts: {s.shutouts}")
         lines.append("")
-        lines.append("win rates            hands    games")
+        lines.append("win rates            games    hands")  # as every game's summary has it
         for seat, bot in enumerate(s.bots):
-            lines.append(f"  seat {seat} {bot:<11} {s.hand_wins[seat] / n:6.1%}   "
-                         f"{s.game_wins[seat] / games_scored:6.1%}")
+            lines.append(f"  seat {seat} {bot:<11} {s.game_wins[seat] / games_scored:7.1%}  "
+                         f"{s.hand_wins[seat] / n:7.1%}")
         if s.unfinished:
             lines.append(f"games stopped at max_hands: {s.unfinished}")
         return "\n".join(lines)
