@@ -190,3 +190,12 @@ def test_a_table_too_big_for_the_deck_is_refused_before_any_game(capsys, game, p
     rc, out, err = run(capsys, "simulate", "--game", game, "--players", players, "--games",
                        "1", "--no-progress")
     assert (rc, out) == (2, "") and err.strip() == f"error: {says}"
+
+
+@pytest.mark.parametrize("game", ["uno", "uno-splash", "uno-flip", "gin"])
+def test_a_game_without_luck_refuses_a_config_whose_luck_it_would_ignore(capsys, game):
+    rc, out, err = run(capsys, "simulate", "--game", game, "--config", str(WILD_PARTY),
+                       "--games", "1", "--no-progress")
+    assert (rc, out) == (2, "")
+    assert err.strip().startswith(f"error: --config = '{WILD_PARTY}': ")
+    assert err.strip().endswith("has no luck to configure")
