@@ -19,8 +19,25 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
+
+
+def _flip_attack() -> tuple[Any, Any, Any]:
+    """(make_bot, GameOptions, Table) of the checkout on the path, whichever layout it has."""
+    try:
+        from launcher.games.flip_attack.bots import make_bot
+        from launcher.games.flip_attack.state import GameOptions
+        from launcher.games.flip_attack.table import Table
+    except ImportError:
+        try:  # a checkout from before flip_attack/ had table.py and state.py
+            from launcher.games.flip_attack.rules import GameOptions, Table  # type: ignore
+        except ImportError:  # from before games/ had a package per game
+            from launcher.games.bots import make_bot  # type: ignore[no-redef]
+
+            from launcher.games.flip_attack import GameOptions, Table  # type: ignore
+    return make_bot, GameOptions, Table
 
 
 def flip_attack_once(games: int, check: bool) -> tuple[int, float]:
@@ -29,13 +46,7 @@ def flip_attack_once(games: int, check: bool) -> tuple[int, float]:
     from launcher.games.cards import load_deck
     from launcher.games.launchers import DirectLauncher
 
-    try:
-        from launcher.games.flip_attack.bots import make_bot
-        from launcher.games.flip_attack.rules import GameOptions, Table
-    except ImportError:  # a checkout from before games/ had a package per game
-        from launcher.games.bots import make_bot  # type: ignore[no-redef]
-
-        from launcher.games.flip_attack import GameOptions, Table  # type: ignore[no-redef]
+    make_bot, GameOptions, Table = _flip_attack()
 
     settings = config.load()
     kw = {"check": check} if "check" in inspect.signature(Table).parameters else {}
@@ -75,7 +86,7 @@ def flip_attack_bench(args: argparse.Namespace) -> None:
 def main() -> None:
     if len(sys.argv) == 4 and sys.argv[1] == "--flip-attack-child":
         sys.path.insert(0, os.environ["PYTHONPATH"])
-        from launcher.games.flip_attack import Table
+        Table = _flip_attack()[2]
 
         has = "check" in inspect.signature(Table).parameters
         turns, seconds = flip_attack_once(int(sys.argv[2]), sys.argv[3] == "check")

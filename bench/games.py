@@ -51,21 +51,28 @@ def _timed(play: Callable[[], int]) -> Runner:
     return run
 
 
+def _table(game: str, bots: list[str], seed: int, through_firmware: bool = False,
+           **rules: Any) -> Any:
+    """A table of ``game`` as ``launcher simulate`` builds it (``GameSpec.table``: the direct
+    launcher, or the firmware on the simulated launcher), with no card check and no
+    observer, for many games in a row; every random choice from ``seed``."""
+    from launcher.core import config
+    from launcher.games.base import Run
+    from launcher.games.registry import GAMES
+
+    spec = GAMES[game]
+    firmware = None
+    if through_firmware:
+        from launcher.sim.games import FirmwareLauncher as firmware
+    run = Run(spec.options(rules), tuple(bots), seed, config.load(), firmware=firmware)
+    return spec.table(run, random.Random(seed))
+
+
 def flip_attack(through_firmware: bool, players: int = 4, seed: int = 1) -> Callable[[], int]:
     """One 4-player UNO Flip Attack game to 500 a call (heuristic and random bots), as
     ``launcher simulate`` plays it; steps are turns."""
-    from launcher.core import config
-    from launcher.games.cards import load_deck
-    from launcher.games.flip_attack.bots import make_bot
-    from launcher.games.flip_attack.rules import GameOptions, Table
-    from launcher.games.launchers import DirectLauncher, FirmwareLauncher
-
-    settings = config.load()
-    launcher: Any = (FirmwareLauncher(settings, seed=seed) if through_firmware
-                     else DirectLauncher(settings.luck, random.Random(seed)))
-    names = ["heuristic", "random"] * players
-    bots = [make_bot(names[i], random.Random(seed + i), settings.luck) for i in range(players)]
-    table = Table(launcher, bots, random.Random(seed), GameOptions(), load_deck(), check=False)
+    table = _table("flip-attack", (["heuristic", "random"] * players)[:players], seed,
+                   through_firmware)
     count = [0, 0]  # games, presses of the last game
 
     def play() -> int:
@@ -78,21 +85,10 @@ def flip_attack(through_firmware: bool, players: int = 4, seed: int = 1) -> Call
     return play
 
 
-def table_game(module: str, name: str, seed: int = 1) -> Callable[[], int]:
-    """One 4-player game to 500 of classic UNO, UNO Splash or UNO Flip a call."""
-    import importlib
-
-    from launcher.games.launchers import DirectDealer
-    from launcher.games.uno.bots import make_uno_bot
-    from launcher.games.uno.rules import UnoTable
-
-    game = getattr(importlib.import_module(module), name)
-    rules = game.rules(game.options())
-    sides = game.sides if len(game.sides) == 2 else game.sides * 2
-    seats = [make_uno_bot(b, random.Random(seed + i))
-             for i, b in enumerate(["heuristic", "random"] * 2)]
-    table = UnoTable(rules, DirectDealer(game.profile, sides), seats, random.Random(seed),
-                     check=False)
+def table_game(game: str, seed: int = 1) -> Callable[[], int]:
+    """One 4-player game to 500 of a table game (``uno``, ``uno-splash``, ``uno-flip``) a
+    call, heuristic and random bots; steps are turns."""
+    table = _table(game, ["heuristic", "random"] * 2, seed)
 
     def play() -> int:
         return sum(h.turns for h in table.play_game().hands)
@@ -102,12 +98,7 @@ def table_game(module: str, name: str, seed: int = 1) -> Callable[[], int]:
 
 def gin_game(seed: int = 1) -> Callable[[], int]:
     """One gin game to 100 between two heuristic bots a call; steps are turns (discards)."""
-    from launcher.games.gin.bots import make_bot
-    from launcher.games.gin.rules import GinRules
-    from launcher.games.gin.table import GinTable
-
-    table = GinTable(GinRules(), [make_bot("heuristic", random.Random(seed + i))
-                                  for i in range(2)], random.Random(seed))
+    table = _table("gin", ["heuristic", "heuristic"], seed)
     n = [0]
 
     def play() -> int:
@@ -122,9 +113,9 @@ def our_engines(seed: int = 1) -> dict[str, Runner]:
     return {
         FLIP_ATTACK: _timed(flip_attack(False, seed=seed)),
         "UNO Flip Attack, through the firmware": _timed(flip_attack(True, seed=seed)),
-        CLASSIC: _timed(table_game("launcher.games.uno.rules", "CLASSIC_UNO", seed)),
-        "UNO Splash": _timed(table_game("launcher.games.uno.splash", "UNO_SPLASH", seed)),
-        "UNO Flip": _timed(table_game("launcher.games.uno.flip", "UNO_FLIP_GAME", seed)),
+        CLASSIC: _timed(table_game("uno", seed)),
+        "UNO Splash": _timed(table_game("uno-splash", seed)),
+        "UNO Flip": _timed(table_game("uno-flip", seed)),
         "Gin Rummy": _timed(gin_game(seed)),
     }
 
@@ -136,13 +127,7 @@ def uno_round(bot: str = "random-play", seed: int = 1) -> Callable[[], int]:
     """One 2-player classic UNO round (``single_round``, RLCard's game is one round) a call
     between two ``bot``s; steps are turns. ``random-play`` is the random player RLCard's
     rules make: a random playable card, drawing only when nothing plays."""
-    from launcher.games.launchers import DirectDealer
-    from launcher.games.uno.bots import make_uno_bot
-    from launcher.games.uno.rules import CLASSIC_UNO, UnoTable
-
-    rules = CLASSIC_UNO.rules(CLASSIC_UNO.options(single_round=True))
-    table = UnoTable(rules, DirectDealer(), [make_uno_bot(bot, random.Random(seed + i))
-                                             for i in range(2)], random.Random(seed))
+    table = _table("uno", [bot, bot], seed, single_round=True)
     n = [0]
 
     def play() -> int:
@@ -180,12 +165,7 @@ def gin_hand(seed: int = 1, bots: str = "random") -> Callable[[], int]:
     """One Gin Rummy hand a call between two ``bots`` bots, as ``launcher simulate --game
     gin`` plays it (the direct stock dealer, the card check at the end of the hand); steps
     are decisions."""
-    from launcher.games.gin.bots import make_bot
-    from launcher.games.gin.rules import GinRules
-    from launcher.games.gin.table import GinTable
-
-    table = GinTable(GinRules(), [make_bot(bots, random.Random(seed + i)) for i in range(2)],
-                     random.Random(seed + 2))
+    table = _table("gin", [bots, bots], seed)
     steps = [0]
 
     def count(_hand: object, _player: int, _action: int) -> None:
@@ -353,17 +333,18 @@ def jobs_speedup(games: int, jobs: list[int], seed: int = 1) -> dict[int, dict[s
 
     from launcher.cli.simulate import simulate
     from launcher.core import config
-    from launcher.games.flip_attack.rules import GameOptions
+    from launcher.games.base import Run
+    from launcher.games.registry import GAMES
 
     logging.getLogger("launcher").setLevel(logging.WARNING)
-    settings = config.load()
-    bots = ["heuristic", "random"] * 2
+    run = Run(GAMES["flip-attack"].options({}), ("heuristic", "random") * 2, seed,
+              config.load())
     out = {}
     first = None
     for j in jobs:
         busy0 = machine_jiffies()
         start = time.perf_counter()
-        summary = simulate(games, 4, seed, bots, settings, GameOptions(), jobs=j)
+        summary = simulate("flip-attack", run, games, jobs=j)
         elapsed = time.perf_counter() - start
         busy1 = machine_jiffies()
         first = first or summary

@@ -94,10 +94,8 @@ def profiles(scale: float = 1.0, top: int = 6) -> dict[str, dict[str, Any]]:
     return {
         "press path (posted edge to the end of its handling)": _top(press_path(n * 10), top),
         "UNO Flip Attack game loop (direct)": _top(game_loop(flip_attack(False), n * 3), top),
-        "classic UNO game loop": _top(game_loop(
-            table_game("launcher.games.uno.rules", "CLASSIC_UNO"), n * 10), top),
-        "UNO Flip game loop": _top(game_loop(
-            table_game("launcher.games.uno.flip", "UNO_FLIP_GAME"), n * 10), top),
+        "classic UNO game loop": _top(game_loop(table_game("uno"), n * 10), top),
+        "UNO Flip game loop": _top(game_loop(table_game("uno-flip"), n * 10), top),
         "Gin Rummy game loop": _top(game_loop(gin_game(), n * 3), top),
         "console line handler": _top(console_lines(n * 100), top),
     }

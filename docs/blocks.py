@@ -143,20 +143,22 @@ def gin_variant_table(games: int = 200, seed: int = 1) -> str:
     """Each Gin Rummy variant but standard, two heuristic bots: what
     ``launcher simulate --game gin --variant V --games 200 --seed 1 --bots heuristic`` counts,
     one row a variant (the summary's own figures, not its text read back)."""
-    import functools
     import statistics
 
-    from launcher.cli.simulate import default_jobs, gin_games, play_games
-    from launcher.games.gin.variants import VARIANTS, variant_rules
+    from launcher.cli.simulate import default_jobs, simulate
+    from launcher.core import config
+    from launcher.games.base import Run
+    from launcher.games.registry import GAMES
 
     rows = ["| variant | hands/game | knocks won | undercuts | gins | big gins | drawn | "
             "turns/hand |", "|---|---:|---:|---:|---:|---:|---:|---:|"]
-    for name in VARIANTS:
+    gin = GAMES["gin"]
+    for name in gin.variants:
         if name == "standard":
             continue
-        rules = variant_rules(name, {})
-        play = functools.partial(gin_games, ("heuristic", "heuristic"), rules, seed, False)
-        s = play_games(play, games, default_jobs())
+        rules = gin.options({}, name)
+        run = Run(rules, ("heuristic", "heuristic"), seed, config.load(), variant=name)
+        s = simulate("gin", run, games, default_jobs())
         share = [f"{s.endings[k] / s.hands:.1%}"
                  for k in ("knock", "undercut", "gin", "big_gin", "draw")]
         label = f"{name} ({rules.games} games)" if rules.games > 1 else name

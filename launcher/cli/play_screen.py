@@ -39,6 +39,8 @@ FAULT_WAY_OUT = {
     "interlock": LEAVE,
     "internal": f"a bug (:log shows it): {LEAVE}",
     "lid_sensor": "the lid switch's contacts agree: check :pins, then [x]",
+    "power_contact": "the lid's power contact reads wrong: check :pins, then [x]",
+    "driver_sleep": "nSLEEP reads wrong: check :pins (sleep_sense), then [x]",
 }
 TURN_TEXT = {"idle": "still", "run": "turning", "hold": "braked at home", "brake": "stopping"}
 

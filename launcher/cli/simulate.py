@@ -1,7 +1,8 @@
 """``launcher simulate`` and ``launcher tune``: whole games with bots, and a luck report.
 
-``simulate --game NAME`` looks the game up in ``GAMES``, one row per game: its bots and
-the function that plays and reports it. A new game adds a row.
+``simulate --game NAME`` finds the game in ``launcher.games.registry.GAMES``: its options,
+bots, summary and the way it plays (``launcher.games.base.GameSpec``), the same for every
+game. A new game adds its spec there, nothing here.
 """
 
 from __future__ import annotations
@@ -12,30 +13,27 @@ import functools
 import logging
 import math
 import os
-import random
-import re
 import statistics
 import sys
 from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
-from dataclasses import dataclass, fields
 from pathlib import Path
-from typing import Any, Literal, TextIO, get_args, get_origin, get_type_hints
+from typing import Any, TextIO
 
 from launcher.cli.options import verb, whole_number
 from launcher.cli.paths import output_folder, writing
 from launcher.core import config, luck
 from launcher.core.config import Settings
-from launcher.core.errors import MISSING, ConfigError, LauncherError
+from launcher.core.errors import ConfigError, LauncherError
 from launcher.firmware.disk import atomic_write
-from launcher.games.cards import SIDES, load_deck
-from launcher.games.flip_attack.bots import BOTS, make_bot
-from launcher.games.flip_attack.record import Recorder
-from launcher.games.flip_attack.rules import GameOptions, Table
-from launcher.games.launchers import DirectLauncher, FirmwareLauncher
-from launcher.games.stats import Summary, chi_square, format_summary
+from launcher.games.base import GameSpec, OptionError, Options, Run, Seats
+from launcher.games.cards import SIDES
+from launcher.games.flip_attack.summary import FlipAttackSummary
+from launcher.games.registry import GAMES
+from launcher.games.roster import Roster
+from launcher.games.stats import chi_square
 
 
 class Progress:
@@ -115,7 +113,8 @@ def progress_bar(total: int, label: str, forced: bool, disabled: bool,
     return Progress(total, label)
 
 
-def parse_bots(text: str, players: int, known: Sequence[str] = tuple(BOTS)) -> list[str]:
+def parse_bots(text: str, players: int, known: Roster[Any] | Sequence[str] = tuple(
+        GAMES["flip-attack"].bots)) -> list[str]:
     """``heuristic,random`` -> one bot name per seat, repeating the list to fill the table."""
     names = [n.strip() for n in text.split(",") if n.strip()]
     if not names:
@@ -126,106 +125,38 @@ def parse_bots(text: str, players: int, known: Sequence[str] = tuple(BOTS)) -> l
     return [names[i % len(names)] for i in range(players)]
 
 
-# The smallest value each whole-number rule takes (GameOptions.__post_init__ refuses less;
-# a test keeps the two in step).
-RULE_MINIMUM = {"uno_penalty_presses": 0}
-
-
-def split_rule(pair: str, names: Sequence[str], game: str) -> tuple[str, str]:
-    """One ``--rule NAME=VALUE`` as (NAME, the VALUE's text), every game alike: a NAME that
-    is not one of ``names`` (the rules of ``game``) is a ``ConfigError`` that lists them."""
-    name, sep, raw = pair.partition("=")
-    name, raw = name.strip(), raw.strip()
-    if not sep or name not in names:
-        why = f"no such rule in {game}" if sep else "must be NAME=VALUE"
-        raise ConfigError(f"--rule {name}" if name else "--rule", raw if sep else MISSING,
-                          f"{why}; NAME is one of " + ", ".join(names))
-    return name, raw
-
-
-def _rule_reason(message: str, name: str) -> str:
-    """An engine's complaint about one rule, without the name and value the error line
-    shows already (``hand_size = 'x': must be int``, ``hand_size must be ..., not 'x'``)."""
-    message = re.sub(rf"^{re.escape(name)}( = .*?:)? ", "", message)
-    return re.sub(r", not .*$", "", message)
-
-
-def check_each_rule(pairs: Sequence[str], names: Sequence[str], game: str,
-                    build: Callable[[dict[str, Any]], object]) -> dict[str, Any]:
-    """``--rule`` pairs as {name: value}, checked by ``build`` (the game's options from the
-    changes). When they fail together, each is tried alone to name the bad one (``--rule
-    hand_size = 'x'``); a clash of good ones is named as the pairs together."""
-    values = {name: config.parse_value(raw)
-              for name, raw in (split_rule(pair, names, game) for pair in pairs)}
-    try:
-        build(values)
-    except (TypeError, ValueError) as exc:  # ConfigError is a ValueError
-        for name, value in values.items():
-            try:
-                build({name: value})
-            except (TypeError, ValueError) as alone:
-                raise ConfigError(f"--rule {name}", value,
-                                  _rule_reason(_reason(alone), name)) from None
-        raise ConfigError("--rule", ", ".join(pairs), _reason(exc)) from None
-    return values
-
-
-def _reason(exc: Exception) -> str:
-    return exc.reason if isinstance(exc, ConfigError) else str(exc)
-
-
-def check_rule(pair: str, options: type = GameOptions) -> tuple[str, Any]:
-    """One ``--rule NAME=VALUE``, checked against the field's type: (name, value).
-
-    A bad one is a ``ConfigError`` naming ``--rule NAME`` and what that rule accepts.
-    """
-    name, raw = split_rule(pair, [f.name for f in fields(options)], "flip-attack")
-    kind = get_type_hints(options)[name]
-    value = config.parse_value(raw)
-    if get_origin(kind) is Literal:
-        choices = get_args(kind)
-        if value not in choices:
-            raise ConfigError(f"--rule {name}", raw, "must be one of " + ", ".join(choices))
-    elif kind is bool:
-        if not isinstance(value, bool):
-            raise ConfigError(f"--rule {name}", raw, "must be true or false")
-    elif kind is int:
-        lo = RULE_MINIMUM.get(name, 1)
-        if isinstance(value, bool) or not isinstance(value, int) or value < lo:
-            raise ConfigError(f"--rule {name}", raw, f"must be a whole number, at least {lo}")
-    return name, value
-
-
-def parse_options(pairs: Sequence[str], target: int | None = None,
-                  players: int | None = None) -> GameOptions:
-    """``NAME=VALUE`` house rules (``--rule``) laid over the defaults, each one checked;
-    with ``players``, a rule that would do nothing at that table is refused too."""
-    values: dict[str, Any] = dict(check_rule(pair) for pair in pairs)
+def parse_rules(spec: GameSpec, pairs: Sequence[str], target: int | None = None,
+                variant: str | None = None, seats: Seats | None = None) -> Options:
+    """``NAME=VALUE`` house rules (``--rule``, values in TOML syntax) and ``--target`` over the
+    game's defaults (or ``variant``'s), each checked by the game's options: a bad one is a
+    ``ConfigError`` naming ``--rule NAME`` (or ``--target``), the value and what the rule
+    takes. With ``seats``, a rule that does nothing at that table (its bots too) is refused."""
+    values: dict[str, Any] = {}
+    keys: dict[str, str] = {}
+    for pair in pairs:
+        name, sep, raw = pair.partition("=")
+        name = name.strip()
+        if not sep or not name:
+            raise ConfigError("--rule", pair, "must be NAME=VALUE")
+        values[name] = config.parse_value(raw.strip())
+        keys[name] = f"--rule {name}"
     if target is not None:
-        values["target_score"] = target
+        values[spec.target] = target
+        keys[spec.target] = "--target"
     try:
-        options = GameOptions(**values)
-    except (TypeError, ValueError) as exc:  # a rule the type check above does not cover
-        raise ConfigError("--rule", ", ".join(pairs), str(exc)) from exc
+        options = spec.options(values, variant)
+    except OptionError as exc:
+        raise ConfigError(keys.get(exc.key, f"--rule {exc.key}"), exc.value,
+                          exc.reason) from None
     for name, value in values.items():
-        why = options.idle(name, players) if players is not None else None
+        why = spec.idle(options, name, seats) if seats is not None else None
         if why:
-            raise ConfigError(f"--rule {name}", value, f"does nothing in flip-attack: {why}")
-    if players is not None:
-        deck = len(load_deck())
-        if players * options.hand_size + 2 > deck:  # as rules.deal refuses, before any game
-            raise ConfigError("--players", players, f"{deck} cards cannot deal "
-                              f"{options.hand_size} to each and turn a first discard")
+            raise ConfigError(keys[name], value,
+                              f"does nothing in {variant or spec.name}: {why}")
     return options
 
 
 # --- games on every core: one seed per game, chunks of games merged in order -------------
-
-
-def game_seed(seed: int, index: int) -> int:
-    """The seed of game ``index`` of the run seeded ``seed``: each game's every random choice
-    follows from it alone, so a run gives the same summary however it is split (--jobs)."""
-    return random.Random(f"launcher-game/{seed}/{index}").getrandbits(64)
 
 
 def default_jobs() -> int:
@@ -234,34 +165,6 @@ def default_jobs() -> int:
         return len(os.sched_getaffinity(0))
     except (AttributeError, OSError):
         return os.cpu_count() or 1
-
-
-PER_SEAT = ("game_wins", "hand_wins")  # summary fields indexed by seat: added seat by seat
-
-
-def merge_summary(into: Any, part: Any) -> Any:
-    """Add the summary ``part`` (of later games) to ``into``: counts add, per-hand lists
-    follow on, per-seat lists add by seat. Merging chunks in game order gives what one
-    process playing every game would have made, down to the order of Counter keys."""
-    for f in fields(into):
-        mine, theirs = getattr(into, f.name), getattr(part, f.name)
-        if f.name in ("bots", "game"):
-            continue
-        if isinstance(mine, Counter):
-            mine.update(theirs)
-        elif isinstance(mine, dict):
-            for key, counts in theirs.items():
-                mine.setdefault(key, Counter()).update(counts)
-        elif isinstance(mine, list):
-            if f.name in PER_SEAT:
-                setattr(into, f.name, [a + b for a, b in zip(mine, theirs, strict=True)])
-            else:
-                mine.extend(theirs)
-        elif isinstance(mine, int):
-            setattr(into, f.name, mine + theirs)
-        else:
-            raise TypeError(f"cannot merge {type(into).__name__}.{f.name}")
-    return into
 
 
 def _chunks(games: int, jobs: int) -> list[tuple[int, int]]:
@@ -325,7 +228,7 @@ def play_games(play: Callable[[int, int], Any], games: int, jobs: int = 1,
     summary = None
     try:
         for (start, stop), part in zip(chunks, results, strict=True):
-            summary = part if summary is None else merge_summary(summary, part)
+            summary = part if summary is None else summary.merge(part)
             if progress is not None:
                 progress(stop - start)
     except BrokenProcessPool as exc:
@@ -337,44 +240,18 @@ def play_games(play: Callable[[int, int], Any], games: int, jobs: int = 1,
     return summary
 
 
-def flip_attack_games(bots: Sequence[str], settings: Settings, options: GameOptions,
-                      seed: int, through_firmware: bool, check: bool, start: int,
-                      stop: int) -> Summary:
-    """Games ``start`` to ``stop - 1`` of a run: each with its own launcher, bots and table."""
-    deck = load_deck()
-    summary = Summary(bots=list(bots))
-    for g in range(start, stop):
-        rng = random.Random(game_seed(seed, g))
-        launcher: DirectLauncher | FirmwareLauncher
-        if through_firmware:
-            launcher = FirmwareLauncher(settings=settings, seed=rng.getrandbits(32))
-        else:
-            launcher = DirectLauncher(settings.luck, random.Random(rng.getrandbits(64)))
-        players = [make_bot(name, random.Random(rng.getrandbits(64)), settings.luck)
-                   for name in bots]
-        recorder = Recorder(summary)
-        table = Table(launcher, players, random.Random(rng.getrandbits(64)), options, deck,
-                      observers=[recorder.observe], check=check)
-        try:
-            recorder.game(table.play_game(first_dealer=g % len(bots)))
-        finally:
-            if isinstance(launcher, FirmwareLauncher):
-                recorder.faults(launcher.faults)
-                launcher.close()
-    return summary
+def play_chunk(game: str, run: Run, start: int, stop: int) -> Any:
+    """Games ``start`` to ``stop - 1`` of ``run`` of the game named ``game`` (a worker's task:
+    it finds the game in the registry, so only names and options cross to it)."""
+    return GAMES[game].play(run, start, stop)
 
 
-def simulate(games: int, players: int, seed: int, bots: Sequence[str], settings: Settings,
-             options: GameOptions, through_firmware: bool = False,
-             progress: Callable[[int], object] | None = None, check: bool = False,
-             jobs: int = 1) -> Summary:
-    """Play ``games`` whole games on ``jobs`` processes; every random choice follows from
-    ``seed`` and the game's index (``game_seed``), so ``jobs`` never changes the summary."""
-    if len(bots) != players:
-        raise ValueError(f"{len(bots)} bots for {players} players")
-    play = functools.partial(flip_attack_games, tuple(bots), settings, options, seed,
-                             through_firmware, check)
-    return play_games(play, games, jobs, progress)
+def simulate(game: str, run: Run, games: int, jobs: int = 1,
+             progress: Callable[[int], object] | None = None) -> Any:
+    """Play ``games`` whole games of ``game`` on ``jobs`` processes; every random choice
+    follows from ``run.seed`` and the game's index (``game_seed``), so ``jobs`` never changes
+    the summary."""
+    return play_games(functools.partial(play_chunk, game, run), games, jobs, progress)
 
 
 def _bar(args: argparse.Namespace, total: int, label: str) -> RichBar | Progress | None:
@@ -382,27 +259,44 @@ def _bar(args: argparse.Namespace, total: int, label: str) -> RichBar | Progress
                         terminal=sys.stderr.isatty())
 
 
+def _game(name: str) -> GameSpec:
+    spec = GAMES.get(name)
+    if spec is None:
+        raise ConfigError("--game", name, "must be one of " + ", ".join(GAMES))
+    return spec
+
+
+def _listed(names: Sequence[str]) -> str:
+    """``a, b and c``."""
+    return " and ".join([", ".join(names[:-1]), names[-1]]) if len(names) > 1 else names[0]
+
+
 def cmd_simulate(args: argparse.Namespace) -> int:
-    entry = GAMES.get(args.game)
-    if entry is None:
-        raise ConfigError("--game", args.game, "must be one of " + ", ".join(GAMES))
-    if args.game != "gin":
-        if getattr(args, "variant", None):
-            raise ConfigError("--variant", args.variant, "is for --game gin")
-        if args.players is None:  # None only tells gin that --players was not given
-            args.players = 4
-    if args.deal_with_launcher and args.game in ("flip-attack", "gin"):
-        why = ("the hands are dealt before the launcher is loaded" if args.game == "flip-attack"
-               else "the table deals the hands, the launcher holds the stock")
-        raise ConfigError("--game", args.game, "--deal-with-launcher is for uno, uno-splash and "
-                          f"uno-flip ({args.game}: {why})")
-    return entry.run(args)
-
-
-def _simulate_flip_attack(args: argparse.Namespace) -> int:
+    spec = _game(args.game)
+    if args.variant and not spec.variants:
+        raise ConfigError("--variant", args.variant, "is for --game " + _listed(
+            [n for n, g in GAMES.items() if g.variants]))
+    if args.deal_with_launcher and spec.launcher_deal:
+        dealt = _listed([n for n, g in GAMES.items() if g.launcher_deal is None])
+        raise ConfigError("--game", args.game, f"--deal-with-launcher is for {dealt} "
+                                               f"({args.game}: {spec.launcher_deal})")
+    if args.config and not spec.luck:
+        raise ConfigError("--config", args.config, f"{spec.title} has no luck to configure")
+    players = spec.default_players if args.players is None else args.players
     settings = config.load(args.config)
-    bots = parse_bots(args.bots, args.players)
-    options = parse_options(args.rule, args.target, args.players)
+    bots = tuple(parse_bots(args.bots, players, spec.bots))
+    variant = args.variant or next(iter(spec.variants), None)
+    options = parse_rules(spec, args.rule, args.target, variant, Seats(players, bots))
+    why = spec.refuse_seats(options, players)
+    if why:
+        raise ConfigError("--players", players, why)
+    firmware = None
+    if args.through_firmware:
+        from launcher.sim.games import FirmwareLauncher
+
+        firmware = FirmwareLauncher
+    run = Run(options, bots, args.seed, settings, args.check, args.deal_with_launcher,
+              firmware, variant or "")
     bar = _bar(args, args.games, "simulate")
     log = logging.getLogger("launcher")
     level = log.level
@@ -410,106 +304,12 @@ def _simulate_flip_attack(args: argparse.Namespace) -> int:
         # The firmware logs every event at INFO; thousands of games would drown the summary.
         log.setLevel(logging.WARNING)
     try:
-        summary = simulate(args.games, args.players, args.seed, bots, settings, options,
-                           args.through_firmware, bar.update if bar else None, args.check,
-                           args.jobs)
+        summary = simulate(spec.name, run, args.games, args.jobs, bar.update if bar else None)
     finally:
         log.setLevel(level)
         if bar:
             bar.close()
-    where = "through the firmware (simulated launcher)" if args.through_firmware else \
-        "direct luck model"
-    print(format_summary(summary, f"UNO Flip Attack, {where}, seed {args.seed}"))
-    return _firmware_faults(summary.faults) if args.through_firmware else 0
-
-
-# --- the table games: classic UNO, UNO Splash, UNO Flip --------------------------------------
-
-
-def parse_uno_options(game: Any, pairs: Sequence[str], target: int | None = None) -> Any:
-    """``NAME=VALUE`` rules (``--rule``) over ``game``'s defaults; errors name the option."""
-    from launcher.games.uno.rules import UnoOptions
-
-    names = [n for n in UnoOptions.names() if n not in game.not_options]
-    values = check_each_rule(pairs, names, game.name, lambda one: game.options(**one))
-    if target is not None:
-        values["target_score"] = target
-    try:
-        options = game.options(**values)
-    except (TypeError, ValueError) as exc:
-        raise ConfigError("--rule", ", ".join(pairs), str(exc)) from exc
-    for name, value in values.items():
-        why = options.idle(name)
-        if why:
-            raise ConfigError(f"--rule {name}", value, f"does nothing in {game.name}: {why}")
-    return options
-
-
-def table_games(game: Any, bots: Sequence[str], options: Any, seed: int, check: bool,
-                deal_with_launcher: bool, through_firmware: bool, start: int, stop: int) -> Any:
-    """Games ``start`` to ``stop - 1`` of a table-game run, each from its own seed.
-
-    ``through_firmware``: each game's draw pile is the firmware on the simulated launcher,
-    switched to the game's profile (``dealer``, ``uno-flip``, and ``deal N`` for the deal).
-    """
-    from launcher.games.launchers import DirectDealer, FirmwareLauncher
-    from launcher.games.stats import UnoSummary
-    from launcher.games.uno.bots import make_uno_bot
-    from launcher.games.uno.rules import UnoTable
-
-    rules = game.rules(options)
-    sides = game.sides if len(game.sides) == 2 else game.sides * 2
-    summary = UnoSummary(list(bots), game=game.name)
-    for g in range(start, stop):
-        rng = random.Random(game_seed(seed, g))
-        launcher: Any = (FirmwareLauncher(seed=rng.getrandbits(32), sides=sides)
-                         if through_firmware else DirectDealer(game.profile, sides))
-        seats = [make_uno_bot(name, random.Random(rng.getrandbits(64))) for name in bots]
-        try:
-            table = UnoTable(rules, launcher, seats, random.Random(rng.getrandbits(64)),
-                             check=check, deal_with_launcher=deal_with_launcher)
-            summary.add(table.play_game())  # the players draw for the first dealer
-        finally:
-            if through_firmware:
-                summary.faults.update(str(f.get("code", "?")) for f in launcher.faults)
-                launcher.close()
-    return summary
-
-
-def simulate_table_game(game: Any, games: int, players: int, seed: int, bots: Sequence[str],
-                        options: Any, progress: Callable[[int], object] | None = None,
-                        check: bool = False, deal_with_launcher: bool = False,
-                        jobs: int = 1, through_firmware: bool = False) -> Any:
-    """Play ``games`` whole games of a table game; every random choice follows from ``seed``
-    and the game's index, whatever ``jobs``."""
-    play = functools.partial(table_games, game, tuple(bots), options, seed, check,
-                             deal_with_launcher, through_firmware)
-    return play_games(play, games, jobs, progress)
-
-
-def _simulate_table_game(game: Any, args: argparse.Namespace) -> int:
-    from launcher.games.stats import format_uno_summary
-    from launcher.games.uno.bots import UNO_BOTS
-
-    bots = parse_bots(args.bots, args.players, UNO_BOTS)
-    options = parse_uno_options(game, args.rule, args.target)
-    rules = game.rules(options)
-    if args.players * options.hand_size + 1 > rules.size:
-        raise ConfigError("--players", args.players,
-                          f"{rules.size} cards cannot deal {options.hand_size} to each")
-    bar = _bar(args, args.games, "simulate")
-    try:
-        summary = simulate_table_game(game, args.games, args.players, args.seed, bots, options,
-                                      bar.update if bar else None, args.check,
-                                      args.deal_with_launcher, args.jobs,
-                                      args.through_firmware)
-    finally:
-        if bar:
-            bar.close()
-    where = "through the firmware (simulated launcher)" if args.through_firmware else \
-        "direct dealer"
-    print(format_uno_summary(summary, f"{game.title}, {len(bots)} players, {where}, "
-                                      f"seed {args.seed}", flips=len(game.sides) == 2))
+    print(summary.format(spec.heading(run)))
     return _firmware_faults(summary.faults) if args.through_firmware else 0
 
 
@@ -519,38 +319,6 @@ def _firmware_faults(faults: Counter[str]) -> int:
     detail = ", ".join(f"{k} {v}" for k, v in sorted(faults.items()))
     print(f"firmware faults: {total}" + (f" ({detail})" if detail else ""))
     return 1 if total else 0
-
-
-def _table_game(module: str, name: str) -> Callable[[argparse.Namespace], int]:
-    """The runner of a table game, importing its module only when it is played."""
-
-    def run(args: argparse.Namespace) -> int:
-        import importlib
-
-        return _simulate_table_game(getattr(importlib.import_module(module), name), args)
-
-    return run
-
-
-@dataclass(frozen=True)
-class GameEntry:
-    """One row of ``launcher simulate --game``."""
-
-    help: str
-    run: Callable[[argparse.Namespace], int]
-
-
-GAMES: dict[str, GameEntry] = {
-    "flip-attack": GameEntry("UNO Flip Attack against the launcher's luck (default)",
-                             _simulate_flip_attack),
-    "uno": GameEntry("classic UNO, the launcher dealing one card a press",
-                     _table_game("launcher.games.uno.rules", "CLASSIC_UNO")),
-    "uno-splash": GameEntry("UNO Splash", _table_game("launcher.games.uno.splash", "UNO_SPLASH")),
-    "uno-flip": GameEntry("UNO Flip, one card a press and a lid cycle per Flip",
-                          _table_game("launcher.games.uno.flip", "UNO_FLIP_GAME")),
-    "gin": GameEntry("Gin Rummy for two, the launcher dispensing the stock (--variant)",
-                     lambda args: cmd_simulate_gin(args)),
-}
 
 
 # --- tune ---------------------------------------------------------------------------------
@@ -570,29 +338,38 @@ def _diff(a: Sequence[int], b: Sequence[int]) -> str:
     return f"{d:+.2f} ± {1.96 * se:.2f}{mark}"
 
 
-def _fit(summary: Summary, settings: Settings, side: str) -> str:
-    """Chi-square p-value of the observed shot sizes against the configured weights.
+FIT_ALPHA = 0.01  # a chi-square p below this is flagged: the sizes do not follow the weights
 
-    Shots at the end of a cartridge are cut short, so a low p can mean a small deck.
-    """
+
+def _fit(summary: FlipAttackSummary, settings: Settings, side: str) -> float | None:
+    """Chi-square p-value of the whole shots' sizes against the configured weights (None:
+    too few shots to test). A shot at the end of the cartridge is left out: the launcher may
+    have held fewer cards than the size drawn, and shot what it had."""
     sl = settings.luck.side(side)
-    observed = [summary.press_cards[side][s] for s in sl.sizes]
+    observed = [summary.whole_shots[side][s] for s in sl.sizes]
     total = sum(sl.weights)
     if sum(observed) < 20:
-        return "-"
+        return None
     _, df, p = chi_square(observed, [w / total for w in sl.weights])
-    return f"{p:.3f}" if df else "-"
+    return p if df else None
 
 
-def tune_report(base: Summary, new: Summary, base_settings: Settings, new_settings: Settings,
-                config_name: str, games: int, seed: int, plots: list[str],
-                skipped: str | None) -> str:
-    """The Markdown report comparing a luck configuration with the defaults."""
+def _p(p: float | None) -> str:
+    return "-" if p is None else f"{p:.3f}" + (" !" if p < FIT_ALPHA else "")
+
+
+def tune_report(base: FlipAttackSummary, new: FlipAttackSummary, base_settings: Settings,
+                new_settings: Settings, config_name: str, games: int, seed: int,
+                plots: list[str], skipped: str | None) -> str:
+    """The Markdown report comparing a luck configuration with the defaults: the table,
+    then a note for every kind of difference it flags."""
     rows: list[tuple[str, str, str, str]] = []
+    runs = (("defaults", base, base_settings), ("this config", new, new_settings))
 
     def row(name: str, a: str, b: str, d: str = "") -> None:
         rows.append((name, a, b, d))
 
+    unfit: list[str] = []  # "wild, this config (p 0.001)": sizes that do not follow weights
     for side in SIDES:
         sa, sb = base_settings.luck.side(side), new_settings.luck.side(side)
         row(f"{side}: shot rate, configured", f"{luck.shot_rate(sa):.1%}",
@@ -601,19 +378,28 @@ def tune_report(base: Summary, new: Summary, base_settings: Settings, new_settin
             f"{new.shot_rate(side):.1%}")
         row(f"{side}: cards per shot, configured", f"{luck.mean_shot(sa):.2f}",
             f"{luck.mean_shot(sb):.2f}")
-        row(f"{side}: cards per shot, observed", f"{base.cards_per_shot(side):.2f}",
-            f"{new.cards_per_shot(side):.2f}")
+        row(f"{side}: cards per whole shot, observed", f"{base.cards_per_whole_shot(side):.2f}",
+            f"{new.cards_per_whole_shot(side):.2f}")
         row(f"{side}: cards per press, observed", f"{base.cards_per_press(side):.2f}",
             f"{new.cards_per_press(side):.2f}")
         row(f"{side}: longest dry streak (max possible)",
             f"{max(base.dry_runs[side], default=0)} ({sa.max_dry})",
             f"{max(new.dry_runs[side], default=0)} ({sb.max_dry})")
-        row(f"{side}: shot sizes vs weights, chi-square p", _fit(base, base_settings, side),
-            _fit(new, new_settings, side))
+        row(f"{side}: shots at the end of the cartridge (took the last cards)",
+            *(f"{sum(s.end_shots[side].values())} ({s.last_shots[side]})" for s in (base, new)))
+        fits = [_fit(s, settings, side) for _, s, settings in runs]
+        row(f"{side}: whole shots vs weights, chi-square p", *map(_p, fits))
+        unfit += [f"{side}, {label} (p {p:.3f})" for (label, _, _), p in zip(runs, fits,
+                                                                               strict=True)
+                  if p is not None and p < FIT_ALPHA]
+    moved: list[str] = []  # the means that differ beyond chance
     for name, attr in (("turns per hand", "turns"), ("presses per hand", "presses"),
                        ("flips per hand", "flips"), ("reloads per hand", "reloads")):
         a, b = getattr(base, attr), getattr(new, attr)
-        row(name, f"{_mean(a):.2f}", f"{_mean(b):.2f}", _diff(a, b))
+        d = _diff(a, b)
+        row(name, f"{_mean(a):.2f}", f"{_mean(b):.2f}", d)
+        if d.endswith("*"):
+            moved.append(name)
     row("hands per game", f"{base.hands / max(base.games, 1):.2f}",
         f"{new.hands / max(new.games, 1):.2f}")
     row("hands stopped at the turn limit", str(base.unfinished), str(new.unfinished))
@@ -623,21 +409,48 @@ def tune_report(base: Summary, new: Summary, base_settings: Settings, new_settin
     bust_b = new.luck_busts / new.luck_runs if new.luck_runs else math.nan
     row("Wild Press Your Luck runs that shot", f"{bust_a:.0%}", f"{bust_b:.0%}")
 
+    notes = []
+    for side in SIDES:
+        ends = [sum(s.end_shots[side].values()) for _, s, _ in runs]
+        if any(ends):
+            largest = {max(st.luck.side(side).sizes) for _, _, st in runs}
+            most = (str(*largest) if len(largest) == 1 else " and ".join(
+                f"{max(st.luck.side(side).sizes)} {label}" for label, _, st in runs))
+            notes.append(
+                f"- {side}: {ends[0]} shots (defaults) and {ends[1]} (this config) came at "
+                f"the end of the cartridge, with fewer cards in it than the largest shot "
+                f"({most}); {base.last_shots[side]} and {new.last_shots[side]} of them took "
+                "the last cards, cut short to what was left or no more than it. The launcher "
+                f"runs empty: {_mean(base.reloads):.2f} and {_mean(new.reloads):.2f} reloads "
+                f"a hand, {base.empty_presses} and {new.empty_presses} presses found it "
+                "empty. These shots are counted apart, hatched in the shot-size plot, and "
+                "left out of the chi-square test, which compares the whole shots with the "
+                "weights.")
+    if unfit:
+        notes.append(f"- `!` ({', '.join(unfit)}): the whole shots' sizes differ from the "
+                     f"configured weights beyond chance (p < {FIT_ALPHA}), cut-short shots "
+                     "left out: the draws do not follow the luck table.")
+    if moved:
+        notes.append(f"- `*` ({', '.join(moved)}): the two configurations' means differ "
+                     "beyond their 95% interval: what this config changes in the game.")
+
     out = [
         f"# Luck tuning report: {config_name}",
         "",
         f"{games} games of UNO Flip Attack with each luck configuration, "
         f"{base.players} players ({', '.join(base.bots)}), seed {seed}; the same seeds for "
         "both, through the direct luck model. `*` marks a difference of means outside "
-        "its 95% interval.",
+        f"its 95% interval, `!` a chi-square p below {FIT_ALPHA}; the notes below the "
+        "table explain each.",
         "",
         "| measure | defaults | this config | difference |",
         "|---|---:|---:|---:|",
         *(f"| {a} | {b} | {c} | {d} |" for a, b, c, d in rows),
         "",
-        "## Luck tables",
-        "",
     ]
+    if notes:
+        out += ["## Notes", "", *notes, ""]
+    out += ["## Luck tables", ""]
     for side in SIDES:
         sa, sb = base_settings.luck.side(side), new_settings.luck.side(side)
         out += [f"- {side}, defaults: hazard {list(sa.hazard)}, sizes {list(sa.sizes)}, "
@@ -649,25 +462,32 @@ def tune_report(base: Summary, new: Summary, base_settings: Settings, new_settin
         out.append(f"Plots skipped: {skipped}")
     for p in plots:
         out.append(f"![{Path(p).stem}]({Path(p).name})")
-    out += ["", "## Summaries", "", "### Defaults", "", "```", format_summary(base), "```", "",
-            "### This config", "", "```", format_summary(new), "```", ""]
+    out += ["", "## Summaries", "", "### Defaults", "", "```", base.format(), "```", "",
+            "### This config", "", "```", new.format(), "```", ""]
     return "\n".join(out)
 
 
-def tune_plots(base: Summary, new: Summary, base_settings: Settings, new_settings: Settings,
-               out: Path) -> list[str]:
+def tune_plots(base: FlipAttackSummary, new: FlipAttackSummary, base_settings: Settings,
+               new_settings: Settings, out: Path) -> list[str]:
     """Write the comparison plots as PNG files; raises ImportError without matplotlib."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+    from matplotlib.ticker import MaxNLocator
 
     written: list[str] = []
     labels = ("defaults", "this config")
 
-    def save(fig: Any, name: str) -> None:
+    def save(fig: Any, axes: Any, name: str) -> None:
+        """The legend once, above the plots (in a plot it may hide a bar), and counts on
+        whole-number axes."""
+        for ax in axes:
+            ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+        handles, names = axes[0].get_legend_handles_labels()
+        fig.legend(handles, names, loc="upper center", ncol=len(names), frameon=False)
+        fig.tight_layout(rect=(0, 0, 1, 0.9))
         path = out / name
-        fig.tight_layout()
         fig.savefig(path, dpi=100)
         plt.close(fig)
         written.append(str(path))
@@ -681,67 +501,86 @@ def tune_plots(base: Summary, new: Summary, base_settings: Settings, new_setting
         ax.set_xlabel("dry presses since the last shot")
         ax.set_ylabel("P(shot)")
         ax.set_ylim(0, 1.05)
-        ax.legend()
-    save(fig, "hazard.png")
+    save(fig, axes, "hazard.png")
 
-    def shares(field: str, keep_zero: bool, title: str, xlabel: str, name: str) -> None:
-        """Per side, both runs side by side: the share of shots at each value."""
-        fig, axes = plt.subplots(1, 2, figsize=(10, 4))
-        for ax, side in zip(axes, SIDES, strict=True):
-            width = 0.4
-            for i, (label, s) in enumerate(zip(labels, (base, new), strict=True)):
-                c = getattr(s, field)[side]
-                ks = sorted(k for k in c if k or keep_zero)
-                total = sum(c[k] for k in ks) or 1
-                ax.bar([k + (i - 0.5) * width for k in ks], [c[k] / total for k in ks],
-                       width=width, label=label)
-            ax.set_title(f"{side}: {title} (observed)")
-            ax.set_xlabel(xlabel)
-            ax.set_ylabel("share of shots")
-            ax.legend()
-        save(fig, name)
+    width = 0.4
+    fig, axes = plt.subplots(1, 2, figsize=(10, 4))
+    for ax, side in zip(axes, SIDES, strict=True):
+        for i, (label, s) in enumerate(zip(labels, (base, new), strict=True)):
+            c = s.dry_runs[side]
+            ks = sorted(c)
+            total = sum(c.values()) or 1
+            ax.bar([k + (i - 0.5) * width for k in ks], [c[k] / total for k in ks],
+                   width=width, label=label)
+        ax.set_title(f"{side}: dry presses before a shot (observed)")
+        ax.set_xlabel("dry streak")
+        ax.set_ylabel("share of shots")
+    save(fig, axes, "dry_streaks.png")
 
-    shares("dry_runs", True, "dry presses before a shot", "dry streak", "dry_streaks.png")
-    shares("press_cards", False, "cards per shot", "cards", "shot_sizes.png")
+    # Shot sizes: whole shots solid, the shots at the end of the cartridge (which may have
+    # been cut short to the cards left) hatched on top, as shares of every shot.
+    fig, axes = plt.subplots(1, 2, figsize=(10, 4))
+    for ax, side in zip(axes, SIDES, strict=True):
+        for i, (label, s) in enumerate(zip(labels, (base, new), strict=True)):
+            whole, end = s.whole_shots[side], s.end_shots[side]
+            ks = sorted(set(whole) | set(end))
+            total = sum(whole.values()) + sum(end.values()) or 1
+            xs = [k + (i - 0.5) * width for k in ks]
+            bottom = [whole[k] / total for k in ks]
+            bars = ax.bar(xs, bottom, width=width, label=label)
+            ax.bar(xs, [end[k] / total for k in ks], width=width, bottom=bottom,
+                   color=bars.patches[0].get_facecolor() if bars.patches else None,
+                   alpha=0.45, hatch="//", label=f"{label}: at the end of the cartridge")
+        ax.set_title(f"{side}: cards per shot (observed)")
+        ax.set_xlabel("cards")
+        ax.set_ylabel("share of shots")
+    save(fig, axes, "shot_sizes.png")
 
     fig, axes = plt.subplots(1, 2, figsize=(10, 4))
     for ax, attr in zip(axes, ("turns", "presses"), strict=True):
         top = max([*getattr(base, attr), *getattr(new, attr), 1])
         bins = list(range(0, top + 10, max(1, top // 40)))
         for label, s in zip(labels, (base, new), strict=True):
-            ax.hist(getattr(s, attr), bins=bins, histtype="step", density=True, label=label)
+            values = getattr(s, attr)
+            ax.hist(values, bins=bins, histtype="step", label=label,
+                    weights=[1 / len(values)] * len(values) if values else None)
         ax.set_title(f"{attr} per hand")
         ax.set_xlabel(attr)
-        ax.legend()
-    save(fig, "hand_length.png")
+        ax.set_ylabel("share of hands")
+    save(fig, axes, "hand_length.png")
     return written
 
 
 def cmd_tune(args: argparse.Namespace) -> int:
-    if args.game != "flip-attack":
-        raise ConfigError("--game", args.game, "tune plays UNO Flip Attack only, the one game "
-                          "with luck to tune (`launcher simulate --game "
-                          f"{args.game}` plays the others)")
+    spec = _game(args.game)
+    if not spec.luck:
+        lucky = _listed([g.title for g in GAMES.values() if g.luck])
+        raise ConfigError("--game", args.game, f"tune plays {lucky} only, the one game with "
+                          f"luck to tune (`launcher simulate --game {args.game}` plays the "
+                          "others)")
     base_settings = config.load(None)
     new_settings = config.load(args.config)
-    bots = parse_bots(args.bots, args.players)
-    options = parse_options(args.rule, players=args.players)
+    bots = tuple(parse_bots(args.bots, args.players, spec.bots))
+    options = parse_rules(spec, args.rule, seats=Seats(args.players, bots))
+    why = spec.refuse_seats(options, args.players)
+    if why:
+        raise ConfigError("--players", args.players, why)
     # The folder before the games (fail in a second, not a minute); one made for a run
     # that does not finish (an error, Ctrl-C) is taken away again.
     with output_folder(args.out, "--out") as out:
-        return _tune(args, out, base_settings, new_settings, bots, options)
+        return _tune(args, out, spec, base_settings, new_settings, bots, options)
 
 
-def _tune(args: argparse.Namespace, out: Path, base_settings: Settings, new_settings: Settings,
-          bots: Sequence[str], options: GameOptions) -> int:
+def _tune(args: argparse.Namespace, out: Path, spec: GameSpec, base_settings: Settings,
+          new_settings: Settings, bots: Sequence[str], options: Options) -> int:
     """``launcher tune``'s games, plots and report, written into ``out``."""
     bar = _bar(args, 2 * args.games, "tune")
     try:
         tick = bar.update if bar else None
-        base = simulate(args.games, args.players, args.seed, bots, base_settings, options,
-                        progress=tick, jobs=args.jobs)
-        new = simulate(args.games, args.players, args.seed, bots, new_settings, options,
-                       progress=tick, jobs=args.jobs)
+        base = simulate(spec.name, Run(options, bots, args.seed, base_settings), args.games,
+                        args.jobs, tick)
+        new = simulate(spec.name, Run(options, bots, args.seed, new_settings), args.games,
+                       args.jobs, tick)
     finally:
         if bar:
             bar.close()
@@ -768,20 +607,21 @@ def _tune(args: argparse.Namespace, out: Path, base_settings: Settings, new_sett
 def _common(p: argparse.ArgumentParser, games: int, table_games: bool) -> None:
     """The options ``simulate`` and ``tune`` share; ``table_games``: the UNO games and gin
     too (simulate), not only UNO Flip Attack (tune)."""
-    p.add_argument("--players", type=whole_number(2), default=4,
-                   help="players at the table (default 4)")
+    p.add_argument("--players", type=whole_number(2), default=None if table_games else 4,
+                   help="players at the table (default 4" + ("; gin 2)" if table_games else ")"))
     p.add_argument("--games", type=whole_number(1), default=games,
                    help=f"whole games, each to the target score (default {games})")
     p.add_argument("--seed", type=whole_number(), default=1,
                    help="seed of every random choice (default 1)")
     p.add_argument("--bots", default="heuristic,random",
                    help="bots by seat, repeated to fill the table: "
-                        f"{', '.join(BOTS)}" + ("; the UNO games also random-play"
-                                                if table_games else "")
+                        f"{', '.join(GAMES['flip-attack'].bots)}"
+                        + ("; the UNO games also random-play" if table_games else "")
                         + " (default heuristic,random)")
     p.add_argument("--rule", action="append", default=[], metavar="NAME=VALUE",
                    help="a house rule (see docs/games.md: GameOptions for flip-attack"
-                        + (", UnoOptions for the others" if table_games else "")
+                        + (", UnoOptions for the UNO games, GinRules for gin"
+                           if table_games else "")
                         + "); repeatable")
     p.add_argument("--progress", action="store_true",
                    help="show the progress bar even when stderr is not a terminal")
@@ -811,6 +651,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     _common(sim, 100, table_games=True)
     sim.add_argument("--game", default="flip-attack", choices=list(GAMES),
                      help="; ".join(f"{k}: {v.help}" for k, v in GAMES.items()))
+    variants = [(g.name, v) for g in GAMES.values() for v in g.variants]
+    sim.add_argument("--variant", choices=[v for _, v in variants], default=None,
+                     help="the variant of " + _listed(sorted({g for g, _ in variants}))
+                          + f" (default {variants[0][1]}); see docs/games.md")
     sim.add_argument("--check", action="store_true",
                      help="check card conservation after every step (slower; for debugging)")
     sim.add_argument("--deal-with-launcher", action="store_true",
@@ -822,7 +666,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                      help="draw through the firmware on the simulated launcher (pins and "
                           "manual reactor) instead of the direct luck model; exit 1 on a fault")
     sim.set_defaults(func=cmd_simulate)
-    add_gin_arguments(sim)
 
     tune = verb(
         subparsers, "tune",
@@ -842,75 +685,3 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     tune.add_argument("--out", metavar="DIR", default="tune-report",
                       help="folder for report.md and the plots (default ./tune-report)")
     tune.set_defaults(func=cmd_tune)
-
-
-
-# --- gin rummy: `launcher simulate --game gin` ----------------------------------------------
-
-
-def add_gin_arguments(sim: argparse.ArgumentParser) -> None:
-    """``--variant`` on ``simulate``; everything gin needs stays below here."""
-    from launcher.games.gin.variants import VARIANTS
-
-    sim.add_argument("--variant", choices=tuple(VARIANTS), default=None,
-                     help="gin rummy variant (default standard); see docs/games.md")
-    # Gin is a two-player game: tell a --players the user gave from the default 4.
-    sim.set_defaults(players=None)
-
-
-def cmd_simulate_gin(args: argparse.Namespace) -> int:
-    from launcher.games.gin.bots import BOTS as GIN_BOTS
-    from launcher.games.gin.rules import GinRules
-    from launcher.games.gin.variants import variant_rules
-
-    if args.players not in (None, 2):
-        raise ConfigError("--players", args.players, "gin rummy is a game for two players")
-    if args.config:
-        raise ConfigError("--config", args.config, "gin rummy has no luck to configure")
-    names = [n.strip() for n in args.bots.split(",") if n.strip()]
-    for n in names:
-        if n not in GIN_BOTS:
-            raise ConfigError("--bots", n, "must be one of " + ", ".join(GIN_BOTS))
-    if not names:
-        raise ConfigError("--bots", args.bots, "name at least one bot")
-    bots = [names[i % len(names)] for i in range(2)]
-    variant = args.variant or "standard"
-    overrides = check_each_rule(args.rule, GinRules.names(), "gin",
-                                lambda one: variant_rules(variant, one))
-    if args.target is not None:
-        overrides["game_target"] = args.target
-    rules = variant_rules(variant, overrides)
-    bar = _bar(args, args.games, "simulate")
-    try:
-        play = functools.partial(gin_games, tuple(bots), rules, args.seed, args.through_firmware)
-        summary = play_games(play, args.games, args.jobs, bar.update if bar else None)
-    finally:
-        if bar:
-            bar.close()
-    where = "through the firmware" if args.through_firmware else "direct dealer"
-    print(summary.format(f"Gin Rummy ({variant}), {where}, seed {args.seed}"))
-    return 0
-
-
-def gin_games(bots: Sequence[str], rules: Any, seed: int, through_firmware: bool, start: int,
-              stop: int) -> Any:
-    """Games ``start`` to ``stop - 1`` of a gin run, each from its own seed."""
-    from launcher.games import dealers
-    from launcher.games.gin.bots import make_bot as make_gin_bot
-    from launcher.games.gin.table import GinTable
-    from launcher.games.stats import GinSummary
-
-    summary = GinSummary(bots=list(bots))
-    for g in range(start, stop):
-        rng = random.Random(game_seed(seed, g))
-        players = [make_gin_bot(n, random.Random(rng.getrandbits(64))) for n in bots]
-        dealer = None
-        if through_firmware:
-            dealer = dealers.FirmwareDealer(settings=config.load(None),
-                                            seed=rng.getrandbits(32))
-        table = GinTable(rules, players, random.Random(rng.getrandbits(64)), dealer)
-        try:
-            summary.add(table.play_game(first_dealer=g % 2))
-        finally:
-            table.dealer.close()
-    return summary

@@ -73,7 +73,6 @@ SIDE_KINDS: dict[str, frozenset[str]] = {
 WILD_KINDS = frozenset({WILD_CARD, WILD_PRESS_YOUR_LUCK, WILD_DISCARD_ALL, WILD_ALL_OUT_ATTACK,
                         WILD_DRAW_TWO, WILD_DRAW_FOUR, WILD_DRAW_COLOUR, SWAP_HANDS,
                         SHUFFLE_HANDS})
-HIT_PRESSES = {HIT_2: 2, HIT_5: 5}
 
 # Flip Attack's card values for scoring, from its rule text ("Keeping Score"); number cards
 # score face value. The other games carry their own tables (``launcher.games.uno``).

@@ -28,11 +28,12 @@ The interface, for whoever writes the firmware-backed dealer
 ``close()``
     Release what the dealer holds (a firmware rig, its reactor); a no-op for direct ones.
 
-``FirmwareDealer`` is the firmware on the simulated launcher under its ``gin`` profile
-(``launcher.core.profiles.GIN``: one card a press, refused at two cards left):
-``launcher.games.launchers.FirmwareLauncher`` with ``load`` = ``launcher.load``,
-``dispense`` = one ``launcher.press()`` that must return exactly one card, ``unload`` =
-``launcher.unload()``, ``close`` = ``launcher.close()``.
+``LauncherDealer`` is a launcher as the stock, under its ``gin`` profile
+(``launcher.core.profiles.GIN``: one card a press, refused at two cards left): ``load`` =
+``launcher.load``, ``dispense`` = one ``launcher.press()`` that must return exactly one
+card, ``unload`` = ``launcher.unload()``, ``close`` = ``launcher.close()``. Given the
+firmware on the simulated launcher (``launcher.sim.games.FirmwareLauncher``), it is the
+stock as the firmware deals it.
 """
 
 from __future__ import annotations
@@ -40,12 +41,14 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, Generic, Protocol, TypeVar
 
-from launcher.core.errors import LauncherError
+from launcher.core.profiles import GIN
+from launcher.games.base import LauncherFault
+from launcher.games.launchers import OnFirmware
 
 T = TypeVar("T")
 
 
-class DealerFault(LauncherError, RuntimeError):
+class DealerFault(LauncherFault):
     """The dealer did not hand over exactly one card when the game drew one."""
 
 
@@ -99,14 +102,12 @@ class DirectDealer(Generic[T]):
         """Nothing to release."""
 
 
-class FirmwareDealer:
-    """The stock as the firmware deals it: the simulated launcher under the ``gin`` profile."""
+class LauncherDealer:
+    """A launcher as the stock, under the ``gin`` profile (the firmware's, on the simulated
+    launcher: ``launcher.sim.games.FirmwareLauncher``)."""
 
-    def __init__(self, settings: Any = None, seed: int = 0) -> None:
-        from launcher.core.profiles import GIN
-        from launcher.games.launchers import FirmwareLauncher
-
-        self.launcher = FirmwareLauncher(settings=settings, seed=seed)
+    def __init__(self, launcher: OnFirmware) -> None:
+        self.launcher = launcher
         self.launcher.use(GIN)
         self.dispensed = 0
 

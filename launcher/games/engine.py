@@ -13,7 +13,7 @@ six-card hand, in a microbenchmark on 3.11).
 from __future__ import annotations
 
 import random
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from functools import partial
 from itertools import repeat, starmap
@@ -34,57 +34,6 @@ def shuffle(items: list[Any], rng: random.Random) -> None:
     # (called as ``next(keys, item)``): the same keys in the same order as
     # ``lambda _: rng.random()``, with no Python call per card.
     items.sort(key=partial(next, starmap(rng.random, repeat((), len(items)))))
-
-
-def _plain(rng: random.Random) -> bool:
-    """Whether ``rng`` draws its bounded ints as ``random.Random`` itself does."""
-    return type(rng)._randbelow is random.Random._randbelow_with_getrandbits
-
-
-def draw_below(rng: random.Random) -> Callable[[int], int]:
-    """``below(n)``: a uniform int in ``range(n)``, the very draw ``rng._randbelow(n)`` makes
-    (so ``rng.choice``, ``rng.randrange(n)`` and ``rng.shuffle`` make it too), in fewer calls.
-
-    A ``random.Random`` takes ``n.bit_length()`` bits at a time until they fall below ``n``;
-    ``below`` does the same with ``getrandbits`` bound once (tests/games/test_uno_engine.py
-    checks it draw for draw). Another generator is left to draw its own way.
-    """
-    if not _plain(rng):
-        return rng._randbelow
-    getrandbits = rng.getrandbits
-
-    def below(n: int) -> int:
-        if n == 1:  # bits until a 0 (``choice`` of one thing still draws)
-            while getrandbits(1):
-                pass
-            return 0
-        k = n.bit_length()
-        r = getrandbits(k)
-        while r >= n:
-            r = getrandbits(k)
-        return r
-
-    return below
-
-
-_BITS = tuple(n.bit_length() for n in range(1, 257))  # _BITS[i]: the bits of i + 1
-
-
-def shuffle_as_random(items: list[Any], rng: random.Random) -> None:
-    """``rng.shuffle(items)``: the same swaps from the same draws, without a call per card
-    (a generator with a ``shuffle`` of its own shuffles its own way)."""
-    if not _plain(rng) or type(rng).shuffle is not random.Random.shuffle:
-        rng.shuffle(items)
-        return
-    getrandbits = rng.getrandbits
-    bits = _BITS if len(items) <= len(_BITS) else tuple(n.bit_length() for n in range(
-        1, len(items) + 1))
-    for i in range(len(items) - 1, 0, -1):  # swap item i with one of 0..i, as ``below(i + 1)``
-        k = bits[i]
-        j = getrandbits(k)
-        while j > i:
-            j = getrandbits(k)
-        items[i], items[j] = items[j], items[i]
 
 
 @dataclass(frozen=True, slots=True, eq=False)

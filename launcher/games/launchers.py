@@ -5,10 +5,10 @@ classic UNO wants exactly one card per press (``dealer``), UNO Flip one card per
 lid-cycle flips (``uno-flip``), and a deal wants N cards a press (``deal N``). The table
 shell calls ``launcher.use(profile)`` before the first press; a launcher that cannot give
 that behaviour raises ``ProfileUnsupported`` naming the profile. ``DirectLauncher`` models
-press-your-luck, ``DirectDealer`` the fixed-count profiles, and ``FirmwareLauncher`` is the
-real firmware on the simulated launcher under any profile the firmware has (press your
-luck, ``dealer``, ``uno-flip``, ``deal N``, ``gin``: ``use`` switches it as the console's
-``profile NAME`` does; see docs/games.md, "Launcher profiles").
+press-your-luck and ``DirectDealer`` the fixed-count profiles. The real firmware on the
+simulated launcher, under any profile the firmware has, is ``OnFirmware``: its one
+implementation, ``launcher.sim.games.FirmwareLauncher``, lives beside the simulator, which
+the games never import (a run hands its maker in: ``base.Run.firmware``).
 
 Cards are opaque tokens to a launcher: Flip Attack loads ``Card`` objects, the table
 engine of the other games loads small integers (indexes into its deck).
@@ -21,7 +21,7 @@ from collections.abc import Sequence
 from typing import Any, Protocol
 
 from launcher.core import config
-from launcher.core.config import Luck, Settings
+from launcher.core.config import Luck
 from launcher.core.errors import LauncherError
 from launcher.core.luck import DryStreak
 from launcher.core.profiles import (  # noqa: F401  (the games' names for them)
@@ -81,7 +81,28 @@ class Launcher(Protocol):
         ...
 
 
-class DirectLauncher:
+class _Cartridge:
+    """The cards of a direct launcher, back of the cartridge first (a press pops the front)."""
+
+    _stack: list[Any]
+
+    @property
+    def cards_left(self) -> int:
+        return len(self._stack)
+
+    def load(self, cards: Sequence[Any]) -> None:
+        self._stack[:0] = cards[::-1]
+
+    def unload(self) -> list[Any]:
+        cards = self.contents()
+        self._stack = []
+        return cards
+
+    def contents(self) -> list[Any]:
+        return self._stack[::-1]
+
+
+class DirectLauncher(_Cartridge):
     """A fast model of the firmware's press-your-luck rules, with no pins and no time.
 
     It keeps the same ``DryStreak`` as the firmware's state machine (a shot or a flip ends
@@ -113,10 +134,6 @@ class DirectLauncher:
     def side(self) -> str:
         return self._side
 
-    @property
-    def cards_left(self) -> int:
-        return len(self._stack)
-
     def press(self) -> list[Card]:
         self.presses += 1
         stack = self._stack
@@ -143,19 +160,8 @@ class DirectLauncher:
     def dry_streak(self) -> int:
         return self.streak.count
 
-    def load(self, cards: Sequence[Card]) -> None:
-        self._stack[:0] = cards[::-1]
 
-    def unload(self) -> list[Card]:
-        cards = self.contents()
-        self._stack = []
-        return cards
-
-    def contents(self) -> list[Card]:
-        return self._stack[::-1]
-
-
-class DirectDealer:
+class DirectDealer(_Cartridge):
     """A fast launcher that shoots a fixed number of cards per press: the ``dealer``,
     ``uno-flip`` and ``deal N`` profiles, with no pins, no time and no luck.
 
@@ -189,10 +195,6 @@ class DirectDealer:
     def side(self) -> str:
         return self._sides[self._up]
 
-    @property
-    def cards_left(self) -> int:
-        return len(self._stack)
-
     def press(self) -> list[Any]:
         self.presses += 1
         stack = self._stack
@@ -213,86 +215,13 @@ class DirectDealer:
         self.flips += 1
         return self._sides[self._up]
 
-    def load(self, cards: Sequence[Any]) -> None:
-        self._stack[:0] = cards[::-1]
 
-    def unload(self) -> list[Any]:
-        cards = self.contents()
-        self._stack = []
-        return cards
-
-    def contents(self) -> list[Any]:
-        return self._stack[::-1]
-
-
-class FirmwareLauncher:
-    """The real firmware on the simulated launcher (``launcher.sim.rig.SimRig``).
-
-    It only does what a player does: press the button and pick up what the roller
-    ejected, open and close the lid, put cards into the cartridge and tell the firmware
-    how many (the ``load`` console command). Faults the firmware reports are kept.
-    """
-
-    def __init__(self, settings: Settings | None = None, seed: int = 0,
-                 rig: Any = None, sides: tuple[str, str] = (MILD, WILD)) -> None:
-        if rig is None:
-            from launcher.sim.rig import SimRig
-
-            rig = SimRig(settings=settings, seed=seed)
-        self.rig = rig
-        # The game's names for the cartridge's halves: the Mild (yellow) half first.
-        self._names = dict(zip((MILD, WILD), sides, strict=True))
-        self.presses = 0
-        self.flips = 0
+class OnFirmware(Launcher, Protocol):
+    """A launcher that is the real firmware on the simulated launcher: ``use`` switches its
+    profile as the console's ``profile NAME`` does (docs/games.md, "Launcher profiles"); it
+    keeps the faults the firmware reported, and holds a rig to ``close``."""
 
     @property
-    def faults(self) -> list[dict[str, Any]]:
-        return self.rig.faults
+    def faults(self) -> list[dict[str, Any]]: ...
 
-    @property
-    def profile(self) -> Profile:
-        return self.rig.app.machine.profile
-
-    def use(self, profile: Profile) -> None:
-        """Switch the firmware's profile, as the console's ``profile NAME`` does."""
-        self.rig.settle()
-        if not self.rig.app.use_profile(profile):
-            raise ProfileUnsupported(f"the firmware refused profile {profile!s} while "
-                                     f"{self.rig.state}")
-
-    @property
-    def side(self) -> str:
-        return self._names[self.rig.side]
-
-    @property
-    def cards_left(self) -> int:
-        return len(self.rig.sim.cartridge)
-
-    @property
-    def inventory(self) -> int | None:
-        """The firmware's own count of the cards in the cartridge (None: unknown)."""
-        return self.rig.inventory
-
-    def press(self) -> list[Card]:
-        self.presses += 1
-        return list(self.rig.press())
-
-    def flip(self) -> str:
-        self.flips += 1
-        return self._names[self.rig.flip()]
-
-    def load(self, cards: Sequence[Card]) -> None:
-        self.rig.load(list(cards))
-
-    def unload(self) -> list[Card]:
-        cards = list(self.rig.sim.unload()) + list(self.rig.sim.take())
-        self.rig.load_inventory(0)
-        return cards
-
-    def contents(self) -> list[Card]:
-        sim = self.rig.sim
-        stuck = [] if sim.in_beam is None else [sim.in_beam]
-        return list(sim.cartridge) + stuck + list(sim.tray)
-
-    def close(self) -> None:
-        self.rig.close()
+    def close(self) -> None: ...

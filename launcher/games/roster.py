@@ -29,6 +29,10 @@ class Roster(Generic[B]):
     def __len__(self) -> int:
         return len(self._makers)
 
+    def maker(self, name: str) -> Callable[..., B]:
+        """What makes the bot ``name`` (its class, for most): KeyError if there is none."""
+        return self._makers[name]
+
     def make(self, name: str, rng: random.Random, *args: Any) -> B:
         """A bot by name; ValueError naming the bot and the choices when there is none."""
         maker = self._makers.get(name)

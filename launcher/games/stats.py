@@ -1,8 +1,8 @@
-"""Summaries of simulated games, every game's: a shared tally of wins and hands, each game's
-own figures on top of it, the text ``launcher simulate`` prints, and the significance tests.
+"""What every game's summary of simulated games shares: a tally of wins and hands (``Tally``,
+under each game's own summary, which its package holds), the text helpers of the reports
+``launcher simulate`` prints, and the significance tests ``launcher tune`` uses.
 
-Nothing here imports a game: each game feeds its summary (Flip Attack through
-``flip_attack.record.Recorder``, the UNO family and Gin by ``add(result)`` of their results).
+Nothing here imports a game.
 """
 
 from __future__ import annotations
@@ -11,15 +11,20 @@ import math
 import statistics
 from collections import Counter
 from collections.abc import Sequence
-from dataclasses import dataclass, field
-from typing import Any
+from dataclasses import dataclass, field, fields
+from typing import Any, ClassVar, TypeVar
 
-from launcher.games.cards import SIDES
+T = TypeVar("T", bound="Tally")
 
 
 @dataclass
 class Tally:
-    """What every game's summary counts: games, hands, wins by seat, turns per hand."""
+    """What every game's summary counts: games, hands, wins by seat, turns per hand, and the
+    faults of the firmware (``--through-firmware``) by code."""
+
+    # Fields that describe the run, not count it: ``merge`` keeps them as they are.
+    FIXED: ClassVar[tuple[str, ...]] = ("bots",)
+    PER_SEAT: ClassVar[tuple[str, ...]] = ("game_wins", "hand_wins")  # added seat by seat
 
     bots: list[str]
     games: int = 0
@@ -28,6 +33,7 @@ class Tally:
     game_wins: list[int] = field(default_factory=list)
     hand_wins: list[int] = field(default_factory=list)
     turns: list[int] = field(default_factory=list)  # per hand
+    faults: Counter[str] = field(default_factory=Counter)
 
     def __post_init__(self) -> None:
         n = len(self.bots)
@@ -53,119 +59,52 @@ class Tally:
         return (f"{self.games} games, {self.hands} hands, {self.players} players"
                 + "".join(f", {e}" for e in extra))
 
-
-@dataclass
-class Summary(Tally):
-    """UNO Flip Attack: presses, shots per side, dry streaks, Wild Press Your Luck runs."""
-
-    presses: list[int] = field(default_factory=list)
-    flips: list[int] = field(default_factory=list)
-    reloads: list[int] = field(default_factory=list)
-    press_cards: dict[str, Counter[int]] = field(
-        default_factory=lambda: {s: Counter() for s in SIDES})  # cards per press, 0 = dry
-    dry_runs: dict[str, Counter[int]] = field(
-        default_factory=lambda: {s: Counter() for s in SIDES})  # dry presses before a shot
-    empty_presses: int = 0  # presses on an empty launcher (nothing to reload)
-    caught: int = 0
-    luck_runs: int = 0
-    luck_busts: int = 0
-    luck_discards: int = 0
-    faults: Counter[str] = field(default_factory=Counter)
-
-    # -- derived figures --
-
-    def shot_rate(self, side: str) -> float:
-        """Share of presses (on a loaded launcher) that shot."""
-        c = self.press_cards[side]
-        n = sum(c.values())
-        return (n - c[0]) / n if n else math.nan
-
-    def cards_per_press(self, side: str) -> float:
-        c = self.press_cards[side]
-        n = sum(c.values())
-        return sum(k * v for k, v in c.items()) / n if n else math.nan
-
-    def cards_per_shot(self, side: str) -> float:
-        c = self.press_cards[side]
-        shots = sum(v for k, v in c.items() if k)
-        return sum(k * v for k, v in c.items()) / shots if shots else math.nan
-
-
-@dataclass
-class UnoSummary(Tally):
-    """Classic UNO, UNO Splash and UNO Flip: draws, flips, points, challenges."""
-
-    game: str = ""
-    undecided: int = 0  # games stopped at max_hands
-    draws: list[int] = field(default_factory=list)
-    flips: list[int] = field(default_factory=list)
-    points: list[int] = field(default_factory=list)  # what each won hand scored
-    reloads: int = 0
-    caught: int = 0
-    challenges: int = 0
-    guilty: int = 0
-    dark_endings: int = 0
-    faults: Counter[str] = field(default_factory=Counter)  # --through-firmware: by code
-
-    def add(self, result: Any) -> None:
-        """One game: an ``UnoGameResult`` (winner, hands of ``HandResult``)."""
+    def count_game(self, winner: int | None) -> None:
+        """One game more, and its winner's (None: no winner)."""
         self.games += 1
-        if result.winner is None:
-            self.undecided += 1
+        if winner is not None:
+            self.game_wins[winner] += 1
+
+    def count_hand(self, winner: int | None, turns: int) -> None:
+        """One hand more: its winner's (None: stopped at the turn limit) and its turns."""
+        self.hands += 1
+        if winner is None:
+            self.unfinished += 1
         else:
-            self.game_wins[result.winner] += 1
-        for h in result.hands:
-            self.hands += 1
-            if h.winner is None:
-                self.unfinished += 1
-            else:
-                self.hand_wins[h.winner] += 1
-                self.points.append(h.points)
-            self.turns.append(h.turns)
-            self.draws.append(h.draws)
-            self.flips.append(h.flips)
-            self.reloads += h.reloads
-            self.caught += h.caught
-            self.challenges += h.challenges
-            self.guilty += h.guilty
-            self.dark_endings += h.side
+            self.hand_wins[winner] += 1
+        self.turns.append(turns)
 
+    def add_faults(self, faults: Sequence[dict[str, Any]]) -> None:
+        """The faults a firmware launcher reported, counted by code."""
+        self.faults.update(str(f.get("code", "?")) for f in faults)
 
-# How a gin hand ended (``gin.rules.HandResult.kind``), as the summary labels it.
-GIN_ENDINGS = (("knocks won", "knock"), ("undercuts", "undercut"), ("gins", "gin"),
-               ("big gins", "big_gin"), ("drawn hands", "draw"))
-
-
-@dataclass
-class GinSummary(Tally):
-    """Gin Rummy: how hands ended, points, layoffs, shutouts (games count every game of a
-    Hollywood session)."""
-
-    endings: Counter[str] = field(default_factory=Counter)
-    points: list[int] = field(default_factory=list)
-    shutouts: int = 0
-    laid_off: int = 0
-
-    def add(self, record: Any) -> None:
-        """One game: a ``GameRecord`` (its hands and its scoreboard's games)."""
-        self.games += 1
-        for r in record.hands:
-            self.hands += 1
-            self.endings[r.kind] += 1
-            self.turns.append(r.turns)
-            if r.winner is not None:
-                self.hand_wins[r.winner] += 1
-                self.points.append(r.points)
-            self.laid_off += r.laid_off.bit_count()
-        for g in record.board.games:
-            if g.winner is None:
-                self.unfinished += 1
+    def merge(self: T, later: T) -> T:
+        """Add the summary of later games: counts add, per-hand lists follow on, per-seat
+        lists add by seat. Merging chunks in game order gives what one process playing every
+        game would have made, down to the order of Counter keys."""
+        for f in fields(self):
+            if f.name in self.FIXED:
                 continue
-            self.game_wins[g.winner] += 1
-            self.shutouts += g.shutout
+            mine, theirs = getattr(self, f.name), getattr(later, f.name)
+            if isinstance(mine, Counter):
+                mine.update(theirs)
+            elif isinstance(mine, dict):
+                for key, counts in theirs.items():
+                    mine.setdefault(key, Counter()).update(counts)
+            elif isinstance(mine, list):
+                if f.name in self.PER_SEAT:
+                    setattr(self, f.name, [a + b for a, b in zip(mine, theirs, strict=True)])
+                else:
+                    mine.extend(theirs)
+            elif isinstance(mine, int) and not isinstance(mine, bool):
+                setattr(self, f.name, mine + theirs)
+            else:
+                raise TypeError(f"cannot merge {type(self).__name__}.{f.name}")
+        return self
 
-    def format(self, title: str) -> str:
-        return format_gin_summary(self, title)
+    def format(self, title: str = "") -> str:
+        """The report ``launcher simulate`` prints (each game's own)."""
+        raise NotImplementedError
 
 
 # --- text ------------------------------------------------------------------------------
@@ -194,13 +133,12 @@ def spread(values: Sequence[int]) -> str:
             f"p10 {q[0]:g}, p90 {q[-1]:g}, max {max(values)}")
 
 
-def _bar(share: float, width: int = 30) -> str:
+def bar(share: float, width: int = 30) -> str:
     return "#" * round(share * width)
 
 
-def win_rate_lines(s: Any) -> list[str]:
-    """The win-rate table of a summary with ``bots``, ``game_wins``, ``hand_wins``,
-    ``games``, ``hands`` and ``win_rates_by_bot()`` (every game's summary has them)."""
+def win_rate_lines(s: Tally) -> list[str]:
+    """The win-rate table of a summary: games then hands, by seat and by bot."""
     lines = ["win rates            games    hands"]
     for i, name in enumerate(s.bots):
         g = s.game_wins[i] / s.games if s.games else math.nan
@@ -210,101 +148,6 @@ def win_rate_lines(s: Any) -> list[str]:
         for name, (g, h) in s.win_rates_by_bot().items():
             lines.append(f"  {name:<18} {g:7.1%}  {h:7.1%}  (per seat)")
     return lines
-
-
-def format_summary(s: Summary, title: str = "") -> str:
-    """The report ``launcher simulate`` prints for UNO Flip Attack."""
-    lines = []
-    if title:
-        lines.append(title)
-    lines.append(s.heading([f"{s.unfinished} hands stopped at the turn limit"]
-                           if s.unfinished else []))
-    lines.append("")
-    lines += win_rate_lines(s)
-    lines.append("")
-    lines.append(f"turns per hand:    {spread(s.turns)}")
-    lines.append(f"presses per hand:  {spread(s.presses)}")
-    lines.append(f"flips per hand:    {spread(s.flips)}")
-    lines.append(f"reloads:           {sum(s.reloads)} in all, "
-                 f"{sum(s.reloads) / max(s.hands, 1):.2f} per hand"
-                 + (f"; {s.empty_presses} presses found the launcher empty"
-                    if s.empty_presses else ""))
-    lines.append("")
-    lines.append("cards per press     presses  shot rate  cards/press  cards/shot")
-    for side in SIDES:
-        n = sum(s.press_cards[side].values())
-        lines.append(f"  {side:<16} {n:8d}  {s.shot_rate(side):9.1%}  "
-                     f"{s.cards_per_press(side):11.2f}  {s.cards_per_shot(side):10.2f}")
-    lines.append("")
-    lines.append("dry-streak histogram (dry presses before each shot)")
-    for side in SIDES:
-        runs = s.dry_runs[side]
-        total = sum(runs.values())
-        lines.append(f"  {side}: {total} shots")
-        for k in range(max(runs, default=-1) + 1):
-            share = runs[k] / total if total else 0.0
-            lines.append(f"    {k:2d} {runs[k]:8d} {share:6.1%} {_bar(share)}")
-    lines.append("")
-    bust = s.luck_busts / s.luck_runs if s.luck_runs else math.nan
-    lines.append(f"UNO catches: {s.caught}; Wild Press Your Luck runs: {s.luck_runs} "
-                 f"({bust:.0%} shot, {s.luck_discards} cards discarded)")
-    return "\n".join(lines)
-
-
-def format_uno_summary(s: UnoSummary, title: str = "", flips: bool = False) -> str:
-    """The report ``launcher simulate`` prints for the table games."""
-    lines = [title] if title else []
-    extra = []
-    if s.unfinished:
-        extra.append(f"{s.unfinished} hands stopped at the turn limit")
-    if s.undecided:
-        extra.append(f"{s.undecided} games without a winner")
-    lines.append(s.heading(extra))
-    lines.append("")
-    lines += win_rate_lines(s)
-    lines.append("")
-    lines.append(f"turns per hand:    {spread(s.turns)}")
-    lines.append(f"draws per hand:    {spread(s.draws)}")
-    if flips:
-        lines.append(f"flips per hand:    {spread(s.flips)}")
-        lines.append(f"hands ended on the dark side: {s.dark_endings} of {s.hands}")
-    lines.append(f"points per won hand: {spread(s.points)}")
-    lines.append(f"reshuffles:        {s.reloads} in all, {s.reloads / max(s.hands, 1):.2f} "
-                 "per hand")
-    lines.append("")
-    won = f" ({s.guilty} found guilty)" if s.challenges else ""
-    lines.append(f"UNO catches: {s.caught}; challenges: {s.challenges}{won}")
-    return "\n".join(lines)
-
-
-def format_gin_summary(s: GinSummary, title: str) -> str:
-    """The report ``launcher simulate --game gin`` prints."""
-    n = max(s.hands, 1)
-    games_scored = sum(s.game_wins) or 1
-    lines = [title, f"{s.games} games, {s.hands} hands "
-                    f"({s.hands / max(s.games, 1):.1f} per game)", ""]
-    lines.append("hand endings")
-    for label, key in GIN_ENDINGS:
-        lines.append(f"  {label:<12} {s.endings[key]:>7}  {s.endings[key] / n:6.1%}")
-    knocks = s.endings["knock"] + s.endings["undercut"]
-    lines.append(f"  knocks (all)  {knocks:>6}  {knocks / n:6.1%}  "
-                 f"(undercut {s.endings['undercut'] / max(knocks, 1):.1%} of them)")
-    lines.append("")
-    if s.turns:
-        t = sorted(s.turns)
-        lines.append(f"turns per hand: mean {statistics.fmean(t):.1f}, median "
-                     f"{statistics.median(t):g}, max {t[-1]}")
-    if s.points:
-        lines.append(f"points per hand won: mean {statistics.fmean(s.points):.1f}")
-    lines.append(f"cards laid off: {s.laid_off}; shutouts: {s.shutouts}")
-    lines.append("")
-    lines.append("win rates            hands    games")
-    for seat, bot in enumerate(s.bots):
-        lines.append(f"  seat {seat} {bot:<11} {s.hand_wins[seat] / n:6.1%}   "
-                     f"{s.game_wins[seat] / games_scored:6.1%}")
-    if s.unfinished:
-        lines.append(f"games stopped at max_hands: {s.unfinished}")
-    return "\n".join(lines)
 
 
 # --- significance -----------------------------------------------------------------------

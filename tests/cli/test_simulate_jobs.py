@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 
 from launcher.cli.main import main
-from launcher.cli.simulate import _chunks, game_seed
+from launcher.cli.simulate import _chunks
+from launcher.games.base import game_seed
 
 
 def run(capsys: pytest.CaptureFixture[str], *argv: str) -> str:

@@ -7,9 +7,10 @@ import random
 from collections.abc import Sequence
 from dataclasses import replace
 
-from launcher.games import flip_attack as fa
 from launcher.games.cards import MILD, NUMBER, Card, Face, check_face, other_side
-from launcher.games.flip_attack import Action, Effect, GameOptions, HandState, Step, Table
+from launcher.games.flip_attack.core import TURN, Step
+from launcher.games.flip_attack.state import Action, Effect, GameOptions, HandState
+from launcher.games.flip_attack.table import FinishedHand, Table
 
 
 def face(text: str) -> Face:
@@ -135,7 +136,7 @@ def position(hands: Sequence[Sequence[Card]], discard: Sequence[Card], side: str
         options=options or GameOptions(), players=n,
         dealer=(turn - direction) % n if dealer is None else dealer, side=side,
         hands=tuple(tuple(h) for h in hands), discard=tuple(discard), top=top, colour=colour,
-        direction=direction, agenda=(Step(fa.TURN, turn),), launcher_count=0)
+        direction=direction, agenda=(Step(TURN, turn),), launcher_count=0)
 
 
 class Run:
@@ -151,7 +152,7 @@ class Run:
         self.table = Table(launcher, [self.script.bot(i) for i in range(state.players)],
                            random.Random(seed), state.options, cards,
                            observers=[self.effects.append])
-        self.finished: fa.FinishedHand | None = None
+        self.finished: FinishedHand | None = None
         with contextlib.suppress(ScriptDone):
             self.finished = self.table.play(state)
         assert self.table.state is not None

@@ -14,10 +14,21 @@ import random
 import pytest
 
 from launcher.core import config
-from launcher.games import flip_attack as fa
+from launcher.games.base import RuleViolation
 from launcher.games.cards import load_deck
-from launcher.games.flip_attack import GameOptions, Pressed, RuleViolation, Table
 from launcher.games.flip_attack.bots import HeuristicBot, RandomBot, make_bot
+from launcher.games.flip_attack.core import PRESS_STEPS
+from launcher.games.flip_attack.rules import act, deal, hand_points, legal_actions, shot
+from launcher.games.flip_attack.state import (
+    Effect,
+    FlipLid,
+    GameOptions,
+    Load,
+    Play,
+    Played,
+    Pressed,
+)
+from launcher.games.flip_attack.table import Table
 from launcher.games.launchers import DirectLauncher
 
 LUCK = config.load().luck
@@ -137,7 +148,7 @@ def test_the_pure_interface_plays_the_same_hands_as_the_table(name):
     options, players = OPTIONS[name], 3
     effects_seen = 0
     for seed in range(4):
-        seen: list[fa.Effect] = []
+        seen: list[Effect] = []
         table_bots = [make_bot(n, random.Random(seed + i), LUCK)
                       for i, n in enumerate(["heuristic", "random", "random"])]
         table = Table(DirectLauncher(LUCK, random.Random(seed)), table_bots,
@@ -148,19 +159,19 @@ def test_the_pure_interface_plays_the_same_hands_as_the_table(name):
         bots = [make_bot(n, random.Random(seed + i), LUCK)
                 for i, n in enumerate(["heuristic", "random", "random"])]
         launcher, rng = DirectLauncher(LUCK, random.Random(seed)), random.Random(seed)
-        state, effects = fa.deal(DECK, players, 1, options, rng)
+        state, effects = deal(DECK, players, 1, options, rng)
         told: list[str] = []
         pending = list(effects)
         while True:
             for e in pending:
-                if isinstance(e, fa.Load):
+                if isinstance(e, Load):
                     launcher.load(list(e.cards))
                     while launcher.side != e.side:
-                        flip = fa.FlipLid(launcher.flip())
+                        flip = FlipLid(launcher.flip())
                         for b in bots:
                             b.observe(flip)
                         told.append(repr(flip))
-                elif isinstance(e, fa.FlipLid):
+                elif isinstance(e, FlipLid):
                     assert launcher.flip() == e.side
                 for b in bots:
                     b.observe(e)
@@ -168,15 +179,15 @@ def test_the_pure_interface_plays_the_same_hands_as_the_table(name):
             if state.over:
                 break
             step = state.step
-            if step.kind in fa.PRESS_STEPS:
-                state, pending = fa.shot(state, launcher.press(), rng)
+            if step.kind in PRESS_STEPS:
+                state, pending = shot(state, launcher.press(), rng)
             else:
-                legal = fa.legal_actions(state)
+                legal = legal_actions(state)
                 action = bots[step.player].choose(state, step.player, legal)
-                state, pending = fa.act(state, action, rng)
+                state, pending = act(state, action, rng)
         assert told == [repr(e) for e in seen]
         assert state == expected.state
-        assert fa.hand_points(state) == expected.points_won
+        assert hand_points(state) == expected.points_won
         effects_seen += len(told)
     assert effects_seen > 200
 
@@ -192,10 +203,10 @@ def test_a_face_to_match_that_no_card_of_the_state_shows_is_still_matched():
     hand = [c("yellow 7"), c("red 4"), c("red 9"), c("wild")]
     state = replace(position([hand, c.many(3)], [c("blue 1")]), discard=(),
                     top=face("yellow 4"), colour="yellow", launcher_count=20)
-    offered = {a.card.id for a in fa.legal_actions(state) if isinstance(a, fa.Play)}
+    offered = {a.card.id for a in legal_actions(state) if isinstance(a, Play)}
     assert offered == {hand[0].id, hand[1].id, hand[3].id}
-    after, effects = fa.act(state, fa.Play(hand[1]), random.Random(0))
+    after, effects = act(state, Play(hand[1]), random.Random(0))
     assert after.top == face("red 4") and after.colour == "red"
-    assert [e.card for e in effects if isinstance(e, fa.Played)] == [hand[1]]
+    assert [e.card for e in effects if isinstance(e, Played)] == [hand[1]]
     with pytest.raises(RuleViolation):
-        fa.act(state, fa.Play(hand[2]), random.Random(0))
+        act(state, Play(hand[2]), random.Random(0))

@@ -8,9 +8,10 @@ import pytest
 
 from launcher.core import config
 from launcher.games.cards import load_deck
-from launcher.games.flip_attack import FlipLid, GameOptions, Load, Pressed, Table
 from launcher.games.flip_attack.bots import HeuristicBot, RandomBot
-from launcher.games.launchers import FirmwareLauncher
+from launcher.games.flip_attack.state import FlipLid, GameOptions, Load, Pressed
+from launcher.games.flip_attack.table import Table
+from launcher.sim.games import FirmwareLauncher
 
 GAMES = 20
 

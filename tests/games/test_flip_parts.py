@@ -11,7 +11,6 @@ from flip_position import Cards, position
 
 from launcher.core import config
 from launcher.core.errors import ConfigError
-from launcher.games import flip_attack as fa
 from launcher.games.cards import (
     MILD,
     SIDE_KINDS,
@@ -19,9 +18,19 @@ from launcher.games.cards import (
     build_deck,
     load_deck,
 )
-from launcher.games.flip_attack import Discard, Pressed, PressLuck, StopLuck
 from launcher.games.flip_attack.bots import HeuristicBot, RandomBot, make_bot
-from launcher.games.launchers import DirectLauncher, FirmwareLauncher
+from launcher.games.flip_attack.rules import act, legal_actions, shot
+from launcher.games.flip_attack.state import (
+    Discard,
+    FlipLid,
+    Play,
+    Press,
+    Pressed,
+    PressLuck,
+    StopLuck,
+)
+from launcher.games.launchers import DirectLauncher
+from launcher.sim.games import FirmwareLauncher
 
 # --- the deck ---------------------------------------------------------------------------
 
@@ -156,11 +165,11 @@ def _pyl_state(c: Cards, discards: int):
     pyl = c("wild_press_your_luck")
     hand = [c("red 3"), c("blue 8"), c("green 9"), c("yellow 1"), c("wild")]
     state = replace(position([[pyl, *hand], c.many(3)], [c("red 5")]), launcher_count=50)
-    state, _ = fa.act(state, fa.Play(pyl, "red"), random.Random(0))
+    state, _ = act(state, Play(pyl, "red"), random.Random(0))
     for _ in range(discards):
-        state, _ = fa.act(state, PressLuck(), random.Random(0))
-        state, _ = fa.shot(state, [], random.Random(0))
-        state, _ = fa.act(state, Discard(state.hands[0][0]), random.Random(0))
+        state, _ = act(state, PressLuck(), random.Random(0))
+        state, _ = shot(state, [], random.Random(0))
+        state, _ = act(state, Discard(state.hands[0][0]), random.Random(0))
     return state
 
 
@@ -168,13 +177,13 @@ def test_heuristic_bot_presses_its_luck_while_the_risk_is_low():
     c = Cards()
     bot = HeuristicBot(random.Random(0))
     state = _pyl_state(c, 0)
-    assert bot.choose(state, 0, fa.legal_actions(state)) == PressLuck()
+    assert bot.choose(state, 0, legal_actions(state)) == PressLuck()
     # It has seen four dry presses on the Mild side: the next one is sure to shoot.
     for _ in range(4):
-        bot.observe(Pressed(1, 1, (), MILD, "turn"))
+        bot.observe(Pressed(1, 1, (), MILD, "turn", 40))
     assert bot.shot_chance(MILD) == 1.0
-    assert isinstance(bot.choose(state, 0, fa.legal_actions(state)), StopLuck)
-    bot.observe(fa.FlipLid(WILD))
+    assert isinstance(bot.choose(state, 0, legal_actions(state)), StopLuck)
+    bot.observe(FlipLid(WILD))
     assert bot.dry_streak == 0
 
 
@@ -183,17 +192,17 @@ def test_heuristic_bot_stops_when_too_much_is_at_stake():
     bot = HeuristicBot(random.Random(0))
     cheap = _pyl_state(c, 0)
     dear = _pyl_state(c, 3)
-    assert bot.choose(cheap, 0, fa.legal_actions(cheap)) == PressLuck()
-    assert isinstance(bot.choose(dear, 0, fa.legal_actions(dear)), StopLuck)
+    assert bot.choose(cheap, 0, legal_actions(cheap)) == PressLuck()
+    assert isinstance(bot.choose(dear, 0, legal_actions(dear)), StopLuck)
 
 
 def test_heuristic_bot_keeps_its_wild_and_discards_high_cards():
     c = Cards()
     bot = HeuristicBot(random.Random(0))
     state = _pyl_state(c, 1)
-    state, _ = fa.act(state, PressLuck(), random.Random(0))
-    state, _ = fa.shot(state, [], random.Random(0))
-    choice = bot.choose(state, 0, fa.legal_actions(state))
+    state, _ = act(state, PressLuck(), random.Random(0))
+    state, _ = shot(state, [], random.Random(0))
+    choice = bot.choose(state, 0, legal_actions(state))
     assert isinstance(choice, Discard) and str(choice.card.mild) == "green 9"
 
 
@@ -225,14 +234,14 @@ def test_heuristic_bot_calls_uno_and_random_bot_sometimes_forgets():
     c = Cards()
     hand = [c("red 1"), c("blue 2")]
     state = position([hand, c.many(3)], [c("red 5")])
-    legal = fa.legal_actions(state)
+    legal = legal_actions(state)
     heuristic = HeuristicBot(random.Random(0))
-    assert heuristic.choose(state, 0, legal) == fa.Play(hand[0], uno=True)
+    assert heuristic.choose(state, 0, legal) == Play(hand[0], uno=True)
     random_bot = RandomBot(random.Random(5), forget_uno=0.5)
     calls = Counter()
     for _ in range(200):
         a = random_bot.choose(state, 0, legal)
-        if isinstance(a, fa.Play):
+        if isinstance(a, Play):
             calls[a.uno] += 1
     assert calls[True] > 30 and calls[False] > 30
 
@@ -241,14 +250,14 @@ def test_random_bot_only_picks_legal_actions_and_presses_sometimes():
     c = Cards()
     hand = [c("red 1"), c("red 2"), c("wild"), c("blue 9")]
     state = position([hand, c.many(3)], [c("red 5")])
-    legal = fa.legal_actions(state)
+    legal = legal_actions(state)
     bot = RandomBot(random.Random(1))
     picks = Counter()
     for _ in range(400):
         a = bot.choose(state, 0, legal)
-        plain = a if not isinstance(a, fa.Play) else fa.Play(a.card, a.colour, a.discard_colour)
+        plain = a if not isinstance(a, Play) else Play(a.card, a.colour, a.discard_colour)
         assert plain in legal
-        picks["press" if isinstance(a, fa.Press) else a.card.id] += 1
+        picks["press" if isinstance(a, Press) else a.card.id] += 1
     # Press, red 1, red 2 and the wild are picked about equally (the wild's four colours
     # do not make it four times as likely).
     assert set(picks) == {"press", hand[0].id, hand[1].id, hand[2].id}

@@ -8,10 +8,13 @@ from dataclasses import replace
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from launcher.games import flip_attack as fa
+from launcher.games.base import RuleViolation
 from launcher.games.cards import COLOURS, load_deck, other_side
-from launcher.games.flip_attack import GameOptions, Play, RuleViolation, Table
 from launcher.games.flip_attack.bots import HeuristicBot, RandomBot
+from launcher.games.flip_attack.core import TURN
+from launcher.games.flip_attack.rules import act
+from launcher.games.flip_attack.state import GameOptions, Play
+from launcher.games.flip_attack.table import Table
 from launcher.games.launchers import DirectLauncher
 
 DECK = load_deck()
@@ -44,8 +47,8 @@ class CheckingBot:
     def choose(self, state, player, legal):
         assert legal, f"no legal action for player {player} at {state.step}"
         for action in legal:
-            fa.act(state, action, random.Random(0))  # raises if the engine disagrees
-        if state.step.kind == fa.TURN:
+            act(state, action, random.Random(0))  # raises if the engine disagrees
+        if state.step.kind == TURN:
             offered = {(a.card.id, a.colour, a.discard_colour) for a in legal
                        if isinstance(a, Play)}
             for card in state.hands[player]:
@@ -53,7 +56,7 @@ class CheckingBot:
                     if (card.id, colour, None) in offered or card.face(state.side).is_wild:
                         continue
                     try:
-                        fa.act(state, Play(card, colour), random.Random(0))
+                        act(state, Play(card, colour), random.Random(0))
                     except RuleViolation:
                         continue
                     raise AssertionError(f"{card} with {colour} was accepted but not offered")
@@ -86,8 +89,9 @@ def test_heuristic_hands_end_with_a_winner_well_within_the_bound(seed, players, 
     table = Table(DirectLauncher(rng=random.Random(rng.random())), bots, rng, opts, DECK)
     hand = table.play_hand(dealer=0)
     assert hand.winner is not None and hand.state.turns < 600
-    assert hand.points_won == sum(hand.state.points(q) for q in range(players)
-                                  if q != hand.winner)
+    side = hand.state.side
+    assert hand.points_won == sum(c.face(side).points for q in range(players)
+                                  if q != hand.winner for c in hand.state.hands[q])
 
 
 @settings(max_examples=40, deadline=None)

@@ -8,23 +8,28 @@ from dataclasses import replace
 import pytest
 from flip_position import Cards, Run, ScriptedLauncher, face, position
 
-from launcher.games import flip_attack as fa
+from launcher.games.base import LauncherFault, RuleViolation
 from launcher.games.cards import COLOURS, MILD, POINTS, SYMBOLS, WILD, load_deck
-from launcher.games.flip_attack import (
+from launcher.games.flip_attack.core import TURN, Step
+from launcher.games.flip_attack.rules import act, deal, legal_actions, shot
+from launcher.games.flip_attack.state import (
     Catch,
+    Caught,
     Discard,
+    FlipLid,
     GameOptions,
+    HandOver,
+    Load,
+    LuckEnded,
     Pass,
     Play,
     Press,
+    Pressed,
     PressLuck,
-    RuleViolation,
     StopLuck,
     TakeHit,
-    deal,
-    legal_actions,
-    playable,
 )
+from launcher.games.flip_attack.table import Table
 
 
 class NoShuffle(random.Random):
@@ -51,7 +56,7 @@ def test_deal_gives_seven_cards_each_and_loads_the_rest_mild_side():
     state, effects = deal(deck, 4, dealer=0, options=GameOptions(), rng=random.Random(5))
     assert [len(h) for h in state.hands] == [7, 7, 7, 7]
     (load,) = effects
-    assert isinstance(load, fa.Load) and load.side == MILD and load.reason == "deal"
+    assert isinstance(load, Load) and load.side == MILD and load.reason == "deal"
     assert len(load.cards) + len(state.discard) + 28 == 112
     assert state.launcher_count == len(load.cards)
     assert state.side == MILD and not state.top.is_action
@@ -60,7 +65,7 @@ def test_deal_gives_seven_cards_each_and_loads_the_rest_mild_side():
 def test_first_player_is_left_of_the_dealer_and_play_goes_clockwise(c):
     deck = load_deck()
     state, _ = deal(deck, 4, dealer=2, options=GameOptions(), rng=random.Random(1))
-    assert state.step == fa.Step(fa.TURN, 3)
+    assert state.step == Step(TURN, 3)
     assert state.direction == 1
     # Cards are dealt one at a time starting with the player on the dealer's left.
     ordered, _ = deal(deck, 4, dealer=2, options=GameOptions(), rng=NoShuffle())
@@ -95,13 +100,15 @@ def test_first_wild_may_stay_and_then_anything_follows(c):
     dealt, turned, rest = _deck_with_start(c, ["wild", "yellow 4"])
     state, _ = deal(dealt + turned + rest, 4, 0, GameOptions(first_card_wild="play"), NoShuffle())
     assert ids(state.discard) == [turned[0].id] and state.colour is None
-    assert playable(face("red 9"), state.top, state.colour)
+    # Any card may follow: every card in the first player's hand plays.
+    plays = {a.card for a in legal_actions(state) if isinstance(a, Play)}
+    assert plays == set(state.hands[1])
 
 
 def test_the_table_loads_the_launcher_with_mild_at_the_back():
     launcher = ScriptedLauncher([], side=WILD)
     deck = load_deck()
-    table = fa.Table(launcher, [_Stop(), _Stop()], random.Random(0), deck=deck)
+    table = Table(launcher, [_Stop(), _Stop()], random.Random(0), deck=deck)
     with pytest.raises(_Halt):
         table.play_hand(dealer=0)
     assert launcher.side == MILD and launcher.flips == 1
@@ -156,9 +163,9 @@ def test_an_illegal_play_is_refused(c):
     hand = [c("blue 7"), c("green 1"), c("green 2")]
     state = position([hand, c.many(3)], [c("red 5")])
     with pytest.raises(RuleViolation):
-        fa.act(state, Play(hand[0]), random.Random(0))
+        act(state, Play(hand[0]), random.Random(0))
     with pytest.raises(RuleViolation):
-        fa.act(state, Play(c("red 1")), random.Random(0))  # not in the hand
+        act(state, Play(c("red 1")), random.Random(0))  # not in the hand
 
 
 def test_a_player_may_press_instead_of_playing_a_playable_card(c):
@@ -176,7 +183,7 @@ def test_cards_that_shoot_go_into_the_hand_and_end_the_turn(c):
               ScriptedLauncher(inside, shots=[2]), [(0, Press())])
     assert ids(run.state.hands[0]) == ids(hand + inside[:2])
     assert run.to_move == 1
-    assert run.of(fa.Pressed)[0].cards == tuple(inside[:2])
+    assert run.of(Pressed)[0].cards == tuple(inside[:2])
 
 
 # --- Mild side action cards -----------------------------------------------------------------
@@ -211,7 +218,7 @@ def test_wild_plays_on_anything_and_names_the_colour(c):
     state = position([hand, other], [c("yellow 5")])
     assert Play(hand[0], "red") in legal_actions(state)
     with pytest.raises(RuleViolation):
-        fa.act(state, Play(hand[0]), random.Random(0))  # no colour named
+        act(state, Play(hand[0]), random.Random(0))  # no colour named
     run = Run(state, ScriptedLauncher(c.many(3)), [(0, Play(hand[0], "blue"))])
     assert run.state.colour == "blue"
     legal = legal_actions(run.state)
@@ -224,7 +231,7 @@ def test_hit_2x_makes_the_next_player_press_twice_then_play_moves_on(c):
     run = Run(position([hand, c.many(2), c.many(2)], [c("red 5")]),
               ScriptedLauncher(inside, shots=[0, 3]), [(0, Play(hand[0]))])
     assert len(run.state.hands[1]) == 5
-    assert [p.player for p in run.of(fa.Pressed)] == [1, 1]
+    assert [p.player for p in run.of(Pressed)] == [1, 1]
     assert run.to_move == 2
 
 
@@ -245,12 +252,12 @@ def test_a_hit_2x_cannot_be_passed_on_unless_stacking_is_on(c):
     hand = [c("red hit_2"), c("green 1"), c("green 2")]
     victim = [c("blue hit_2"), c("blue 1")]
     state = position([hand, victim, c.many(2)], [c("red 5")])
-    after, _ = fa.act(state, Play(hand[0]), random.Random(0))
+    after, _ = act(state, Play(hand[0]), random.Random(0))
     assert after.awaiting_press and legal_actions(after) == []
     stacked = replace(state, options=GameOptions(stack_hits=True))
     run = Run(stacked, ScriptedLauncher(c.many(8), shots=[0, 0, 0, 1]),
               [(0, Play(hand[0])), (1, Play(victim[0], uno=True)), (2, TakeHit())])
-    assert [p.player for p in run.of(fa.Pressed)] == [2, 2, 2, 2]
+    assert [p.player for p in run.of(Pressed)] == [2, 2, 2, 2]
     assert run.to_move == 0
 
 
@@ -298,7 +305,7 @@ def test_press_your_luck_discards_one_card_per_dry_press_then_goes_on_top(c):
     assert ids(run.state.discard[-3:]) == ids([hand[2], hand[1], pyl])
     assert ids(run.state.hands[0]) == ids([hand[3], hand[4]])
     assert run.state.colour == "green" and run.to_move == 1
-    assert run.of(fa.LuckEnded) == [fa.LuckEnded(0, 2, False)]
+    assert run.of(LuckEnded) == [LuckEnded(0, 2, False)]
 
 
 def test_press_your_luck_shot_takes_back_the_discards(c):
@@ -381,8 +388,8 @@ def test_wild_all_out_attack_everybody_presses_for_the_target(c):
     run = Run(position(hands, [c("red 3", "teal 4")], side=WILD),
               ScriptedLauncher(inside, shots=[1, 0, 2, 3], side=WILD),
               [(0, Play(attack, "orange"))])
-    assert [p.player for p in run.of(fa.Pressed)] == [1, 2, 3, 0]
-    assert {p.recipient for p in run.of(fa.Pressed)} == {1}
+    assert [p.player for p in run.of(Pressed)] == [1, 2, 3, 0]
+    assert {p.recipient for p in run.of(Pressed)} == {1}
     assert len(run.state.hands[1]) == 2 + 6
     assert [len(h) for h in run.state.hands[2:]] == [2, 2]
     assert run.to_move == 1 and run.state.colour == "orange"
@@ -395,7 +402,7 @@ def test_all_out_attack_without_the_attacker_by_option(c):
                        options=GameOptions(attack_includes_attacker=False)),
               ScriptedLauncher(c.many(5), shots=[0, 0], side=WILD),
               [(0, Play(attack, "orange"))])
-    assert [p.player for p in run.of(fa.Pressed)] == [1, 2]
+    assert [p.player for p in run.of(Pressed)] == [1, 2]
 
 
 # --- Flip -----------------------------------------------------------------------------------
@@ -412,7 +419,7 @@ def test_flip_turns_hands_and_pile_over_and_cycles_the_lid(c):
     assert ids(s.discard) == ids([flip, middle, bottom])  # the pile turned over
     assert s.top == face("pink 9") and s.colour == "pink"
     assert s.visible(0) == [face("orange 6"), face("purple 3")]
-    assert run.of(fa.FlipLid) == [fa.FlipLid(WILD)]
+    assert run.of(FlipLid) == [FlipLid(WILD)]
 
 
 @pytest.mark.parametrize("top, ok", [("blue 5", False), ("red 5", True), ("blue flip", True)])
@@ -432,7 +439,7 @@ def test_a_flip_that_turns_up_a_wild_face_names_a_colour(c):
     opened = replace(state, options=GameOptions(flip_wild_top="open"))
     run = Run(opened, ScriptedLauncher(c.many(3)), [(0, Play(flip))])
     assert run.state.colour is None
-    assert all(isinstance(a, fa.Press) or a.card in run.state.hands[1]
+    assert all(isinstance(a, Press) or a.card in run.state.hands[1]
                for a in legal_actions(run.state))
     assert len(legal_actions(run.state)) == 1 + 2  # press, or either card
 
@@ -446,7 +453,7 @@ def test_a_player_caught_without_uno_presses_twice(c):
     run = Run(position([hand, c.many(3), c.many(3)], [c("red 5")]),
               ScriptedLauncher(inside, shots=[1, 2]),
               [(0, Play(hand[0])), (1, Pass()), (2, Catch())])
-    assert run.of(fa.Caught) == [fa.Caught(0, 2)]
+    assert run.of(Caught) == [Caught(0, 2)]
     assert ids(run.state.hands[0]) == ids([hand[1], *inside[:3]])
     assert run.to_move == 1
 
@@ -455,14 +462,14 @@ def test_calling_uno_leaves_nothing_to_catch(c):
     hand = [c("red 1"), c("blue 2")]
     run = Run(position([hand, c.many(3), c.many(3)], [c("red 5")]), ScriptedLauncher(c.many(3)),
               [(0, Play(hand[0], uno=True))])
-    assert run.state.step == fa.Step(fa.TURN, 1)
+    assert run.state.step == Step(TURN, 1)
 
 
 def test_uno_can_only_be_caught_before_the_next_player_begins(c):
     hand = [c("red 1"), c("blue 2")]
     run = Run(position([hand, c.many(3), c.many(3)], [c("red 5")]), ScriptedLauncher(c.many(3)),
               [(0, Play(hand[0])), (1, Pass()), (2, Pass())])
-    assert run.state.step == fa.Step(fa.TURN, 1)
+    assert run.state.step == Step(TURN, 1)
     assert not any(isinstance(a, Catch) for a in legal_actions(run.state))
 
 
@@ -476,7 +483,7 @@ def test_playing_the_last_card_wins_and_scores_the_other_hands(c):
               [(0, Play(last))])
     assert run.state.over and run.state.winner == 0
     assert run.finished.points_won == 9 + 40 + 20
-    assert run.of(fa.HandOver) == [fa.HandOver(0, MILD, 69)]
+    assert run.of(HandOver) == [HandOver(0, MILD, 69)]
 
 
 def test_scores_count_the_side_the_hand_ended_on(c):
@@ -519,7 +526,7 @@ def test_an_empty_launcher_is_reloaded_from_the_discard_pile_side_in_play_at_the
     launcher = ScriptedLauncher(inside, shots=[5], side=MILD)
     state = position([hand, c.many(3)], pile, side=WILD)
     run = Run(state, launcher, [(0, Press())])
-    (load,) = run.of(fa.Load)
+    (load,) = run.of(Load)
     assert load.reason == "reload" and load.side == WILD
     assert sorted(ids(load.cards)) == sorted(ids(pile[:3]))
     assert ids(run.state.discard) == [pile[3].id]  # the top card stays
@@ -552,7 +559,7 @@ def test_a_game_is_played_to_500_points():
     from launcher.games.launchers import DirectLauncher
 
     rng = random.Random(3)
-    table = fa.Table(DirectLauncher(rng=random.Random(4)),
+    table = Table(DirectLauncher(rng=random.Random(4)),
                      [HeuristicBot(random.Random(i)) for i in range(3)], rng)
     result = table.play_game()
     assert max(result.scores) >= 500 and result.scores[result.winner] == max(result.scores)
@@ -594,7 +601,7 @@ def test_the_table_notices_a_lid_cycle_that_did_not_flip(c):
             return self.side
 
     flip = c("red flip")
-    with pytest.raises(fa.LauncherFault):
+    with pytest.raises(LauncherFault):
         Run(position([[flip, c("red 1"), c("red 2")], c.many(3)], [c("red 5")]),
             Stuck(c.many(3)), [(0, Play(flip))])
 
@@ -602,18 +609,18 @@ def test_the_table_notices_a_lid_cycle_that_did_not_flip(c):
 def test_an_action_out_of_turn_is_refused(c):
     hand = [c("red hit_2"), c("green 1"), c("green 2")]
     state = position([hand, c.many(3)], [c("red 5")])
-    after, _ = fa.act(state, Play(hand[0]), random.Random(0))
+    after, _ = act(state, Play(hand[0]), random.Random(0))
     with pytest.raises(RuleViolation):
-        fa.act(after, Press(), random.Random(0))  # a press is due, not a decision
+        act(after, Press(), random.Random(0))  # a press is due, not a decision
     with pytest.raises(RuleViolation):
-        fa.shot(state, [], random.Random(0))  # no press was due
+        shot(state, [], random.Random(0))  # no press was due
 
 
 def test_a_game_of_hands_that_never_finish_ends_without_a_winner():
     from launcher.games.flip_attack.bots import RandomBot
     from launcher.games.launchers import DirectLauncher
 
-    table = fa.Table(DirectLauncher(rng=random.Random(1)),
+    table = Table(DirectLauncher(rng=random.Random(1)),
                      [RandomBot(random.Random(i)) for i in range(3)], random.Random(2),
                      GameOptions(max_turns=1))
     result = table.play_game(max_hands=3)

@@ -11,10 +11,11 @@ import pytest
 from launcher.core import config, luck
 from launcher.core.config import SideLuck
 from launcher.games.cards import MILD, WILD, load_deck
-from launcher.games.flip_attack import Table
 from launcher.games.flip_attack.bots import HeuristicBot, RandomBot
-from launcher.games.launchers import DirectLauncher, FirmwareLauncher
+from launcher.games.flip_attack.table import Table
+from launcher.games.launchers import DirectLauncher
 from launcher.games.stats import chi_square, chi_square_sf
+from launcher.sim.games import FirmwareLauncher
 
 ALPHA = 1e-3  # a fixed-seed test that fails this is far off, not unlucky
 DECK = load_deck()

@@ -24,9 +24,9 @@ from launcher.games.gin.rules import (
     GinRules,
     RuleViolation,
 )
+from launcher.games.gin.summary import GinSummary
 from launcher.games.gin.table import GinTable
 from launcher.games.gin.variants import VARIANTS, variant_rules
-from launcher.games.stats import GinSummary
 
 # --- layoffs against a brute force ------------------------------------------------------------
 
@@ -314,12 +314,26 @@ def test_cli_same_seed_same_summary(capsys: pytest.CaptureFixture[str]) -> None:
     (["--rule", "draw_breaks_streak=false"], "--rule draw_breaks_streak = False: does nothing"),
     (["--rule", 'ace_upcard="gin"'], "--rule ace_upcard = 'gin': does nothing in standard"),
     (["--variant", "straight", "--rule", "undercut_bonus=10"], "--rule undercut_bonus"),
+    # The heuristic bot lays out its own melds: the engine's layout rule never acts.
+    (["--bots", "heuristic", "--rule", 'knocker_layout="first"'],
+     "--rule knocker_layout = 'first': does nothing in standard: every bot lays out its own"),
 ])
 def test_cli_refuses_bad_options_in_one_line(args: list[str], says: str,
                                              capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["simulate", "--game", "gin", "--no-progress", *args]) == 2
     err = capsys.readouterr().err
     assert says in err and len(err.strip().splitlines()) == 1
+
+
+def test_the_layout_rule_is_taken_when_a_bot_leaves_the_layout_to_the_engine(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    # Seed 18's third game has a knock whose least-deadwood layouts differ in the layoffs.
+    argv = ["simulate", "--game", "gin", "--no-progress", "--games", "3", "--seed", "18",
+            "--jobs", "1", "--bots", "random"]
+    assert main(argv) == 0
+    defensive = capsys.readouterr().out
+    assert main([*argv, "--rule", 'knocker_layout="first"']) == 0
+    assert capsys.readouterr().out.splitlines()[1:] != defensive.splitlines()[1:]
 
 
 def test_a_house_rule_that_acts_is_taken() -> None:

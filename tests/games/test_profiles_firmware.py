@@ -7,17 +7,20 @@ import random
 
 import pytest
 
-from launcher.cli.simulate import simulate_table_game
+from launcher.cli.simulate import simulate
 from launcher.core import config, cues
 from launcher.core import machine as m
 from launcher.core.errors import ConfigError
 from launcher.core.profiles import DEALER, GIN, deal_profile, parse_profile
 from launcher.firmware.console import Console
-from launcher.games.dealers import FirmwareDealer
+from launcher.games.base import Run
+from launcher.games.dealers import LauncherDealer
 from launcher.games.gin.bots import make_bot as make_gin_bot
+from launcher.games.gin.summary import GinSummary
 from launcher.games.gin.table import GinTable
 from launcher.games.gin.variants import variant_rules
-from launcher.games.stats import GinSummary
+from launcher.games.registry import GAMES
+from launcher.sim.games import FirmwareLauncher
 from launcher.sim.rig import CueLog, SimRig
 
 
@@ -105,27 +108,19 @@ def test_the_config_key_sets_the_start_profile_and_names_bad_values():
         config.set_key(config.default_raw(), "game.profile", "deal 0")
 
 
-@pytest.mark.parametrize(("module", "name", "players"), [
-    ("launcher.games.uno.rules", "CLASSIC_UNO", 3),
-    ("launcher.games.uno.splash", "UNO_SPLASH", 2),
-    ("launcher.games.uno.flip", "UNO_FLIP_GAME", 3),
-])
-def test_whole_table_games_through_the_firmware_in_their_profile(module, name, players):
-    import importlib
-
-    game = getattr(importlib.import_module(module), name)
-    options = game.options()
-    summary = simulate_table_game(game, 2, players, seed=5, bots=["heuristic"] * players,
-                                  options=options, check=True, deal_with_launcher=True,
-                                  through_firmware=True)
-    assert summary.games == 2
+@pytest.mark.parametrize(("game", "players"), [("uno", 3), ("uno-splash", 2), ("uno-flip", 3)])
+def test_whole_table_games_through_the_firmware_in_their_profile(game, players):
+    run = Run(GAMES[game].options({}), ("heuristic",) * players, 5, config.load(), check=True,
+              deal_with_launcher=True, firmware=FirmwareLauncher)
+    summary = simulate(game, run, 2)
+    assert summary.games == 2 and summary.faults == {}
 
 
 def test_whole_gin_hands_through_the_firmware_stock():
     rules = variant_rules("standard", {})
     master = random.Random(7)
     players = [make_gin_bot("heuristic", random.Random(master.getrandbits(64))) for _ in "ab"]
-    dealer = FirmwareDealer(seed=3)
+    dealer = LauncherDealer(FirmwareLauncher(seed=3))
     table = GinTable(rules, players, random.Random(master.getrandbits(64)), dealer)
     summary = GinSummary(bots=["heuristic", "heuristic"])
     try:

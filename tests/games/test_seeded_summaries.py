@@ -41,3 +41,11 @@ def test_a_seeded_summary_is_what_it_was(args, lines, capsys):
     out = capsys.readouterr().out.splitlines()
     for line in lines:
         assert line in out
+
+
+@pytest.mark.parametrize("game", ["flip-attack", "uno", "uno-splash", "uno-flip", "gin"])
+def test_every_game_s_win_rates_read_games_then_hands(game, capsys):
+    assert main(["simulate", "--no-progress", "--jobs", "1", "--game", game, "--games",
+                 "2"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert "win rates            games    hands" in out

@@ -9,24 +9,40 @@ import re
 import pytest
 
 from launcher.cli.main import main
+from launcher.games.base import LauncherFault, RuleViolation
 from launcher.games.cards import DARK, LIGHT, load_deck
-from launcher.games.engine import CardTable, draw_below, shuffle, shuffle_as_random
+from launcher.games.engine import CardTable, shuffle
 from launcher.games.launchers import (
     DEALER,
     FLIP_ATTACK,
     UNO_FLIP,
     DirectDealer,
     DirectLauncher,
-    FirmwareLauncher,
     ProfileUnsupported,
     deal_profile,
     parse_profile,
 )
-from launcher.games.uno import rules as uno
 from launcher.games.uno.bots import UnoHeuristicBot, UnoRandomBot, make_uno_bot
 from launcher.games.uno.flip import UNO_FLIP_GAME
-from launcher.games.uno.rules import CLASSIC_UNO, PRESS_STEPS, TURN, RuleViolation, UnoTable
+from launcher.games.uno.game import (
+    CATCH,
+    CHALLENGE,
+    CHOOSE,
+    CLASSIC_UNO,
+    COLOUR,
+    DRAW,
+    DRAW_CARD,
+    DRAW_TURN,
+    DRAW_UNTIL,
+    DRAWN,
+    PRESS_STEPS,
+    TARGET,
+    TURN,
+)
+from launcher.games.uno.rules import act, deal, legal
 from launcher.games.uno.splash import UNO_SPLASH
+from launcher.games.uno.table import UnoTable
+from launcher.sim.games import FirmwareLauncher
 
 GAMES = {"uno": CLASSIC_UNO, "uno-splash": UNO_SPLASH, "uno-flip": UNO_FLIP_GAME}
 
@@ -48,12 +64,12 @@ class Checking:
     def choose(self, state, player, legal):
         assert legal, f"no legal action at {state}"
         for a in legal:
-            uno.act(state.copy(), a, random.Random(0))
+            act(state.copy(), a, random.Random(0))
         if state.agenda[-1][0] == TURN:
             for c in state.hands[player]:
                 if c not in legal:
                     with pytest.raises(RuleViolation):
-                        uno.act(state.copy(), c, random.Random(0))
+                        act(state.copy(), c, random.Random(0))
         self.decisions += 1
         return self.inner.choose(state, player, legal)
 
@@ -94,7 +110,7 @@ def test_classic_with_each_blank_card_variant_conserves_cards(blanks):
 
 
 def test_a_bot_that_is_not_trusted_is_refused_an_illegal_move():
-    # A subclass does not inherit ``chooses_from_legal``: its answers are checked.
+    # A subclass does not inherit ``trusted``: its answers are checked.
     class Cheat(UnoRandomBot):
         def choose(self, state, player, legal):
             if state.agenda[-1][0] == TURN:
@@ -145,7 +161,7 @@ def test_a_launcher_that_shoots_two_cards_for_one_draw_is_a_fault():
     table = UnoTable(CLASSIC_UNO.rules(), DirectDealer(deal_profile(2)),
                      [UnoRandomBot(random.Random(i)) for i in range(2)], random.Random(1))
     table.launcher.use(deal_profile(2))  # the table asked for the dealer; force the wrong one
-    with pytest.raises(uno.LauncherFault):
+    with pytest.raises(LauncherFault):
         for _ in range(20):
             table.play_hand(0)
 
@@ -164,7 +180,7 @@ def test_seeded_games_replay_exactly():
 
 
 def test_state_copy_is_independent():
-    state = uno.deal(CLASSIC_UNO.rules(), 3, 0, random.Random(2))
+    state = deal(CLASSIC_UNO.rules(), 3, 0, random.Random(2))
     other = state.copy()
     other.hands[0].append(999)
     other.agenda.append((TURN, 2, 0))
@@ -205,48 +221,6 @@ def test_fast_shuffle_is_uniform_enough():
     # Each of 16 cells ~ Binomial(n, 1/4): 4.5 standard deviations is a 1e-5 two-sided bound.
     sd = math.sqrt(n * 0.25 * 0.75)
     assert all(abs(c - n / 4) < 4.5 * sd for row in counts for c in row)
-
-
-@pytest.mark.parametrize("seed", range(20))
-def test_the_fast_draws_are_random_s_own_draw_for_draw(seed):
-    """``draw_below`` and ``shuffle_as_random`` stand in for ``rng._randbelow`` (``choice``,
-    ``randrange``) and ``rng.shuffle``: the same results, and the generator left in the same
-    state, or the seeded games would change."""
-    ours, theirs = random.Random(seed), random.Random(seed)
-    below = draw_below(ours)
-    sizes = [1, 2, 3, 7, 8, 9, 64, 65, 108, 2**31 + 1, 10**20 + 7]
-    assert [below(n) for n in sizes * 20] == [theirs._randbelow(n) for n in sizes * 20]
-    assert [below(n) for n in range(1, 200)] == [theirs.choice(range(n)) for n in range(1, 200)]
-    for size in (0, 1, 2, 52, 112, 256, 257, 600):
-        mine, stdlib = list(range(size)), list(range(size))
-        shuffle_as_random(mine, ours)
-        theirs.shuffle(stdlib)
-        assert mine == stdlib
-    assert ours.getstate() == theirs.getstate()
-
-
-def test_the_fast_draws_defer_to_a_generator_that_draws_its_own_way():
-    class Counting(random.Random):
-        calls = 0
-
-        def random(self) -> float:  # a subclass with its own random: ints come from it
-            Counting.calls += 1
-            return super().random()
-
-    rng = Counting(5)
-    below = draw_below(rng)
-    assert all(0 <= below(n) < n for n in range(1, 50))
-    items = list(range(30))
-    shuffle_as_random(items, rng)
-    assert sorted(items) == list(range(30)) and Counting.calls > 49
-
-    class Keeping(random.Random):
-        def shuffle(self, x: list) -> None:  # type: ignore[override]
-            pass
-
-    items = list(range(30))
-    shuffle_as_random(items, Keeping(5))
-    assert items == list(range(30))
 
 
 # --- launchers and profiles -------------------------------------------------------------------
@@ -333,13 +307,13 @@ def test_uno_flip_through_the_dealer_cycles_the_lid_for_every_flip():
 
 def test_random_play_bot_draws_only_when_nothing_plays():
     pick_rules = CLASSIC_UNO.rules()
-    state = uno.deal(pick_rules, 2, 0, random.Random(1))
+    state = deal(pick_rules, 2, 0, random.Random(1))
     state.agenda = [(TURN, 1, 0)]
     bot = UnoRandomBot(random.Random(0), renege=False)
-    legal = uno.legal(state)
+    options = legal(state)
     for _ in range(50):
-        a = bot.choose(state, 1, legal)
-        assert (a != uno.DRAW_CARD) == (len(legal) > 1)
+        a = bot.choose(state, 1, options)
+        assert (a != DRAW_CARD) == (len(options) > 1)
     assert bot.name == "random-play"
 
 
@@ -363,12 +337,12 @@ def test_heuristic_beats_random_heads_up():
 
 def test_heuristic_never_bluffs_and_names_its_colour():
     r = CLASSIC_UNO.rules()
-    state = uno.deal(r, 2, 0, random.Random(4))
+    state = deal(r, 2, 0, random.Random(4))
     bot = UnoHeuristicBot(random.Random(0))
-    state.agenda = [(uno.COLOUR, 1, 0)]
+    state.agenda = [(COLOUR, 1, 0)]
     col = r.table.sides[0].colour
     counts = [sum(1 for c in state.hands[1] if col[c] == k) for k in range(4)]
-    choice = bot.choose(state, 1, uno.legal(state)) - uno.CHOOSE
+    choice = bot.choose(state, 1, legal(state)) - CHOOSE
     assert counts[choice] == max(counts)
 
 
@@ -431,16 +405,16 @@ def test_simulate_table_game_is_replayable(capsys):
 
 
 def test_press_steps_are_draws_and_the_rest_decisions():
-    assert all(k >= PRESS_STEPS for k in (uno.DRAW, uno.DRAW_TURN, uno.DRAW_UNTIL))
-    assert all(k < PRESS_STEPS for k in (uno.TURN, uno.DRAWN, uno.COLOUR, uno.TARGET,
-                                         uno.CHALLENGE, uno.CATCH))
+    assert all(k >= PRESS_STEPS for k in (DRAW, DRAW_TURN, DRAW_UNTIL))
+    assert all(k < PRESS_STEPS for k in (TURN, DRAWN, COLOUR, TARGET,
+                                         CHALLENGE, CATCH))
 
 
 def test_deal_refuses_a_dealer_who_is_not_at_the_table():
     with pytest.raises(RuleViolation, match="dealer 2"):
-        uno.deal(CLASSIC_UNO.rules(), 2, 2, random.Random(0))
+        deal(CLASSIC_UNO.rules(), 2, 2, random.Random(0))
     with pytest.raises(RuleViolation, match="cannot deal"):
-        uno.deal(CLASSIC_UNO.rules(), 16, 0, random.Random(0))
+        deal(CLASSIC_UNO.rules(), 16, 0, random.Random(0))
 
 
 @pytest.mark.parametrize("name", sorted(GAMES))

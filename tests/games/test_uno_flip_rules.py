@@ -11,17 +11,8 @@ from uno_position import Pick, Run, position
 from launcher.games.cards import DARK, LIGHT
 from launcher.games.uno import rules as uno
 from launcher.games.uno.flip import UNO_FLIP_GAME
-from launcher.games.uno.rules import (
-    ACCEPT,
-    CHALLENGE,
-    CHALLENGE_IT,
-    CHOOSE,
-    COLOUR,
-    DRAW,
-    TURN,
-    choose_dealer,
-    start,
-)
+from launcher.games.uno.game import ACCEPT, CHALLENGE, CHALLENGE_IT, CHOOSE, COLOUR, DRAW, TURN, UNO
+from launcher.games.uno.rules import choose_dealer, legal, start
 
 PINK, ORANGE, TEAL, PURPLE = range(4)
 RED, YELLOW, GREEN, BLUE = range(4)
@@ -154,7 +145,7 @@ def test_a_flip_that_turns_a_wild_up_lets_its_player_name_the_colour():
 def test_draw_one_next_player_draws_one_and_loses_the_turn(pick):
     d1 = pick("red draw_one")
     hands = [[d1, pick("blue 1")], pick.many("green 1", "green 2"), pick.many("yellow 1")]
-    run = Run(*position(pick, hands, [pick("red 7")]), [(0, d1 | uno.UNO)])
+    run = Run(*position(pick, hands, [pick("red 7")]), [(0, d1 | UNO)])
     assert [len(h) for h in run.state.hands] == [1, 3, 1] and run.step == (TURN, 2, 0)
 
 
@@ -162,7 +153,7 @@ def test_draw_five_on_the_dark_side(pick):
     d5 = pick("pink draw_five", side=1)
     top = pick("pink 7", side=1)
     hands = [[d5, pick("teal 1", side=1)], [pick("orange 1", side=1)], [pick("teal 2", side=1)]]
-    run = Run(*position(pick, hands, [top], side=1), [(0, d5 | uno.UNO)])
+    run = Run(*position(pick, hands, [top], side=1), [(0, d5 | UNO)])
     assert [len(h) for h in run.state.hands] == [1, 6, 1] and run.step == (TURN, 2, 0)
 
 
@@ -207,7 +198,7 @@ def _wild_draw(name: str, holds: bool, side: int, **options):
 @pytest.mark.parametrize("holds", [False, True])
 def test_wild_draw_two_is_legal_only_without_the_colour_when_strict(holds):
     state, _, card = _wild_draw("wild_draw_two", holds, 0, wild_draw="strict")
-    assert (card in uno.legal(state)) == (not holds)
+    assert (card in legal(state)) == (not holds)
 
 
 def test_wild_draw_two_accepted_and_challenged():
@@ -256,7 +247,7 @@ def test_draw_until_a_colour_that_never_comes_stops_when_nothing_is_left():
     pick.used += purples
     hands = [[card, pick("pink 2", side=1)], [pick("orange 1", side=1)], purples]
     state, pile = position(pick, hands, [pick("pink 7", side=1)], side=1)
-    run = Run(state, pile, [(0, card | uno.UNO), (0, CHOOSE + PURPLE), (1, ACCEPT)])
+    run = Run(state, pile, [(0, card | UNO), (0, CHOOSE + PURPLE), (1, ACCEPT)])
     assert run.step == (TURN, 2, 0)
     assert run.state.pile == 0 and len(run.state.discard) == 1  # everything else was drawn
     # Player 1 took every card but the Wild Draw Color (the top), player 0's last card and

@@ -9,9 +9,10 @@ from collections import Counter
 import pytest
 from uno_position import Pick, Run, position
 
+from launcher.games.base import OptionError, RuleViolation
 from launcher.games.cards import CLASSIC
-from launcher.games.uno import rules as uno
-from launcher.games.uno.rules import (
+from launcher.games.uno.flip import UNO_FLIP_GAME
+from launcher.games.uno.game import (
     ACCEPT,
     CATCH,
     CATCH_THEM,
@@ -24,16 +25,16 @@ from launcher.games.uno.rules import (
     DRAW_CARD,
     DRAWN,
     KEEP,
+    LOAD,
     PASS,
     TARGET,
     TURN,
     UNO,
-    RuleViolation,
-    UnoTable,
-    choose_dealer,
-    start,
+    with_options,
 )
+from launcher.games.uno.rules import act, choose_dealer, deal, legal, start
 from launcher.games.uno.splash import UNO_SPLASH
+from launcher.games.uno.table import HandResult, UnoTable
 
 RED, YELLOW, GREEN, BLUE = range(4)
 
@@ -115,10 +116,10 @@ def test_the_highest_card_drawn_chooses_the_dealer_and_ties_draw_again():
 
 def test_the_deal_gives_seven_each_and_loads_the_rest():
     r = rules()
-    state = uno.deal(r, 3, dealer=1, rng=random.Random(4))
+    state = deal(r, 3, dealer=1, rng=random.Random(4))
     assert [len(h) for h in state.hands] == [7, 7, 7]
     (load,) = state.todo
-    assert load[0] == uno.LOAD and len(load[1]) == state.pile == 108 - 21 - 1
+    assert load[0] == LOAD and len(load[1]) == state.pile == 108 - 21 - 1
     assert state.direction in (1, -1)
 
 
@@ -191,13 +192,13 @@ def test_a_card_matches_by_colour_number_or_symbol_and_wilds_match_anything(pick
                      "yellow 9")
     state, _ = position(pick, [hand, pick.many("red 1")], [pick("yellow skip")])
     # Yellow 9 by colour, blue Skip by symbol, both wilds; red 3, blue 7, green 4 do not.
-    assert set(uno.legal(state)) == {hand[2], hand[4], hand[5], hand[6], DRAW_CARD}
+    assert set(legal(state)) == {hand[2], hand[4], hand[5], hand[6], DRAW_CARD}
     with pytest.raises(RuleViolation, match="may not"):
-        uno.act(state, hand[0], random.Random(0))
+        act(state, hand[0], random.Random(0))
     pick2 = Pick(rules())
     hand2 = pick2.many("red 3", "blue 7", "green 4")
     state, _ = position(pick2, [hand2, pick2.many("red 1")], [pick2("yellow 7")])
-    assert set(uno.legal(state)) == {hand2[1], DRAW_CARD}  # the number matches
+    assert set(legal(state)) == {hand2[1], DRAW_CARD}  # the number matches
 
 
 def test_a_player_may_draw_instead_and_then_play_only_the_drawn_card(pick):
@@ -209,7 +210,7 @@ def test_a_player_may_draw_instead_and_then_play_only_the_drawn_card(pick):
     assert run.step == (DRAWN, 0, drawn)
     assert run.offered == [drawn, KEEP]  # red 3 is not offered any more
     with pytest.raises(RuleViolation):
-        uno.act(run.state, hand[0], random.Random(0))
+        act(run.state, hand[0], random.Random(0))
     run = Run(state, pile, [(0, DRAW_CARD), (0, drawn)])
     assert run.state.discard[-1] == drawn and run.step == (TURN, 1, 0)
 
@@ -291,9 +292,9 @@ def _w4(pick, holds_red: bool, **options):
 @pytest.mark.parametrize("holds_red", [False, True])
 def test_wild_draw_four_may_be_played_with_a_matching_number_only(pick, holds_red):
     state, _, w4 = _w4(pick, holds_red, wild_draw="strict")
-    assert (w4 in uno.legal(state)) == (not holds_red)
+    assert (w4 in legal(state)) == (not holds_red)
     state, _, w4 = _w4(pick, holds_red)
-    assert w4 in uno.legal(state)  # "challenge": it may be laid, and risked
+    assert w4 in legal(state)  # "challenge": it may be laid, and risked
 
 
 def test_wild_draw_four_accepted_victim_draws_four_and_is_skipped(pick):
@@ -439,7 +440,7 @@ def _game(options, results):
 
     def fake_hand(dealer):
         w, pts, charges = next(it)
-        return uno.HandResult(w, pts, charges, 0, 0, 0, 0, 0, 0, 0, 0)
+        return HandResult(w, pts, charges, 0, 0, 0, 0, 0, 0, 0, 0)
 
     table.play_hand = fake_hand
     return table.play_game(first_dealer=0)
@@ -505,9 +506,20 @@ def test_a_bad_option_is_refused_by_name():
         CLASSIC_UNO.options(wild_draw="maybe")
     with pytest.raises(ValueError, match="uno_penalty"):
         CLASSIC_UNO.options(uno_penalty=-1)
-    with pytest.raises(ValueError, match="unknown option"):
-        uno.with_options(CLASSIC_UNO, {"stack": True})
+    with pytest.raises(ValueError, match=r"^stack = True: is not a rule of uno"):
+        with_options(CLASSIC_UNO, {"stack": True})
     assert CLASSIC_UNO.sides == (CLASSIC,)
+
+
+def test_an_option_of_another_game_is_one_line_naming_this_game_s_rules_only():
+    # UNO Flip has no blank cards: its error does not offer them; a gin rule is no TypeError.
+    with pytest.raises(OptionError) as err:
+        with_options(UNO_FLIP_GAME, {"blank_cards": "wild"})
+    assert str(err.value).startswith("blank_cards = 'wild': is not a rule of uno-flip (its ")
+    assert "blank_cards" not in str(err.value).split("(its rules:")[1]
+    assert "wild_points" in str(err.value)
+    with pytest.raises(OptionError, match=r"^knock_limit = 7: is not a rule of uno \(its rules"):
+        CLASSIC_UNO.options(knock_limit=7)
 
 
 @pytest.mark.parametrize(("game", "args", "says"), [

@@ -1,7 +1,6 @@
-"""The trusted loop (``uno.rules._play_trusted``: this package's bots, nothing checking or
-listening) plays the very games the checked loop plays, under any options, any number of
-players and any mix of bots (hypothesis). The loop fuses ``legal``, ``apply`` and ``shot``
-for the common steps, so a rule changed in one place and not the other shows here."""
+"""The table's trusted loop (this package's bots, nothing checking or listening) plays the
+very games the checked loop plays, under any options, any number of players and any mix of
+bots (hypothesis); both, and the step-at-a-time functions, are the one ``uno.rules.run``."""
 
 from __future__ import annotations
 
@@ -12,10 +11,14 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from launcher.games.launchers import DirectDealer
+from launcher.games.uno import rules as uno
+from launcher.games.uno import table as uno_table
 from launcher.games.uno.bots import make_uno_bot
 from launcher.games.uno.flip import UNO_FLIP_GAME
-from launcher.games.uno.rules import CLASSIC_UNO, UnoTable
+from launcher.games.uno.game import CLASSIC_UNO
+from launcher.games.uno.rules import act, deal, legal, run, shot
 from launcher.games.uno.splash import UNO_SPLASH
+from launcher.games.uno.table import UnoTable
 
 GAMES = (CLASSIC_UNO, UNO_SPLASH, UNO_FLIP_GAME)
 BOTS = ("heuristic", "random", "random-play")
@@ -60,3 +63,28 @@ def test_the_trusted_loop_plays_the_checked_loop_s_games(setup) -> None:
     fast = _games(game, changes, bots, seed, check=False)
     assert fast == _games(game, changes, bots, seed, check=True)
     assert all(r.hands for r in fast)
+
+
+def test_every_way_of_playing_runs_the_one_implementation(monkeypatch) -> None:
+    """The trusted loop, the checked loop and ``legal``/``act``/``shot`` all step the hand
+    with ``run``: no second copy of a rule to drift (an engine with a fused fast path of its
+    own would not call it from the trusted table)."""
+    callers: list[str] = []
+    real = run
+
+    def counted(state, choose, press, rng, carry=None, done=None):
+        callers.append("table" if carry is not None else "step")
+        return real(state, choose, press, rng, carry, done)
+
+    monkeypatch.setattr(uno, "run", counted)  # legal, apply and shot's
+    monkeypatch.setattr(uno_table, "run", counted)  # the table's
+    for check in (False, True):
+        callers.clear()
+        _games(CLASSIC_UNO, {}, ["heuristic", "random"], 3, check)
+        assert callers and set(callers) == {"table"}, check
+    callers.clear()
+    state = deal(CLASSIC_UNO.rules(), 2, 0, random.Random(1))
+    (_, pile, _), = state.todo  # the draw pile, to load into the launcher, front first
+    act(state, legal(state)[-1], random.Random(1))  # draw instead of playing
+    shot(state, pile[:1], random.Random(1))
+    assert callers == ["step"] * 4  # legal twice (act checks the action), apply, shot

@@ -7,15 +7,15 @@ import random
 from collections.abc import Sequence
 
 from launcher.games.launchers import DirectDealer
-from launcher.games.uno import rules as uno
-from launcher.games.uno.rules import TURN, UnoState, UnoTable
+from launcher.games.uno.game import TURN, Rules, UnoState
+from launcher.games.uno.table import HandResult, UnoTable
 
 
 class Pick:
     """Hands out distinct cards of a rules' deck by name: ``pick("red 7")`` (front side) or
     ``pick("pink 3", side=1)``; ``pick.rest()`` is every card not handed out yet."""
 
-    def __init__(self, rules: uno.Rules) -> None:
+    def __init__(self, rules: Rules) -> None:
         self.rules = rules
         self.used: list[int] = []
 
@@ -105,7 +105,7 @@ class Run:
         self.events: list[tuple] = []
         self.table = UnoTable(rules, self.launcher, [self.script.bot(i) for i in range(state.n)],
                               random.Random(seed), check=True, observers=[self.events.append])
-        self.result: uno.HandResult | None = None
+        self.result: HandResult | None = None
         self.state = state
         with contextlib.suppress(ScriptDone):
             self.result = self.table.play(state)

@@ -8,8 +8,10 @@ from collections.abc import Callable, Sequence
 from launcher.core import config
 from launcher.core import luck as luck_model
 from launcher.core.config import Luck
-from launcher.games.engine import draw_below
+from launcher.games.draws import draw_below
 from launcher.games.flip_attack.core import (
+    CATCH,
+    HIT,
     K_ATTACK,
     K_DA,
     K_FLIP,
@@ -20,6 +22,8 @@ from launcher.games.flip_attack.core import (
     K_SKIP,
     K_SKIPE,
     K_WDA,
+    LUCK,
+    LUCK_DISCARD,
     M_CATCH,
     M_DISCARD,
     M_PASS,
@@ -33,19 +37,8 @@ from launcher.games.flip_attack.core import (
     Move,
     variant,
 )
-from launcher.games.flip_attack.rules import (
-    CATCH,
-    HIT,
-    LUCK,
-    LUCK_DISCARD,
-    Action,
-    Effect,
-    FlipLid,
-    HandState,
-    Pressed,
-    as_action,
-    as_core,
-)
+from launcher.games.flip_attack.rules import as_action, as_core
+from launcher.games.flip_attack.state import Action, Effect, FlipLid, HandState, Pressed
 from launcher.games.roster import Roster
 
 _CATCH: Move = (M_CATCH, -1, -1, -1, False)
@@ -94,8 +87,9 @@ class RandomBot(_OnCore):
     """Picks uniformly among pressing and the playable cards, then any legal colour."""
 
     name = "random"
-    # ``Table`` asks ``decide`` of this class exactly (a subclass may have its own choose).
-    decides_on_core = True
+    # ``base.trusted``: ``Table`` asks ``decide`` of this class exactly (a subclass may have
+    # its own ``choose``).
+    trusted = True
 
     def __init__(self, rng: random.Random, forget_uno: float = 0.25, catch: float = 0.5) -> None:
         self.rng = rng
@@ -104,15 +98,11 @@ class RandomBot(_OnCore):
         self._below_of: tuple[object, Callable[[int], int]] = (None, rng.choice)
 
     def _below(self) -> Callable[[int], int]:
-        """``below(n)``: the index ``rng.choice`` of ``n`` things would draw (the same bits)."""
+        """``below(n)``: the index ``rng.choice`` of ``n`` things would draw (the same bits),
+        made again when ``rng`` is another generator."""
         rng = self.rng
         if self._below_of[0] is not rng:
-            if type(rng).choice is random.Random.choice:
-                below = draw_below(rng)  # what ``choice`` does, without a sequence to index
-            else:
-                def below(n: int) -> int:
-                    return rng.choice(range(n))
-            self._below_of = (rng, below)
+            self._below_of = (rng, draw_below(rng))
         return self._below_of[1]
 
     def decide(self, w: Core, player: int) -> Move:
@@ -138,9 +128,7 @@ class RandomBot(_OnCore):
             choice(1)
             return (M_DISCARD, cards[choice(len(cards))], -1, -1, False)
         if kind == HIT:
-            b = w.sides[w.side].behaviour
-            k = b[w.top]
-            cards = [c for c in hand if b[c] == k]
+            cards = w.hit_passers(hand)
         else:
             mask = w.mask
             cards = []
@@ -177,7 +165,7 @@ class HeuristicBot(_OnCore):
     """
 
     name = "heuristic"
-    decides_on_core = True
+    trusted = True
 
     def __init__(self, rng: random.Random, luck_settings: Luck | None = None,
                  forget_uno: float = 0.0, catch: float = 1.0, hit_weight: float = 6.0) -> None:
@@ -240,12 +228,10 @@ class HeuristicBot(_OnCore):
             return _CATCH if rng.random() < self.catch else _PASS
         hand = w.hands[player]
         if kind == HIT:
-            b = w.sides[w.side].behaviour
-            k = b[w.top]
-            for c in hand:
-                if b[c] == k:
-                    return _uno_move((M_PLAY, c, -1, -1, False), w, player, rng,
-                                     self.forget_uno)
+            passers = w.hit_passers(hand)
+            if passers:
+                return _uno_move((M_PLAY, passers[0], -1, -1, False), w, player, rng,
+                                 self.forget_uno)
             return _TAKE_HIT
         side = SIDE_NAMES[w.side]
         if kind == LUCK:

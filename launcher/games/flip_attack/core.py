@@ -2,10 +2,10 @@
 
 Cards are indexes into a compiled deck (``Deck``), faces are looked up in the shared
 ``engine.CardTable`` (per side: kind code, colour index, match symbol, points) and whether a
-card may be laid is one byte of a precomputed mask. No object is made per turn: a decision
-is a small tuple (``Move``), an effect is a call to the table's hooks, and the Flip Attack
-objects (``Card``, ``Play``, the ``Effect``s, ``HandState``) are made at the boundary only,
-when a listener or a caller asks for them.
+card may be laid is one entry of a precomputed mask (a tuple of bools). No object is made
+per turn: a decision is a small tuple (``Move``), an effect is a call to the table's hooks,
+and the Flip Attack objects (``Card``, ``Play``, the ``Effect``s, ``HandState``) are made at
+the boundary only, when a listener or a caller asks for them.
 
 This is the only rule engine. ``Table`` steps a ``Core`` for the whole hand: this
 package's bots decide on it directly (``decide``); other bots, and the pure ``act`` /
@@ -39,7 +39,8 @@ from launcher.games.cards import (
     WILD_PRESS_YOUR_LUCK,
     Card,
 )
-from launcher.games.engine import NO_COLOUR, CardTable, shuffle_as_random
+from launcher.games.draws import shuffle_as_random
+from launcher.games.engine import NO_COLOUR, CardTable
 
 # --- the agenda: what happens next (``HandState.agenda``, a list in ``Core``) -----------
 
@@ -233,7 +234,7 @@ class Core:
         self.presses = s.presses
         self.flips = s.flips
         self.reloads = s.reloads
-        self.any_card = bytes([1]) * len(self.cards)
+        self.any_card = (True,) * len(self.cards)
         self.mask = self.any_card
         self.remask()
         # The shared Steps the hot path needs, per player: a turn, a press instead of one.
@@ -271,10 +272,12 @@ class Core:
             st = self.sides[self.side]
             self.mask = st.masks[colour * st.stride + st.symbol[self.top]]
 
-    def playable_cards(self, hand: Sequence[int]) -> list[int]:
-        """The cards of ``hand`` that may be laid, in hand order."""
-        mask = self.mask
-        return [c for c in hand if mask[c]]
+    def hit_passers(self, hand: Sequence[int]) -> list[int]:
+        """(``stack_hits``) The cards of ``hand`` that pass the hit on top on: the same kind
+        (a Hit 2x passes a Hit 2x on, a Hit 5x a Hit 5x), in hand order."""
+        b = self.sides[self.side].behaviour
+        kind = b[self.top]
+        return [c for c in hand if b[c] == kind]
 
     def flip_needs_colour(self, card: int) -> bool:
         if self.options.flip_wild_top != "flipper_chooses":
@@ -344,7 +347,7 @@ class Hooks:
                  "watchers")
 
     def __init__(self, flip: Callable[[int], None], load: Callable[[list[int], int], None],
-                 pressed: Callable[[int, int, list[int], int, str, bool], None] | None,
+                 pressed: Callable[[int, int, list[int], int, str, int], None] | None,
                  played: Callable[[int, int, int, int], None] | None,
                  caught: Callable[[int, int], None] | None,
                  luck_ended: Callable[[int, int, bool], None] | None,
@@ -548,18 +551,18 @@ def step_shot(w: Core, got: list[int], rng: random.Random, h: Hooks) -> None:
     """The cards one press shot, for the press the agenda is waiting on."""
 
     step = w.agenda[0]
-    was_empty = w.launcher_count == 0
-    w.launcher_count -= len(got)
+    held = w.launcher_count
+    w.launcher_count = held - len(got)
     w.presses += 1
     # The players who count the dry streak (``HeuristicBot.observe``, on integers).
     if got:
         for b in h.watchers:
             b.dry_streak = 0
-    elif not was_empty:
+    elif held:
         for b in h.watchers:
             b.dry_streak += 1
     if h.pressed is not None:
-        h.pressed(step.player, step.arg, got, w.side, step.why, was_empty)
+        h.pressed(step.player, step.arg, got, w.side, step.why, held)
     if step.kind == PRESS:
         w.hands[step.arg] += got
         w.agenda.pop(0)

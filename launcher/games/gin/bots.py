@@ -43,6 +43,7 @@ class RandomBot:
     """
 
     name = "random"
+    lays_out = False  # ``arrange`` leaves the layout to the engine (``knocker_layout``)
 
     def __init__(self, rng: random.Random) -> None:
         self.rng = rng
@@ -110,6 +111,9 @@ class HeuristicBot:
     """
 
     name = "heuristic"
+    # ``arrange`` chooses the layout itself whenever there is a choice (with one layout, or
+    # gin, every ``knocker_layout`` lays out the same): ``knocker_layout`` does nothing.
+    lays_out = True
 
     def __init__(self, rng: random.Random, outs_weight: float = 1.0,
                  danger_weight: float = 0.6, known_weight: float = 4.0,

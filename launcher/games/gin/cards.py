@@ -30,10 +30,6 @@ def card(rank: int, suit: int) -> int:
     return suit * 13 + rank
 
 
-def rank_of(c: int) -> int:
-    return c % 13
-
-
 def suit_of(c: int) -> int:
     return c // 13
 

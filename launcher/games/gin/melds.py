@@ -225,13 +225,6 @@ class Solver:
                 best_dw, best_c = dw, c
         return best_dw, best_c
 
-    def discard_lower_bound(self, mask: int, forbidden: int = 0) -> int:
-        """A quick floor under ``best_discard``: the loose cards' value less the best throw.
-
-        Removing a card never makes a loose card meldable, so no discard can do better.
-        """
-        return _floor(mask & ~self._meldable(mask)[0], forbidden)
-
     def knock_discards(self, mask: int, limit: int, forbidden: int = 0) -> list[int]:
         """Every card whose discard leaves deadwood of ``limit`` or less (sorted by card)."""
         return self.discard_options(mask, limit, forbidden)[0]

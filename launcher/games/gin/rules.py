@@ -17,10 +17,10 @@ upcard), ``PASS`` (refuse the upcard) and ``BIG_GIN`` (all 11 cards melded, no d
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, fields, replace
-from typing import Any, Literal
+from dataclasses import dataclass
+from typing import Literal
 
-from launcher.core.errors import LauncherError
+from launcher.games.base import OptionError, Options, RuleViolation, Seats, whole
 from launcher.games.gin.cards import (
     DECK_SIZE,
     RANK_VALUE,
@@ -31,11 +31,6 @@ from launcher.games.gin.cards import (
     value,
 )
 from launcher.games.gin.melds import Solver, solver_for
-
-
-class RuleViolation(LauncherError, ValueError):
-    """An action the rules forbid in the hand's current position."""
-
 
 # --- actions --------------------------------------------------------------------------
 
@@ -79,14 +74,14 @@ DRAWN = "draw"
 
 
 @dataclass(frozen=True)
-class GinRules:
+class GinRules(Options):
     """Every rule of a hand and a game; variants are presets (``variants.py``).
 
     docs/games.md explains each field, and which ones fill a gap in the rule text.
     """
 
-    hand_size: int = 10
-    knock_limit: int = 10
+    hand_size: int = whole(10, at_most=25, note="two hands and an upcard")
+    knock_limit: int = whole(10, at_least=0, at_most=200)
     # Oklahoma: the upcard's value (ace 1, J/Q/K 10) replaces knock_limit for the hand.
     upcard_limit: bool = False
     # With upcard_limit, an ace upcard means: "one" (knock with 1 or less) or "gin" (Tedesco).
@@ -96,65 +91,41 @@ class GinRules:
     gin_only: bool = False             # Straight Gin: no knocking, only gin
     aces_high: bool = False            # Mahjong Gin: runs may also end Q-K-A
     big_gin: bool = True               # all 11 cards melded may end the hand without a discard
-    gin_bonus: int = 25
-    big_gin_bonus: int = 31
-    undercut_bonus: int = 25
-    stock_floor: int = 2               # the hand is drawn when the stock is down to this
+    gin_bonus: int = whole(25, at_least=0)
+    big_gin_bonus: int = whole(31, at_least=0)
+    undercut_bonus: int = whole(25, at_least=0)
+    stock_floor: int = whole(2, at_least=0)  # the hand is drawn when the stock is down to this
     # The text is silent on throwing back the card just taken from the discard pile;
     # the usual rule forbids it (it would make a take a free look).
     discard_taken: bool = False
     # The knocker lays out a least-deadwood arrangement: "defensive" picks, among those, the
     # one leaving the defender the most deadwood after layoffs; "first" takes the solver's.
     knocker_layout: Literal["defensive", "first"] = "defensive"
-    game_target: int = 100
-    game_bonus: int = 100
-    line_bonus: int = 25               # per hand won, added when a game ends
-    shutout_multiplier: int = 2        # the game bonus when the loser won no hand
+    game_target: int = whole(100)
+    game_bonus: int = whole(100, at_least=0)
+    line_bonus: int = whole(25, at_least=0)  # per hand won, added when a game ends
+    shutout_multiplier: int = whole(2, at_least=0)  # the game bonus when the loser won no hand
     # Tedesco: points added to a hand won by the player who also won the previous hand.
-    streak_bonus: int = 0
+    streak_bonus: int = whole(0, at_least=0)
     # A drawn hand is a round, so it ends a streak ("winning multiple consecutive rounds").
     draw_breaks_streak: bool = True
-    games: int = 1                     # Hollywood: 3 games scored at once
+    games: int = whole(1, at_most=3, note="Hollywood plays 3")  # games scored at once
     next_dealer: Literal["alternate", "winner", "loser"] = "alternate"
-    max_hands: int = 1000              # not a rule: a game still going after this stops
+    max_hands: int = whole(1000)  # not a rule: a game still going after this stops
 
-    def __post_init__(self) -> None:
-        def need(ok: bool, field_name: str, why: str) -> None:
-            if not ok:
-                raise ValueError(f"{field_name} = {getattr(self, field_name)!r}: {why}")
+    def check(self) -> None:
+        stock = DECK_SIZE - 2 * self.hand_size - 1
+        if stock <= self.stock_floor:
+            raise OptionError("stock_floor", self.stock_floor,
+                              f"must leave cards to draw after the deal (hand_size "
+                              f"{self.hand_size} leaves a stock of {stock})")
 
-        for f in fields(self):
-            v, default = getattr(self, f.name), f.default
-            kind = type(default)
-            if type(v) is not kind:  # bool is not int here: ``gin_only = 1`` is a mistake
-                raise ValueError(f"{f.name} = {v!r}: must be {kind.__name__} "
-                                 f"(like the default {default!r})")
-        need(1 <= self.hand_size <= 25, "hand_size", "must be 1..25 (two hands and an upcard)")
-        need(0 <= self.knock_limit <= 200, "knock_limit", "must be 0..200")
-        need(self.ace_upcard in ("one", "gin"), "ace_upcard", "must be 'one' or 'gin'")
-        need(self.knocker_layout in ("defensive", "first"), "knocker_layout",
-             "must be 'defensive' or 'first'")
-        need(self.next_dealer in ("alternate", "winner", "loser"), "next_dealer",
-             "must be 'alternate', 'winner' or 'loser'")
-        need(self.stock_floor >= 0, "stock_floor", "must be 0 or more")
-        need(DECK_SIZE - 2 * self.hand_size - 1 > self.stock_floor, "stock_floor",
-             "must leave cards to draw after the deal")
-        need(self.game_target >= 1, "game_target", "must be at least 1")
-        need(1 <= self.games <= 3, "games", "must be 1..3 (Hollywood plays 3)")
-        need(self.max_hands >= 1, "max_hands", "must be at least 1")
-        for f in ("gin_bonus", "big_gin_bonus", "undercut_bonus", "game_bonus", "line_bonus",
-                  "streak_bonus", "shutout_multiplier"):
-            need(getattr(self, f) >= 0, f, "must be 0 or more")
-
-    @classmethod
-    def names(cls) -> tuple[str, ...]:
-        return tuple(f.name for f in fields(cls))
-
-    def idle(self, name: str) -> str | None:
+    def idle(self, name: str, seats: Seats) -> str | None:
         """Why the field ``name`` cannot change any hand or score under these rules, if so.
 
         A house rule that does nothing is a mistake worth saying (``--rule knock_limit=7``
-        under Oklahoma): the shell refuses the ones named here.
+        under Oklahoma): the shell refuses the ones named here (and the spec, the ones the
+        bots make idle).
         """
         knockless = "there is no knocking, only gin" if self.gin_only else None
         if name == "knock_limit":
@@ -537,14 +508,3 @@ def knock_layouts(solver: Solver, kept: int, limit: int) -> list[tuple[int, tupl
     out = [(dw, melds) for dw, melds in solver.arrangements(kept) if dw <= limit]
     out.sort(key=lambda item: item[0])
     return out
-
-
-def rules_from(values: dict[str, Any], base: GinRules | None = None) -> GinRules:
-    """``base`` (default rules) with fields replaced; ValueError names a bad field."""
-    unknown = sorted(set(values) - set(GinRules.names()))
-    if unknown:
-        raise ValueError(f"{unknown[0]}: not a gin rule (one of {', '.join(GinRules.names())})")
-    try:
-        return replace(base or GinRules(), **values)
-    except TypeError as exc:
-        raise ValueError(str(exc)) from exc

@@ -14,7 +14,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from launcher.games.dealers import DirectDealer, StockDealer
-from launcher.games.engine import shuffle_as_random
+from launcher.games.draws import shuffle_as_random
 from launcher.games.gin.bots import GinBot
 from launcher.games.gin.cards import DECK_SIZE, FULL_DECK, mask_of
 from launcher.games.gin.rules import (

@@ -1,13 +1,12 @@
-"""The variants of the rule text as presets of ``GinRules`` fields, and their parsing."""
+"""The variants of the rule text as presets of ``GinRules`` fields."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from typing import Any
 
-from launcher.core import config
-from launcher.core.errors import ConfigError
-from launcher.games.gin.rules import GinRules, rules_from
+from launcher.games.base import OptionError
+from launcher.games.gin.rules import GinRules
 
 VARIANTS: Mapping[str, Mapping[str, Any]] = {
     "standard": {},
@@ -28,31 +27,8 @@ VARIANTS: Mapping[str, Mapping[str, Any]] = {
 
 def variant_rules(variant: str = "standard", overrides: Mapping[str, Any] | None = None
                   ) -> GinRules:
-    """The rules of a named variant with ``overrides`` laid over; ConfigError names the bad key."""
+    """The rules of a named variant with ``overrides`` laid over; ``OptionError`` names a
+    bad rule (or the variant)."""
     if variant not in VARIANTS:
-        raise ConfigError("--variant", variant, "must be one of " + ", ".join(VARIANTS))
-    values = dict(VARIANTS[variant])
-    values.update(overrides or {})
-    try:
-        rules = rules_from(values)
-    except ValueError as exc:
-        raise ConfigError("--rule", ", ".join(f"{k}={v}" for k, v in (overrides or {}).items()),
-                          str(exc)) from exc
-    for key, value in (overrides or {}).items():
-        why = rules.idle(key)
-        if why:
-            raise ConfigError(f"--rule {key}", value, f"does nothing in {variant}: {why}")
-    return rules
-
-
-def parse_rule_pairs(pairs: Sequence[str]) -> dict[str, Any]:
-    """``NAME=VALUE`` strings (values in TOML syntax) into a dict; ConfigError on a bad one."""
-    values: dict[str, Any] = {}
-    for pair in pairs:
-        key, sep, raw = pair.partition("=")
-        key = key.strip()
-        if not sep or key not in GinRules.names():
-            raise ConfigError(f"--rule {key}", raw or None,
-                              "must be NAME=VALUE with NAME one of " + ", ".join(GinRules.names()))
-        values[key] = config.parse_value(raw.strip())
-    return values
+        raise OptionError("variant", variant, "must be one of " + ", ".join(VARIANTS))
+    return GinRules(**VARIANTS[variant]).changed("gin", overrides or {})

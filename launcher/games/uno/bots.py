@@ -13,7 +13,7 @@ from math import floor
 from typing import Any
 
 from launcher.games.roster import Roster
-from launcher.games.uno.rules import (
+from launcher.games.uno.game import (
     ACCEPT,
     B_DRAW,
     B_FLIP,
@@ -50,7 +50,7 @@ class UnoRandomBot:
     """
 
     name = "random"
-    chooses_from_legal = True  # always one of ``legal`` (the table trusts it: ``UnoTable.play``)
+    trusted = True  # always one of ``legal`` (``base.trusted``: ``UnoTable.play`` trusts it)
 
     def __init__(self, rng: random.Random, forget_uno: float = 0.25, renege: bool = True) -> None:
         self.rng = rng
@@ -97,7 +97,7 @@ class UnoHeuristicBot:
     to pay, always calls UNO and always catches."""
 
     name = "heuristic"
-    chooses_from_legal = True
+    trusted = True
 
     def __init__(self, rng: random.Random, colour_share: float = 0.22) -> None:
         self.rng = rng

@@ -25,7 +25,7 @@ from launcher.games.cards import (
     load_deck,
 )
 from launcher.games.launchers import UNO_FLIP
-from launcher.games.uno.rules import Game, UnoOptions
+from launcher.games.uno.game import Game, UnoOptions
 
 DECK_FILE = "uno_flip_deck.toml"
 

@@ -1,389 +1,64 @@
-"""Classic UNO, UNO Splash and UNO Flip: one fast rule engine on small-integer cards.
+"""The rules of classic UNO, UNO Splash and UNO Flip, played: dealing, and ``run``.
 
-The three games share every rule but their decks, card values and a few defaults, so one
-engine plays them all from a ``Game`` (what is printed and how it scores) and ``UnoOptions``
-(the rules the texts disagree on or leave open; docs/games.md explains each). Classic UNO is
-defined here; ``uno_splash`` and ``uno_flip`` define the other two.
-
-Speed is the design: a card is an index into a ``CardTable``; a hand is a list of ints;
-legality is a byte of a precomputed mask; the state is mutated in place (``UnoState.copy``
-gives an independent one for tests and search); an action is an int. What happens next is
-a stack of ``(kind, player, arg)`` steps, ``state.agenda``, top last: a player's decision
-(``legal``/``act``) or a draw from the launcher (``shot``). The engine never touches the
-launcher: what the shell must do to it (load the draw pile, cycle the lid) waits in
-``state.todo``. Randomness (the deal, a reshuffle, Shuffle Hands) comes only from the
-``random.Random`` passed in.
+``run`` carries every step of a hand out, from the agenda's top: it works out what the
+player to move may do, asks (or presses the launcher), and does what the answer says, until
+the hand is over. It is the one implementation of the rules, for the table's fast loop
+(this package's bots, unchecked), its checked loop and the step-at-a-time functions
+(``legal``, ``act``, ``apply``, ``shot``) alike. The engine never touches the launcher: what
+the shell must do to it (load the draw pile, cycle the lid) waits in ``state.todo``.
+Randomness (the deal, a reshuffle, Shuffle Hands) comes only from the ``random.Random``
+passed in.
 """
 
 from __future__ import annotations
 
+import contextlib
 import random
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field, fields
-from functools import cache
-from typing import Any, Literal
+from collections.abc import Callable, Sequence
+from typing import Any
 
-from launcher.core.errors import LauncherError
-from launcher.games.cards import (
-    CLASSIC,
-    DRAW_FIVE,
-    DRAW_ONE,
-    DRAW_TWO,
-    FLIP,
-    NUMBER,
-    REVERSE,
-    SHUFFLE_HANDS,
-    SKIP,
-    SKIP_EVERYONE,
-    SWAP_HANDS,
-    WILD_CARD,
-    WILD_DRAW_COLOUR,
-    WILD_DRAW_FOUR,
-    WILD_DRAW_TWO,
-    Card,
-    Face,
+from launcher.games.base import LauncherFault, RuleViolation
+from launcher.games.engine import NO_COLOUR, shuffle
+from launcher.games.uno.game import (
+    B_DRAW,
+    B_FLIP,
+    B_NUMBER,
+    B_REVERSE,
+    B_SHUFFLE,
+    B_SKIP,
+    B_SKIP_ALL,
+    B_SWAP,
+    B_WILD,
+    B_WILD_DRAW,
+    CARD_MASK,
+    CATCH,
+    CATCH_CHOICES,
+    CATCH_THEM,
+    CHALLENGE,
+    CHALLENGE_CHOICES,
+    CHALLENGE_IT,
+    CHOOSE,
+    COLOUR,
+    DRAW,
+    DRAW_CARD,
+    DRAW_TURN,
+    DRAW_UNTIL,
+    DRAWN,
+    FLIP_LID,
+    KEEP,
+    LOAD,
+    PRESS_STEPS,
+    RETURNED_FIRST,
+    STEP_NAMES,
+    TARGET,
+    TURN,
+    UNO,
+    UNTIL_COLOUR,
+    Rules,
+    UnoState,
+    describe,
+    player_steps,
 )
-from launcher.games.engine import NO_COLOUR, CardTable, shuffle
-from launcher.games.launchers import DEALER, Launcher, Profile, deal_profile
-
-
-class RuleViolation(LauncherError, ValueError):
-    """An action the rules forbid, or a broken invariant (a card made or lost)."""
-
-
-class LauncherFault(LauncherError, RuntimeError):
-    """The launcher did not do what the game asked (two cards for one, a wrong side)."""
-
-
-# --- options --------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class UnoOptions:
-    """Rules the texts disagree on or leave open; each game has its own defaults."""
-
-    hand_size: int = 7
-    # Cards for not calling UNO: 4 in uno.txt, 2 in the UNO Splash and UNO Flip texts.
-    uno_penalty: int = 4
-    # A Reverse turned first: the player to the dealer's right starts (uno.txt), or the
-    # dealer starts and play goes right (UNO Flip's Reverse card text).
-    first_reverse: Literal["right_of_dealer", "dealer"] = "right_of_dealer"
-    # Wild Draw Four / Two / Color held with a card of the colour in play: "challenge" (it
-    # may be played; the victim may challenge), or "strict" (the engine refuses it).
-    wild_draw: Literal["challenge", "strict"] = "challenge"
-    # Classic UNO's four blank cards: "remove" (108 cards), played as plain "wild"s, or
-    # replaced by the "swap_hands" or "shuffle_hands" variant cards.
-    blank_cards: Literal["remove", "wild", "swap_hands", "shuffle_hands"] = "remove"
-    # Reshuffling the discard pile into a new draw pile: all but the top card (uno.txt) or
-    # every card, the top one too (UNO Flip's last section); the colour in play stays.
-    reshuffle_keep_top: bool = True
-    # Going out on a Draw card: the next player still draws, and those cards score.
-    last_card_draws: bool = True
-    # "winner": the winner scores the others' cards, first to target_score wins.
-    # "penalty": each player is charged their own cards; when one reaches target_score the
-    # lowest total wins (every text's "Alternative Scoring").
-    scoring: Literal["winner", "penalty"] = "winner"
-    # UNO Splash: "you can play a single round where the first player to empty their hand wins".
-    single_round: bool = False
-    # UNO Flip: a Flip laid as the last card. "flip": everything flips before the hand is
-    # scored ("When a Flip card is played, everything flips"; "score based on whichever side
-    # the game ended on"); "no_flip": the hand ends first and the side before it scores.
-    last_flip: Literal["flip", "no_flip"] = "flip"
-    # Choosing the first dealer: highest "points" (uno.txt, and the classic section copied
-    # into the UNO Flip text) or highest "number", symbols counting zero (UNO Flip's setup).
-    dealer_by: Literal["points", "number"] = "points"
-    # UNO Flip's Wild (either side): 40 (its scoring table and the Wild card's own text) or 50
-    # ("Wild, Wild Draw Four — 50 points each" in the copied classic section).
-    wild_points: int = 40
-    target_score: int = 500
-    # Not a rule: a hand still going after this many turns ends with no winner.
-    max_turns: int = 3000
-
-    def __post_init__(self) -> None:
-        allowed = {
-            "first_reverse": ("right_of_dealer", "dealer"),
-            "wild_draw": ("challenge", "strict"),
-            "blank_cards": ("remove", "wild", "swap_hands", "shuffle_hands"),
-            "scoring": ("winner", "penalty"),
-            "last_flip": ("flip", "no_flip"),
-            "dealer_by": ("points", "number"),
-        }
-        for name, values in allowed.items():
-            if getattr(self, name) not in values:
-                raise ValueError(f"{name} must be one of {', '.join(values)}")
-        for name in ("single_round", "reshuffle_keep_top", "last_card_draws"):
-            if not isinstance(getattr(self, name), bool):
-                raise ValueError(f"{name} must be true or false")
-        if self.wild_points not in (40, 50):
-            raise ValueError(f"wild_points must be 40 or 50, not {self.wild_points!r}")
-        for name, lo in (("hand_size", 1), ("uno_penalty", 0), ("target_score", 1),
-                         ("max_turns", 1)):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, int) or value < lo:
-                raise ValueError(f"{name} must be a whole number >= {lo}, not {value!r}")
-
-    @classmethod
-    def names(cls) -> tuple[str, ...]:
-        return tuple(f.name for f in fields(cls))
-
-    def idle(self, name: str) -> str | None:
-        """Why the option ``name`` cannot change a game under these options, if so."""
-        if name in ("target_score", "scoring") and self.single_round:
-            return "a single round has no running score (single_round = true)"
-        return None
-
-
-# --- games ----------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True, eq=False)
-class Game:
-    """One member of the family: its deck, card values, defaults and launcher needs."""
-
-    name: str  # as on the command line
-    title: str
-    sides: tuple[str, ...]  # ("classic",), or the front and back of a double-sided deck
-    points: tuple[Mapping[str, int], ...]  # per side: kind -> value (numbers: face value)
-    build_deck: Callable[[UnoOptions], tuple[Card, ...]]
-    defaults: Mapping[str, Any] = field(default_factory=dict)
-    # Options that make no sense for this game (refused by name).
-    not_options: frozenset[str] = frozenset()
-    profile: Profile = DEALER
-
-    def options(self, **changes: Any) -> UnoOptions:
-        """The game's defaults with ``changes`` laid over them."""
-        for name in changes:
-            if name in self.not_options:
-                raise ValueError(f"{name} is not an option of {self.name}")
-        return UnoOptions(**{**self.defaults, **changes})
-
-    def rules(self, options: UnoOptions | None = None) -> Rules:
-        return compile_rules(self, options if options is not None else self.options())
-
-
-CLASSIC_POINTS = {SKIP: 20, REVERSE: 20, DRAW_TWO: 20, SWAP_HANDS: 40, SHUFFLE_HANDS: 40,
-                  WILD_CARD: 50, WILD_DRAW_FOUR: 50}
-
-
-def classic_deck(options: UnoOptions) -> tuple[Card, ...]:
-    """uno.txt's deck: 76 numbers, 8 each of Skip, Reverse, Draw Two, 4 Wild, 4 Wild Draw
-    Four (108), plus the 4 blank cards as ``blank_cards`` says."""
-    faces: list[Face] = []
-    for colour in ("red", "yellow", "green", "blue"):
-        faces.append(Face(NUMBER, colour, 0))
-        faces += [Face(NUMBER, colour, n) for n in range(1, 10) for _ in range(2)]
-        faces += [Face(k, colour) for k in (SKIP, REVERSE, DRAW_TWO) for _ in range(2)]
-    faces += [Face(WILD_CARD)] * 4 + [Face(WILD_DRAW_FOUR)] * 4
-    blanks = {"remove": None, "wild": WILD_CARD, "swap_hands": SWAP_HANDS,
-              "shuffle_hands": SHUFFLE_HANDS}[options.blank_cards]
-    if blanks is not None:
-        faces += [Face(blanks)] * 4
-    return tuple(Card(i, f, f) for i, f in enumerate(faces))
-
-
-CLASSIC_UNO = Game(
-    name="uno", title="UNO", sides=(CLASSIC,), points=(CLASSIC_POINTS,),
-    build_deck=classic_deck, defaults={"uno_penalty": 4, "first_reverse": "right_of_dealer"},
-    not_options=frozenset({"last_flip", "wild_points"}),
-)
-
-
-# --- the compiled rules ----------------------------------------------------------------------
-
-# What a face does (its behaviour code).
-B_NUMBER, B_SKIP, B_REVERSE, B_DRAW, B_SKIP_ALL, B_FLIP = 0, 1, 2, 3, 4, 5
-B_WILD, B_WILD_DRAW, B_SWAP, B_SHUFFLE = 6, 7, 8, 9
-_BEHAVIOUR = {NUMBER: B_NUMBER, SKIP: B_SKIP, REVERSE: B_REVERSE, DRAW_ONE: B_DRAW,
-              DRAW_TWO: B_DRAW, DRAW_FIVE: B_DRAW, SKIP_EVERYONE: B_SKIP_ALL, FLIP: B_FLIP,
-              WILD_CARD: B_WILD, WILD_DRAW_TWO: B_WILD_DRAW, WILD_DRAW_FOUR: B_WILD_DRAW,
-              WILD_DRAW_COLOUR: B_WILD_DRAW, SWAP_HANDS: B_SWAP, SHUFFLE_HANDS: B_SHUFFLE}
-UNTIL_COLOUR = -1  # a Wild Draw Color's amount: draw until the chosen colour
-_AMOUNT = {DRAW_ONE: 1, DRAW_TWO: 2, DRAW_FIVE: 5, WILD_DRAW_TWO: 2, WILD_DRAW_FOUR: 4,
-           WILD_DRAW_COLOUR: UNTIL_COLOUR}
-# Turned up to start the discard pile, these go back into the deck and another is turned
-# (uno.txt and UNO Splash: Wild Draw Four; UNO Flip: Wild Draw Two; the rest: see docs).
-_RETURNED_FIRST = frozenset({B_WILD_DRAW, B_SWAP, B_SHUFFLE, B_FLIP, B_SKIP_ALL})
-
-
-@dataclass(frozen=True, eq=False)
-class Rules:
-    """A game and its options compiled for the engine: the card table and per-side codes."""
-
-    game: Game
-    options: UnoOptions
-    table: CardTable
-    behaviour: tuple[tuple[int, ...], ...]  # [side][card]
-    amount: tuple[tuple[int, ...], ...]  # [side][card]: cards a draw card gives
-    colour_choices: tuple[int, ...]
-    targets: tuple[tuple[tuple[int, ...], ...], ...]  # [players][player]: TARGET choices
-    strict: bool
-
-    @property
-    def size(self) -> int:
-        return self.table.size
-
-    @property
-    def deck(self) -> tuple[Card, ...]:
-        return self.table.cards
-
-    def card(self, name: str, side: int = 0, skip: Sequence[int] = ()) -> int:
-        """The first card whose face on ``side`` reads ``name`` (``"red 7"``), not in ``skip``."""
-        for i in range(self.size):
-            if i not in skip and self.table.name(i, side) == name:
-                return i
-        raise KeyError(f"no {name!r} card left on side {side}")
-
-
-@cache
-def compile_rules(game: Game, options: UnoOptions) -> Rules:
-    """Build (once per game and options) the tables the engine reads."""
-    cards = game.build_deck(options)
-    points = game.points
-    if "wild_points" not in game.not_options:
-        points = tuple({**pts, WILD_CARD: options.wild_points} if WILD_CARD in pts else pts
-                       for pts in points)
-    table = CardTable(cards, game.sides, points).with_codes(_BEHAVIOUR)
-    behaviour = tuple(s.behaviour for s in table.sides)
-    amount = tuple(tuple(_AMOUNT.get(k, 0) for k in s.kind) for s in table.sides)
-    targets = tuple(tuple(tuple(CHOOSE + t for t in range(n) if t != p) for p in range(n))
-                    for n in range(12))
-    return Rules(game, options, table, behaviour, amount, tuple(CHOOSE + k for k in range(4)),
-                 targets, options.wild_draw == "strict")
-
-
-# --- steps and actions ---------------------------------------------------------------------
-
-# Decisions (below PRESS_STEPS) and draws from the launcher.
-TURN = 0  # play a card or draw
-DRAWN = 1  # arg = the card just drawn, which may be played: play it or keep it
-COLOUR = 2  # name the colour (a wild, or a Flip that turned a wild face up)
-TARGET = 3  # Swap Hands: whose hand to take
-CHALLENGE = 4  # the victim of a Wild Draw card: challenge or accept
-CATCH = 5  # arg = a player who did not call UNO: catch them or not
-PRESS_STEPS = 8
-DRAW = 8  # arg = cards still to draw
-DRAW_TURN = 9  # the one card a player draws instead of playing
-DRAW_UNTIL = 10  # draw until a card of the colour in play; arg = cards to draw after it
-STEP_NAMES = {TURN: "turn", DRAWN: "drawn", COLOUR: "colour", TARGET: "target",
-              CHALLENGE: "challenge", CATCH: "catch", DRAW: "draw", DRAW_TURN: "draw_turn",
-              DRAW_UNTIL: "draw_until"}
-
-# Actions are ints: a card number (optionally | UNO: "UNO!" called with it), a choice, or
-# one of the words below.
-UNO = 1 << 10
-CARD_MASK = UNO - 1
-CHOOSE = 2048  # CHOOSE + k: colour k (COLOUR step), or player k (TARGET step)
-DRAW_CARD = -1  # draw instead of playing
-KEEP = -2  # keep the card just drawn
-CHALLENGE_IT = -3
-ACCEPT = -4
-CATCH_THEM = -5
-PASS = -6
-_WORDS = {DRAW_CARD: "draw", KEEP: "keep", CHALLENGE_IT: "challenge", ACCEPT: "accept",
-          CATCH_THEM: "catch", PASS: "pass"}
-_CHALLENGE_CHOICES = (CHALLENGE_IT, ACCEPT)
-_CATCH_CHOICES = (CATCH_THEM, PASS)
-
-# What the shell must do to the launcher (``state.todo``).
-LOAD = "load"  # ("load", cards front first, side index)
-FLIP_LID = "flip"  # ("flip", side index now in play)
-
-
-def describe(rules: Rules, action: int, side: int = 0) -> str:
-    """An action as text, for logs and error messages."""
-    if action in _WORDS:
-        return _WORDS[action]
-    if action >= CHOOSE:
-        return f"choose {action - CHOOSE}"
-    text = f"play {rules.table.name(action & CARD_MASK, side)}"
-    return text + " (UNO!)" if action & UNO else text
-
-
-# --- state -------------------------------------------------------------------------------------
-
-
-class UnoState:
-    """One hand, mutated in place by ``act`` and ``shot``. ``side`` is 0 (front) or 1."""
-
-    __slots__ = ("agenda", "caught", "challenges", "colour", "dealer", "direction", "discard",
-                 "draws", "flips", "guilty", "hands", "log", "max_turns", "n", "over", "pending",
-                 "pile", "points", "reloads", "rules", "side", "symbol", "tab", "todo", "turns",
-                 "winner")
-
-    def __init__(self, rules: Rules, hands: list[list[int]], discard: list[int], dealer: int,
-                 agenda: list[tuple[int, int, int]], pile: int, side: int = 0,
-                 colour: int | None = None, direction: int = 1) -> None:
-        self.rules = rules
-        self.n = len(hands)
-        self.hands = hands
-        self.discard = discard  # bottom first
-        self.dealer = dealer
-        self.side = side
-        top = discard[-1] if discard else None
-        st = rules.table.sides[side]
-        self.tab = st  # the side in play's lookup tables
-        if colour is None:
-            colour = NO_COLOUR if top is None or st.colour[top] < 0 else st.colour[top]
-        self.colour = colour
-        self.symbol = st.stride - 1 if top is None else st.symbol[top]
-        self.max_turns = rules.options.max_turns
-        self.direction = direction
-        self.agenda = agenda  # top (next) last
-        self.pile = pile  # cards in the launcher
-        self.pending: tuple[int, bool, int] | None = None  # a Wild Draw: player, guilty, amount
-        self.winner: int | None = None
-        self.over = False
-        self.points = 0  # what the winner scores (or the penalty charged, see ``charges``)
-        self.turns = self.draws = self.flips = self.reloads = 0
-        self.caught = self.challenges = self.guilty = 0
-        self.todo: list[tuple[Any, ...]] = []
-        self.log: list[tuple[Any, ...]] | None = None
-
-    def copy(self) -> UnoState:
-        """An independent copy (hands, piles and agenda copied; the rules shared)."""
-        new = object.__new__(UnoState)
-        for name in UnoState.__slots__:
-            setattr(new, name, getattr(self, name))
-        new.hands = [list(h) for h in self.hands]
-        new.discard = list(self.discard)
-        new.agenda = list(self.agenda)
-        new.todo = list(self.todo)
-        new.log = None if self.log is None else list(self.log)
-        return new
-
-    @property
-    def step(self) -> tuple[int, int, int] | None:
-        return self.agenda[-1] if self.agenda else None
-
-    @property
-    def to_move(self) -> int | None:
-        return self.agenda[-1][1] if self.agenda else None
-
-    @property
-    def side_name(self) -> str:
-        return self.rules.game.sides[self.side]
-
-    def next_player(self, player: int, steps: int = 1) -> int:
-        return (player + steps * self.direction) % self.n
-
-    def hand_points(self, player: int) -> int:
-        return sum(map(self.tab.points.__getitem__, self.hands[player]))
-
-    def charges(self) -> list[int]:
-        """Each player's own cards in points (the alternative scoring's charge)."""
-        points = self.tab.points.__getitem__
-        return [sum(map(points, hand)) for hand in self.hands]
-
-    def names(self, cards: Sequence[int]) -> list[str]:
-        return [self.rules.table.name(c, self.side) for c in cards]
-
-    def __repr__(self) -> str:
-        step = self.step
-        what = "over" if step is None else f"{STEP_NAMES[step[0]]} p{step[1]} {step[2]}"
-        return (f"<UnoState {self.rules.game.name} side {self.side} {what} top "
-                f"{self.names(self.discard[-1:])} colour {self.colour} hands "
-                f"{[len(h) for h in self.hands]} pile {self.pile}>")
-
 
 # --- dealing ---------------------------------------------------------------------------------
 
@@ -411,12 +86,11 @@ def deal(rules: Rules, players: int, dealer: int, rng: random.Random) -> UnoStat
     """Shuffle, deal one card at a time from the dealer's left, turn the first card (with its
     first-card rule), and leave the rest in ``todo`` to load into the launcher."""
     o = rules.options
-    if players < 2:
-        raise RuleViolation(f"{rules.game.title} needs at least 2 players")
+    why = rules.cannot_deal(players)
+    if why:
+        raise RuleViolation(why)
     if not 0 <= dealer < players:
         raise RuleViolation(f"dealer {dealer} is not one of the {players} players")
-    if players * o.hand_size + 1 > rules.size:
-        raise RuleViolation(f"{rules.size} cards cannot deal {o.hand_size} to {players}")
     cards = list(rules.table.ids)
     shuffle(cards, rng)
     # One card at a time from the dealer's left: the k-th player left of the dealer gets
@@ -433,12 +107,12 @@ def start(rules: Rules, hands: list[list[int]], rest: list[int], dealer: int,
     """Turn the first card of ``rest`` (the undealt cards, top first) and apply its rule."""
     behaviour = rules.behaviour[0]
     n = len(hands)
-    if not rest or (behaviour[rest[0]] in _RETURNED_FIRST and not any(
-            behaviour[c] not in _RETURNED_FIRST for c in rest)):
+    if not rest or (behaviour[rest[0]] in RETURNED_FIRST and not any(
+            behaviour[c] not in RETURNED_FIRST for c in rest)):
         raise RuleViolation("no card left that can start the discard pile")
     while True:
         first = rest.pop(0)
-        if behaviour[first] not in _RETURNED_FIRST:
+        if behaviour[first] not in RETURNED_FIRST:
             break
         rest.insert(rng.randrange(len(rest) + 1), first)  # back into the deck, anywhere
     b = behaviour[first]
@@ -462,180 +136,347 @@ def start(rules: Rules, hands: list[list[int]], rest: list[int], dealer: int,
     return state
 
 
-# --- what may be done -------------------------------------------------------------------------
+# --- the rules, played: what may be done, and what it does -------------------------------------
+#
+# ``run`` is the one implementation of the rules: from the agenda's top it works out what the
+# player to move may do, asks ``choose`` (or presses the launcher), and carries the answer out,
+# step after step, until the hand is over. Every way of playing goes through it: the table's
+# trusted loop (this package's bots, unchecked), its checked loop (the same run, each answer
+# checked against the options and every step verified), and the step-at-a-time interface
+# (``legal``, ``act``, ``apply``, ``shot``: a run that stops at the next question).
 
 
-def legal(state: UnoState) -> list[int] | tuple[int, ...]:
+class _Stop(Exception):  # control flow: a step-at-a-time run stops here
+    """Raised by the stand-in ``choose`` or ``press`` of a step-at-a-time run when ``run``
+    asks for more than the one step: the state is exactly as the step left it."""
+
+    def __init__(self, options: Sequence[int] = ()) -> None:
+        self.options = options
+
+
+def _stop(*_: Any) -> Any:
+    raise _Stop
+
+
+def _ask(_state: UnoState, _player: int, options: Sequence[int]) -> int:
+    raise _Stop(options)
+
+
+def legal(state: UnoState) -> Sequence[int]:
     """Every legal action of the player to move (empty while a draw is due). Do not mutate."""
-    kind, p, arg = state.agenda[-1]
-    if kind == TURN:
-        st = state.tab
-        m = st.masks[state.colour * st.stride + state.symbol]
-        hand = state.hands[p]
-        out = []
-        for c in hand:  # a plain loop: a comprehension costs a function call (Python 3.11)
-            if m[c]:
-                out.append(c)
-        if state.rules.strict and out:
-            out = _strict(state.rules, state, hand, out)
-        out.append(DRAW_CARD)
-        return out
-    if kind == DRAWN:
-        return [arg, KEEP]
-    if kind == COLOUR:
-        return state.rules.colour_choices
-    if kind == CATCH:
-        return _CATCH_CHOICES
-    if kind == CHALLENGE:
-        return _CHALLENGE_CHOICES
-    if kind == TARGET:
-        return state.rules.targets[state.n][p]
-    return ()
-
-
-def _strict(rules: Rules, state: UnoState, hand: list[int], out: list[int]) -> list[int]:
-    """Drop Wild Draw cards from ``out`` if the hand holds the colour in play."""
-    b = rules.behaviour[state.side]
-    if not any(b[c] == B_WILD_DRAW for c in out):
-        return out
-    if _holds_colour(rules, state, hand, -1):
-        return [c for c in out if b[c] != B_WILD_DRAW]
-    return out
-
-
-def _holds_colour(rules: Rules, state: UnoState, hand: Sequence[int], but: int) -> bool:
-    colour, col = state.colour, state.tab.colour
-    return any(col[c] == colour for c in hand if c != but)
-
-
-def may_play(state: UnoState, player: int, card: int) -> bool:
-    """Whether ``player`` may lay ``card`` now (it matches; a strict Wild Draw is legal)."""
-    st = state.tab
-    if not st.masks[state.colour * st.stride + state.symbol][card]:
-        return False
-    rules = state.rules
-    if rules.strict and rules.behaviour[state.side][card] == B_WILD_DRAW:
-        return not _holds_colour(rules, state, state.hands[player], card)
-    return True
-
-
-# --- actions in --------------------------------------------------------------------------------
+    if state.over or not state.agenda or state.agenda[-1][0] >= PRESS_STEPS:
+        return ()
+    try:
+        run(state, [_ask] * state.n, _stop, _NO_RNG)
+    except _Stop as asked:
+        return asked.options
+    raise AssertionError("run did not ask")  # pragma: no cover
 
 
 def act(state: UnoState, action: int, rng: random.Random) -> None:
     """Apply the decision of the player to move; RuleViolation if it is not legal."""
     if state.over or not state.agenda:
         raise RuleViolation("the hand is over")
-    options = legal(state)
-    if (action & CARD_MASK if 0 <= action < CHOOSE else action) not in options:
-        kind, p, _ = state.agenda[-1]
-        raise RuleViolation(
-            f"player {p} may not {describe(state.rules, action, state.side)} at this "
-            f"{STEP_NAMES[kind]} step; legal: "
-            + ", ".join(describe(state.rules, a, state.side) for a in options))
+    check_action(state, state.agenda[-1][1], action, legal(state))
     apply(state, action, rng)
 
 
+def check_action(state: UnoState, player: int, action: int, options: Sequence[int]) -> int:
+    """``action`` if it is one of ``options`` (a card's UNO bit aside), else RuleViolation
+    naming the move and the legal ones."""
+    if (action & CARD_MASK if 0 <= action < CHOOSE else action) in options:
+        return action
+    kind = state.agenda[-1][0]
+    raise RuleViolation(
+        f"player {player} may not {describe(state.rules, action, state.side)} at this "
+        f"{STEP_NAMES[kind]} step; legal: "
+        + ", ".join(describe(state.rules, a, state.side) for a in options))
+
+
 def apply(state: UnoState, action: int, rng: random.Random) -> None:
-    """Apply an action already known to be legal (the table checked it against ``legal``)."""
+    """Apply an action already known to be legal (``act`` checks it against ``legal``)."""
+    if state.over or not state.agenda or state.agenda[-1][0] >= PRESS_STEPS:
+        raise RuleViolation("no decision is due")
+    answers = [action]
+
+    def answer(_state: UnoState, _player: int, _options: Sequence[int]) -> int:
+        if not answers:
+            raise _Stop
+        return answers.pop()
+
+    with contextlib.suppress(_Stop):
+        run(state, [answer] * state.n, _stop, rng)
+
+
+def shot(state: UnoState, cards: Sequence[int], rng: random.Random) -> None:
+    """The card one press gave (none: the launcher is empty and nothing can be reloaded)."""
+    if state.over or not state.agenda or state.agenda[-1][0] < PRESS_STEPS:
+        raise RuleViolation("no draw was due")
+    given = [cards]
+
+    def press() -> Sequence[int]:
+        if not given:
+            raise _Stop
+        return given.pop()
+
+    with contextlib.suppress(_Stop):
+        run(state, [_stop] * state.n, press, rng)
+
+
+def _strict_ok(state: UnoState, hand: Sequence[int], card: int) -> bool:
+    """The strict rule (``wild_draw = "strict"``): a Wild Draw only while ``hand`` holds no
+    card of the colour in play."""
+    return (state.rules.behaviour[state.side][card] != B_WILD_DRAW
+            or not holds_colour(state, hand, state.colour, card))
+
+
+def holds_colour(state: UnoState, hand: Sequence[int], colour: int, but: int = -1) -> bool:
+    """Whether ``hand`` holds a card of ``colour`` on the side in play (``but`` aside): what
+    makes a Wild Draw strict-illegal, or guilty when challenged."""
+    col = state.tab.colour
+    return any(col[c] == colour for c in hand if c != but)
+
+
+Choose = Callable[[UnoState, int, Sequence[int]], int]
+
+
+def run(state: UnoState, choose: Sequence[Choose], press: Callable[[], Sequence[int]],
+        rng: random.Random, carry: Callable[[UnoState], None] | None = None,
+        done: Callable[[UnoState], None] | None = None) -> None:
+    """Play on from the agenda's top until the hand is over (see above).
+
+    ``choose[p](state, p, options)`` answers player ``p``'s decisions with one of
+    ``options`` (a card may carry the ``UNO`` bit); ``press()`` gives the cards of one press
+    when a draw is due; ``carry(state)`` does ``state.todo`` to the launcher (None: it waits
+    there for the caller); ``done(state)``, if given, is called after every step. A turn
+    whose card only passes the turn on goes straight on to the next player's turn.
+    """
     ag = state.agenda
-    kind, p, arg = ag[-1]
-    if kind == TURN:
-        state.turns += 1
-        if action == DRAW_CARD:
-            ag[-1] = (DRAW_TURN, p, 0)
-        else:
-            ag.pop()
-            _play(state, p, action & CARD_MASK, action & UNO, rng)
-    elif kind == DRAWN:
-        if action == KEEP:
-            ag[-1] = (TURN, (p + state.direction) % state.n, 0)
-        else:
-            ag.pop()
-            _play(state, p, arg, action & UNO, rng)
-    elif kind == COLOUR:
-        ag.pop()
-        state.colour = action - CHOOSE
-        if state.log is not None:
-            state.log.append(("colour", p, action - CHOOSE))
-    elif kind == CATCH:
-        if action == CATCH_THEM:
-            while ag and ag[-1][0] == CATCH and ag[-1][2] == arg:
+    hands, discard = state.hands, state.discard  # changed in place only
+    rules = state.rules
+    strict = rules.strict
+    max_turns = state.max_turns
+    n = state.n
+    turn_of = state.turn_steps
+    record = None if state.log is None else state.log.append  # the events, for listeners
+    draw_turn_of = player_steps(DRAW_TURN, n)
+    while not state.over:
+        kind, p, arg = ag[-1]
+        if COLOUR <= kind < PRESS_STEPS:  # a colour, a target, a challenge or a catch
+            if kind == COLOUR:
+                a = choose[p](state, p, rules.colour_choices)
                 ag.pop()
-            state.caught += 1
-            if state.rules.options.uno_penalty:
-                ag.append((DRAW, arg, state.rules.options.uno_penalty))
-            if state.log is not None:
-                state.log.append(("caught", arg, p))
+                state.colour = a - CHOOSE
+                if record:
+                    record(("colour", p, a - CHOOSE))
+            elif kind == CATCH:
+                if choose[p](state, p, CATCH_CHOICES) == CATCH_THEM:
+                    while ag and ag[-1][0] == CATCH and ag[-1][2] == arg:
+                        ag.pop()
+                    state.caught += 1
+                    if rules.options.uno_penalty:
+                        ag.append((DRAW, arg, rules.options.uno_penalty))
+                    if record:
+                        record(("caught", arg, p))
+                else:
+                    ag.pop()
+            elif kind == CHALLENGE:
+                a = choose[p](state, p, CHALLENGE_CHOICES)
+                ag.pop()
+                _challenge(state, p, a == CHALLENGE_IT)
+            else:  # TARGET: Swap Hands
+                t = choose[p](state, p, rules.targets[n][p]) - CHOOSE
+                ag.pop()
+                hands[p], hands[t] = hands[t], hands[p]
+                if record:
+                    record(("swap", p, t))
+            if not state.pile or state.winner is not None or state.turns >= max_turns:
+                _settle(state, rng)  # (it has nothing to do otherwise: the common case)
+            if done:
+                done(state)
         else:
-            ag.pop()
-    elif kind == CHALLENGE:
-        ag.pop()
-        _challenge(state, p, action == CHALLENGE_IT)
-    elif kind == TARGET:
-        t = action - CHOOSE
-        ag.pop()
-        state.hands[p], state.hands[t] = state.hands[t], state.hands[p]
-        if state.log is not None:
-            state.log.append(("swap", p, t))
-    if state.pile == 0 or state.winner is not None or state.turns >= state.max_turns:
-        _settle(state, rng)
+            # Turns, draws and drawn cards, one step after another on the same side's
+            # tables, until a step leaves another kind of decision, work for the launcher,
+            # the end of the hand or a turned deck (a Flip).
+            st = state.tab
+            masks, stride, behaviour = st.masks, st.stride, st.behaviour
+            colour_of, symbol_of = st.colour, st.symbol
+            # The mask of the turn being played (a draw instead of a card reads it).
+            m = masks[state.colour * stride + state.symbol]
+            while True:
+                if kind == TURN:
+                    hand = hands[p]
+                    m = masks[state.colour * stride + state.symbol]
+                    out = []
+                    for c in hand:  # a plain loop: a comprehension costs a call (3.11)
+                        if m[c]:
+                            out.append(c)
+                    if strict and out:
+                        out = [c for c in out if _strict_ok(state, hand, c)]
+                    out.append(DRAW_CARD)  # drawing is always allowed
+                    a = choose[p](state, p, out)
+                    state.turns += 1
+                    card = a & CARD_MASK
+                    if a == DRAW_CARD:  # the draw is the next step
+                        ag[-1] = draw_turn_of[p]
+                        kind = DRAW_TURN
+                        if not state.pile or state.turns >= max_turns:
+                            _settle(state, rng)
+                            kind = -1
+                        if done:
+                            done(state)
+                if kind != TURN:  # a draw, the card just drawn, or the agenda's next step
+                    if kind >= PRESS_STEPS:  # a draw: one card a press
+                        cards = press()
+                        if len(cards) != 1 or not state.pile:
+                            if cards or state.pile:
+                                raise LauncherFault(f"{len(cards)} cards for one draw, from a "
+                                                    f"launcher holding {state.pile}")
+                            # Nothing to draw, nor any discard to reshuffle: this draw (and
+                            # the rest) lapses.
+                            ag.pop()
+                            if kind == DRAW_TURN:
+                                ag.append(turn_of[(p + state.direction) % n])
+                            kind = -1
+                        else:
+                            card = cards[0]
+                            state.pile -= 1
+                            state.draws += 1
+                            hands[p].append(card)
+                            if record:
+                                record(("draw", p, card))
+                            if kind == DRAW_TURN:  # a card that may be laid may be played now
+                                if m[card] and (not strict or _strict_ok(state, hands[p], card)):
+                                    ag[-1] = (DRAWN, p, card)
+                                    kind, arg = DRAWN, card
+                                else:
+                                    p = (p + state.direction) % n
+                                    ag[-1] = turn_of[p]
+                                    kind = TURN
+                            elif kind == DRAW:
+                                if arg > 1:
+                                    arg -= 1
+                                    ag[-1] = (DRAW, p, arg)
+                                else:
+                                    ag.pop()
+                                    kind = -1
+                            elif colour_of[card] == state.colour:  # DRAW_UNTIL: it came
+                                if arg:
+                                    ag[-1] = (DRAW, p, arg)
+                                    kind = DRAW
+                                else:
+                                    ag.pop()
+                                    kind = -1
+                        if not state.pile or state.winner is not None or \
+                                state.turns >= max_turns:
+                            _settle(state, rng)
+                            kind = -1
+                        if done:
+                            done(state)
+                    if kind == DRAWN:  # play the card just drawn, or keep it
+                        hand = hands[p]
+                        a = choose[p](state, p, [arg, KEEP])
+                        if a == KEEP:
+                            p = (p + state.direction) % n
+                            ag[-1] = turn_of[p]
+                            kind = TURN
+                            if not state.pile or state.turns >= max_turns:
+                                _settle(state, rng)
+                                kind = -1
+                            if done:
+                                done(state)
+                            continue
+                        card = arg
+                    elif kind >= 0:  # a turn, or more cards to draw
+                        continue
+                    else:  # on with the agenda's next step, if it is one of this loop's
+                        if state.over or state.todo:
+                            break
+                        kind, p, arg = ag[-1]
+                        if COLOUR <= kind < PRESS_STEPS:
+                            break
+                        if kind == DRAW_TURN:  # (a turn's draw reads the turn's mask)
+                            m = masks[state.colour * stride + state.symbol]
+                        continue
+                # Lay the card.
+                hand.remove(card)
+                discard.append(card)
+                colour = colour_of[card]
+                if colour >= 0:
+                    state.colour = colour
+                state.symbol = symbol_of[card]
+                if record:
+                    record(("play", p, card, state.side))
+                b = behaviour[card]
+                d = state.direction
+                if len(hand) > 1:
+                    exposed = False
+                elif hand:
+                    exposed = not a & UNO  # one card left and no UNO called: catch them
+                else:
+                    ag.pop()
+                    _goes_out(state, p, b, card, (p + d) % n)
+                    _settle(state, rng)
+                    if done:
+                        done(state)
+                    break
+                if b == B_NUMBER:  # the common case first
+                    q = (p + d) % n
+                elif b == B_SKIP:
+                    q = (p + 2 * d) % n
+                elif b == B_REVERSE:
+                    if n == 2:  # "Reverse acts as a Skip"
+                        q = p
+                    else:
+                        state.direction = -d
+                        q = (p - d) % n
+                elif b == B_SKIP_ALL:
+                    q = p
+                elif b == B_DRAW:  # the next player draws and is skipped
+                    ag[-1] = turn_of[(p + 2 * d) % n]
+                    ag.append((DRAW, (p + d) % n, rules.amount[state.side][card]))
+                    if exposed:
+                        _expose(ag, p, n, d)
+                    if not state.pile or state.turns >= max_turns:
+                        _settle(state, rng)
+                    if done:
+                        done(state)
+                    kind = -1
+                    continue
+                else:  # a Flip, a wild, a hand card: what follows, then p's choices
+                    ag.pop()
+                    # (A wild leaves the colour in play as it was: the one it was laid on.)
+                    _play_wild(state, p, b, card, state.colour, exposed, rng)
+                    if not state.pile or state.turns >= max_turns:
+                        _settle(state, rng)
+                    if done:
+                        done(state)
+                    break  # a Flip turns the deck over: the side's tables change
+                ag[-1] = turn_of[q]  # the step taken gives way to q's turn
+                if exposed or not state.pile or state.turns >= max_turns:
+                    if exposed:
+                        _expose(ag, p, n, d)
+                    if not state.pile or state.turns >= max_turns:
+                        _settle(state, rng)
+                    kind = -1
+                else:  # all that follows is q's turn
+                    p, kind = q, TURN
+                if done:
+                    done(state)
+        if state.todo and carry is not None:
+            carry(state)
 
 
-def _play(state: UnoState, p: int, card: int, uno: int, rng: random.Random) -> None:
-    """Lay ``card`` (already checked) and push what follows onto the agenda."""
-    st = state.tab
-    hand = state.hands[p]
-    hand.remove(card)
-    state.discard.append(card)
-    before = state.colour
-    colour = st.colour[card]
-    if colour >= 0:
-        state.colour = colour
-    state.symbol = st.symbol[card]
-    if state.log is not None:
-        state.log.append(("play", p, card, state.side))
-    b = st.behaviour[card]
-    ag = state.agenda
-    n, d = state.n, state.direction
-    nxt = (p + d) % n
-    if not hand:
-        _goes_out(state, p, b, card, nxt)
-        return
-    if b == B_NUMBER:  # the common case first, and short
-        ag.append((TURN, nxt, 0))
-        if len(hand) == 1 and not uno:
-            _expose(ag, p, n, d)
-        return
-    expose = len(hand) == 1 and not uno
-    if b == B_SKIP:
-        ag.append((TURN, (p + 2 * d) % n, 0))
-    elif b == B_REVERSE:
-        if n == 2:  # "Reverse acts as a Skip"
-            ag.append((TURN, p, 0))
-        else:
-            state.direction = -d
-            ag.append((TURN, (p - d) % n, 0))
-    elif b == B_DRAW:
-        ag.append((TURN, (p + 2 * d) % n, 0))
-        ag.append((DRAW, nxt, state.rules.amount[state.side][card]))
-    elif b == B_SKIP_ALL:
-        ag.append((TURN, p, 0))
-    else:
-        # The rest leave this player a decision (pushed last: after any catch) or two.
-        _play_wild(state, p, b, card, before, expose, rng)
-        return
-    if expose:
-        _expose(ag, p, n, d)
+_NO_RNG = random.Random(0)  # ``legal``'s: a run that only asks draws nothing
 
 
-def _play_wild(state: UnoState, p: int, b: int, card: int, before: int, expose: bool,
+def _play_wild(state: UnoState, p: int, b: int, card: int, in_play: int, expose: bool,
                rng: random.Random) -> None:
-    """``_play`` for a Flip, a wild or a hand card: what follows, then ``p``'s choices."""
-    rules, side, st, ag = state.rules, state.side, state.tab, state.agenda
+    """A Flip, a wild or a hand card laid (not the last), on the colour ``in_play``: what
+    follows, then ``p``'s choices (pushed last: after any catch)."""
+    rules, side, ag = state.rules, state.side, state.agenda
     n, d = state.n, state.direction
     nxt = (p + d) % n
-    hand = state.hands[p]
     top: list[tuple[int, int, int]] = []  # decisions of this player, pushed last
     if b == B_FLIP:
         ag.append((TURN, nxt, 0))
@@ -646,7 +487,7 @@ def _play_wild(state: UnoState, p: int, b: int, card: int, before: int, expose: 
         top.append((COLOUR, p, 0))
     elif b == B_WILD_DRAW:
         amount = rules.amount[side][card]
-        guilty = before in map(st.colour.__getitem__, hand)
+        guilty = holds_colour(state, state.hands[p], in_play)
         if rules.strict:
             ag.append((TURN, (p + 2 * d) % n, 0))
             ag.append(_draw_step(nxt, amount, 0))
@@ -756,216 +597,13 @@ def _challenge(state: UnoState, v: int, challenged: bool) -> None:
         ag.append(_draw_step(v, amount, 2))
 
 
-# --- draws in ----------------------------------------------------------------------------------
-
-
-def shot(state: UnoState, cards: Sequence[int], rng: random.Random) -> None:
-    """The card one press gave (none: the launcher is empty and nothing can be reloaded)."""
-    ag = state.agenda
-    if not ag or ag[-1][0] < PRESS_STEPS:
-        raise RuleViolation("no draw was due")
-    kind, p, arg = ag[-1]
-    if len(cards) != 1 or state.pile < 1:
-        if cards or state.pile:
-            raise LauncherFault(f"{len(cards)} cards for one draw, from a launcher holding "
-                                f"{state.pile}")
-        # Nothing to draw, nor any discard to reshuffle: this draw (and the rest) lapses.
-        ag.pop()
-        if kind == DRAW_TURN:
-            ag.append((TURN, state.next_player(p), 0))
-        _settle(state, rng)
-        return
-    card = cards[0]
-    state.pile -= 1
-    state.draws += 1
-    state.hands[p].append(card)
-    if state.log is not None:
-        state.log.append(("draw", p, card))
-    if kind == DRAW:
-        if arg > 1:
-            ag[-1] = (DRAW, p, arg - 1)
-        else:
-            ag.pop()
-    elif kind == DRAW_TURN:
-        st = state.tab
-        if st.masks[state.colour * st.stride + state.symbol][card] and (
-                not state.rules.strict or may_play(state, p, card)):
-            ag[-1] = (DRAWN, p, card)
-        else:
-            ag[-1] = (TURN, (p + state.direction) % state.n, 0)
-    elif state.tab.colour[card] == state.colour:  # DRAW_UNTIL: the colour came
-        if arg:
-            ag[-1] = (DRAW, p, arg)
-        else:
-            ag.pop()
-    if state.pile == 0 or state.winner is not None or state.turns >= state.max_turns:
-        _settle(state, rng)
-
-
-@cache
-def _player_steps(n: int) -> tuple[tuple[tuple[int, int, int], ...], ...]:
-    """Every player's TURN step and DRAW_TURN step, made once: most steps push one."""
-    return tuple(tuple((kind, p, 0) for p in range(n)) for kind in (TURN, DRAW_TURN))
-
-
-def _play_trusted(state: UnoState, choose: Sequence[Callable[[UnoState, int, Sequence[int]], int]],
-                  press: Callable[[], Sequence[int]], rng: random.Random,
-                  carry: Callable[[UnoState], None]) -> None:
-    """Play the hand out with bots trusted to answer from ``legal``, nothing checking or
-    listening (no ``log``): ``legal``, ``apply`` and ``shot`` fused for the common steps, the
-    rest through them. The same game step for step (tests/games/test_uno_trusted_loop.py
-    plays the same hands through the checked loop).
-
-    Turns run one after another in an inner loop: the choice, a draw and the drawn card's
-    decision, and laying a coloured card that only moves the turn on. It goes on to the next
-    turn only while nothing else could happen between: the launcher still holds cards, no
-    one has won and turns remain (so ``_settle`` has nothing to do), no draw or catch is due,
-    and nothing waits for the launcher.
-    """
-    ag = state.agenda
-    hands, discard = state.hands, state.discard
-    strict = state.rules.strict
-    colours = state.rules.colour_choices
-    max_turns = state.max_turns
-    n = state.n
-    turn, draw_turn = _player_steps(n)
-    while not state.over:
-        kind, p, arg = ag[-1]
-        if kind == TURN:
-            st = state.tab
-            masks, stride, behaviour = st.masks, st.stride, st.behaviour
-            while True:
-                m = masks[state.colour * stride + state.symbol]
-                hand = hands[p]
-                out = []
-                for c in hand:  # ``legal``'s turn
-                    if m[c]:
-                        out.append(c)
-                if strict and out:
-                    out = _strict(state.rules, state, hand, out)
-                out.append(DRAW_CARD)
-                a = choose[p](state, p, out)
-                state.turns += 1
-                if a == DRAW_CARD:  # ``shot``'s one card drawn instead of playing
-                    ag[-1] = draw_turn[p]
-                    if not state.pile or state.turns >= max_turns:
-                        _settle(state, rng)
-                        break
-                    cards = press()
-                    if len(cards) != 1:
-                        shot(state, cards, rng)  # raises: the launcher should hold cards
-                    card = cards[0]
-                    state.pile -= 1
-                    state.draws += 1
-                    hand.append(card)
-                    if not m[card] or (strict and not may_play(state, p, card)):
-                        p = (p + state.direction) % n
-                        ag[-1] = turn[p]
-                        if not state.pile:
-                            _settle(state, rng)
-                            break
-                        continue
-                    ag[-1] = (DRAWN, p, card)
-                    if not state.pile:
-                        _settle(state, rng)
-                        break
-                    a = choose[p](state, p, [card, KEEP])
-                    if a == KEEP:
-                        p = (p + state.direction) % n
-                        ag[-1] = turn[p]
-                        continue
-                    a = card | a & UNO
-                card = a & CARD_MASK
-                b = behaviour[card]
-                if b > B_SKIP_ALL or len(hand) == 1:  # ``_play`` lays the rest
-                    ag.pop()
-                    _play(state, p, card, a & UNO, rng)
-                    if state.pile == 0 or state.winner is not None or state.turns >= max_turns:
-                        _settle(state, rng)
-                    break
-                # ``_play``'s common cases: a coloured card that only moves the turn on (and
-                # may make the next player draw), not the last card.
-                hand.remove(card)
-                discard.append(card)
-                state.colour = st.colour[card]
-                state.symbol = st.symbol[card]
-                d = state.direction
-                if b == B_NUMBER:
-                    q = (p + d) % n
-                elif b in (B_SKIP, B_DRAW):
-                    q = (p + 2 * d) % n
-                elif b == B_REVERSE and n > 2:
-                    state.direction = -d
-                    q = (p - d) % n
-                else:  # skip everyone, or a Reverse between two ("acts as a Skip")
-                    q = p
-                ag[-1] = turn[q]
-                if b == B_DRAW:
-                    ag.append((DRAW, (p + d) % n, state.rules.amount[state.side][card]))
-                exposed = len(hand) == 1 and not a & UNO
-                if exposed:
-                    _expose(ag, p, n, d)
-                if state.pile == 0 or state.turns >= max_turns:  # no one won: cards remain
-                    _settle(state, rng)
-                    break
-                if exposed or b == B_DRAW:
-                    break
-                p = q
-        elif kind == DRAW:
-            cards = press()
-            if len(cards) != 1 or state.pile < 1:
-                shot(state, cards, rng)  # an empty launcher, or a fault
-            else:
-                # The whole draw at once while the launcher holds cards (between two cards,
-                # ``_settle`` would have nothing to do).
-                hands[p].append(cards[0])
-                state.pile -= 1
-                state.draws += 1
-                arg -= 1
-                while arg and state.pile:
-                    cards = press()
-                    if len(cards) != 1:
-                        ag[-1] = (DRAW, p, arg)
-                        shot(state, cards, rng)  # raises: cards the launcher should have
-                    hands[p].append(cards[0])
-                    state.pile -= 1
-                    state.draws += 1
-                    arg -= 1
-                if arg:
-                    ag[-1] = (DRAW, p, arg)
-                else:
-                    ag.pop()
-                if state.pile == 0 or state.winner is not None:
-                    _settle(state, rng)
-        elif kind >= PRESS_STEPS:
-            shot(state, press(), rng)  # a turn's draw after a reload, a draw until a colour
-        elif kind == COLOUR:
-            a = choose[p](state, p, colours)
-            ag.pop()
-            state.colour = a - CHOOSE
-            if state.pile == 0 or state.winner is not None or state.turns >= max_turns:
-                _settle(state, rng)
-        elif kind == CHALLENGE:
-            a = choose[p](state, p, _CHALLENGE_CHOICES)
-            ag.pop()
-            _challenge(state, p, a == CHALLENGE_IT)
-            if state.pile == 0 or state.turns >= max_turns:
-                _settle(state, rng)
-        else:
-            apply(state, choose[p](state, p, legal(state)), rng)
-        if state.todo:
-            carry(state)
-
-
-@cache
-def _trusted(kinds: tuple[type, ...]) -> bool:
-    """Whether bots of these classes may play unchecked: each class claims
-    ``chooses_from_legal`` itself (a subclass must claim it again)."""
-    return all(k.__dict__.get("chooses_from_legal", False) for k in kinds)
-
 
 def _settle(state: UnoState, rng: random.Random) -> None:
-    """After every step: end the hand when it is over; reshuffle into an empty launcher."""
+    """After every step: end the hand when it is over; reshuffle into an empty launcher.
+    Nothing to do (the common case) while no one has won, turns remain and the launcher
+    holds cards."""
+    if state.pile and state.winner is None and state.turns < state.max_turns:
+        return
     if state.winner is not None:
         if not state.agenda:
             state.over = True
@@ -996,223 +634,3 @@ def _reshuffle(state: UnoState, rng: random.Random) -> None:
     state.todo.append((LOAD, pool, state.side))
     if state.log is not None:
         state.log.append(("reload", len(pool)))
-
-
-# --- the shell ---------------------------------------------------------------------------------
-
-
-@dataclass
-class HandResult:
-    """What a finished hand leaves for the statistics."""
-
-    winner: int | None
-    points: int  # what the winner scores ("winner" scoring)
-    charges: list[int]  # each player's own cards in points
-    turns: int
-    draws: int
-    flips: int
-    reloads: int
-    caught: int
-    challenges: int
-    guilty: int
-    side: int
-
-
-@dataclass
-class UnoGameResult:
-    """One game: hands played until it was decided."""
-
-    scores: list[int]
-    winner: int | None
-    hands: list[HandResult] = field(default_factory=list)
-
-
-class UnoTable:
-    """Plays hands and games of one game of the family with bots and a launcher.
-
-    The launcher is the draw pile: ``use(game.profile)`` first (one card a press, and lid
-    cycles for UNO Flip). ``check=True`` verifies after every step that each card is in
-    exactly one place and that the launcher holds what the rules count: a debugging and
-    testing aid, off by default because it costs more than the step itself.
-    """
-
-    def __init__(self, rules: Rules, launcher: Launcher, bots: Sequence[Any],
-                 rng: random.Random, check: bool = False,
-                 observers: Sequence[Callable[[tuple[Any, ...]], None]] = (),
-                 deal_with_launcher: bool = False) -> None:
-        if len(bots) < 2:
-            raise ValueError("a table needs at least 2 bots")
-        self.rules = rules
-        self.launcher = launcher
-        # Dealing with the launcher: the whole shuffled deck goes in, and each player takes
-        # one press of ``deal N`` (N = hand size), starting left of the dealer.
-        self.deal_with_launcher = deal_with_launcher
-        if deal_with_launcher:
-            launcher.use(deal_profile(rules.options.hand_size))
-        launcher.use(rules.game.profile)
-        self.bots = list(bots)
-        self.rng = rng
-        self.check = check
-        self.observers = list(observers)
-        self.state: UnoState | None = None
-        self.checks = 0
-
-    @property
-    def players(self) -> int:
-        return len(self.bots)
-
-    def play_game(self, first_dealer: int | None = None, max_hands: int = 1000) -> UnoGameResult:
-        """Hands until the game is decided; the deal passes to the left. ``first_dealer``
-        None: the players draw for it (highest card deals)."""
-        o = self.rules.options
-        n = self.players
-        if first_dealer is None:
-            first_dealer, _ = choose_dealer(self.rules, n, self.rng)
-        scores = [0] * n
-        result = UnoGameResult(scores, None)
-        dealer = first_dealer
-        while True:
-            if len(result.hands) >= max_hands:
-                return result
-            hand = self.play_hand(dealer)
-            result.hands.append(hand)
-            if o.single_round:
-                result.winner = hand.winner
-                if hand.winner is not None:
-                    scores[hand.winner] += hand.points
-                return result
-            if o.scoring == "winner":
-                if hand.winner is not None:
-                    scores[hand.winner] += hand.points
-                if max(scores) >= o.target_score:
-                    result.winner = max(range(n), key=lambda q: scores[q])
-                    return result
-            else:
-                for q in range(n):
-                    scores[q] += hand.charges[q]
-                if max(scores) >= o.target_score:
-                    result.winner = min(range(n), key=lambda q: scores[q])
-                    return result
-            dealer = (dealer + 1) % n
-
-    def play_hand(self, dealer: int) -> HandResult:
-        """Gather the cards, deal, and play the hand out."""
-        self._collect()
-        if self.deal_with_launcher:
-            state = self._deal_by_launcher(dealer)
-        else:
-            state = deal(self.rules, self.players, dealer, self.rng)
-        return self.play(state)
-
-    def _deal_by_launcher(self, dealer: int) -> UnoState:
-        """Load the shuffled deck, press ``deal N`` once per player, then turn the first card
-        from what is left (``start``) and go on with the game's own profile."""
-        rules, n, launcher = self.rules, self.players, self.launcher
-        size = rules.options.hand_size
-        if not 0 <= dealer < n or n * size + 1 > rules.size:
-            raise RuleViolation(f"cannot deal {size} cards to {n} players from dealer {dealer}")
-        cards = list(rules.table.ids)
-        shuffle(cards, self.rng)
-        launcher.load(cards)
-        launcher.use(deal_profile(size))
-        hands: list[list[int]] = [[] for _ in range(n)]
-        for k in range(1, n + 1):
-            got = launcher.press()
-            if len(got) != size:
-                raise LauncherFault(f"a deal {size} press shot {len(got)} cards")
-            hands[(dealer + k) % n] = list(got)
-        launcher.use(rules.game.profile)
-        return start(rules, hands, launcher.unload(), dealer, self.rng)
-
-    def play(self, state: UnoState) -> HandResult:
-        """Play on from ``state`` until the hand is over."""
-        self.state = state
-        if self.observers:
-            state.log = []
-        bots, rng = self.bots, self.rng
-        press = self.launcher.press
-        ag = state.agenda
-        check = self.check
-        self._carry(state)
-        if not check and state.log is None and _trusted(tuple(map(type, bots))):
-            # Bots of this package answer with one of the legal actions they are shown, and
-            # nothing listens: the same steps without re-checking each answer.
-            _play_trusted(state, [b.choose for b in bots], press, rng, self._carry)
-        while not state.over:
-            kind, p, _ = ag[-1]
-            if kind >= PRESS_STEPS:
-                shot(state, press(), rng)
-            else:
-                options = legal(state)
-                a = bots[p].choose(state, p, options)
-                if (a & CARD_MASK if 0 <= a < CHOOSE else a) not in options:
-                    act(state, a, rng)  # raises, naming the move and the legal ones
-                apply(state, a, rng)
-            if state.todo:
-                self._carry(state)
-            if check:
-                self.verify(state)
-            if state.log:
-                self._tell(state)
-        return HandResult(state.winner, state.points, state.charges(), state.turns, state.draws,
-                          state.flips, state.reloads, state.caught, state.challenges,
-                          state.guilty, state.side)
-
-    def _tell(self, state: UnoState) -> None:
-        assert state.log is not None
-        for event in state.log:
-            for bot in self.bots:
-                bot.observe(event)
-            for observer in self.observers:
-                observer(event)
-        state.log.clear()
-
-    def _carry(self, state: UnoState) -> None:
-        """Do to the launcher what the rules asked: load cards, cycle the lid."""
-        launcher = self.launcher
-        sides = self.rules.game.sides
-        for item in state.todo:
-            if item[0] == LOAD:
-                launcher.load(item[1])
-                if self.rules.game.profile.flips and launcher.side != sides[item[2]]:
-                    launcher.flip()  # "the side in play faces the back"
-                    if launcher.side != sides[item[2]]:
-                        raise LauncherFault(f"cannot turn the cartridge to {sides[item[2]]}")
-            else:
-                got = launcher.flip()
-                if got != sides[item[1]]:
-                    raise LauncherFault(f"the lid cycle left {got} at the back, "
-                                        f"not {sides[item[1]]}")
-        state.todo.clear()
-        if self.check:
-            self.verify(state)
-
-    def verify(self, state: UnoState) -> None:
-        """Card conservation, and the launcher's count against the rules' count."""
-        self.checks += 1
-        inside = self.launcher.contents()
-        twice, lost = self.rules.table.where([*state.hands, state.discard, inside])
-        if twice or lost:
-            raise RuleViolation(f"cards not conserved: twice {twice[:5]}, lost {lost[:5]}")
-        if len(inside) != state.pile or self.launcher.cards_left != state.pile:
-            raise RuleViolation(f"the launcher holds {len(inside)} cards (says "
-                                f"{self.launcher.cards_left}), the rules count {state.pile}")
-
-    def _collect(self) -> None:
-        """Gather every card for a new deal: hands, pile and what is left in the launcher."""
-        back = self.launcher.unload()
-        if self.state is not None and self.check:
-            s = self.state
-            back += [c for h in s.hands for c in h] + s.discard
-            if sorted(back) != list(range(self.rules.size)):
-                raise RuleViolation("cards missing when gathering them for the next deal")
-        self.state = None
-
-
-def with_options(game: Game, pairs: Mapping[str, Any]) -> Rules:
-    """Rules for ``game`` with option changes; ValueError names a bad one."""
-    unknown = [k for k in pairs if k not in UnoOptions.names()]
-    if unknown:
-        raise ValueError(f"unknown option {unknown[0]}: one of {', '.join(UnoOptions.names())}")
-    return game.rules(game.options(**pairs))
-

@@ -7,7 +7,7 @@ also allows a single round whose first player out wins (``single_round``).
 from __future__ import annotations
 
 from launcher.games.cards import CLASSIC
-from launcher.games.uno.rules import CLASSIC_POINTS, Game, classic_deck
+from launcher.games.uno.game import CLASSIC_POINTS, Game, classic_deck
 
 # "Skip, Reverse, Draw Two: 20 points each; Wild, Wild Draw Four: 50 points each."
 SPLASH_POINTS = {k: v for k, v in CLASSIC_POINTS.items() if k not in ("swap_hands",

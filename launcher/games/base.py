@@ -1,0 +1,274 @@
+"""What every game shares: its errors, its options, the trusted-bot mark, and ``GameSpec``.
+
+A game package (``flip_attack``, ``uno``, ``gin``) builds its rules on these and gives the
+command line one ``GameSpec`` per game it plays (its ``spec`` module); ``registry.GAMES``
+holds them all, so ``launcher simulate``, ``launcher tune`` and the benchmarks find every
+game the same way and no caller names a game's modules.
+
+- ``RuleViolation`` and ``LauncherFault``: the two errors a game raises on purpose.
+- ``Options``: a game's house rules, a frozen dataclass whose annotations say what each
+  rule takes (``bool``, a whole number with its bounds, or a ``Literal`` of the choices);
+  every game checks them here, so a bad one is the same one-line error in every game.
+- ``trusted``: the mark on a bot class whose answers are always legal (``trusted = True``).
+- ``GameSpec`` and ``Run``: what a game offers the command line, and what a run asks of it.
+"""
+
+from __future__ import annotations
+
+import random
+from collections import Counter
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
+from dataclasses import MISSING, dataclass, field, fields, replace
+from functools import cache
+from typing import (
+    TYPE_CHECKING,
+    Any,
+    Literal,
+    NamedTuple,
+    Protocol,
+    TypeVar,
+    get_args,
+    get_origin,
+    get_type_hints,
+)
+
+from launcher.core.errors import ConfigError, LauncherError
+
+if TYPE_CHECKING:
+    from launcher.core.config import Settings
+    from launcher.games.launchers import Launcher, OnFirmware
+    from launcher.games.roster import Roster
+
+
+class RuleViolation(LauncherError, ValueError):
+    """An action the rules forbid, or a broken invariant (a card made or lost)."""
+
+
+class LauncherFault(LauncherError, RuntimeError):
+    """The launcher did not do what the game asked (two cards for one, a wrong side)."""
+
+
+class OptionError(ConfigError):
+    """A house rule that is unknown, or a value it does not take: names the rule and value."""
+
+
+# --- options ----------------------------------------------------------------------------
+
+
+def whole(default: int, at_least: int = 1, at_most: int | None = None, note: str = "") -> Any:
+    """A whole-number option and its bounds (``note``: why, in the error's brackets)."""
+    return field(default=default, metadata={"range": (at_least, at_most), "note": note})
+
+
+OptionsT = TypeVar("OptionsT", bound="Options")
+
+
+@dataclass(frozen=True)
+class Options:
+    """A game's house rules, checked as they are made: each field's annotation says what it
+    takes (``bool``; ``int`` between the bounds of ``whole``, at least 1 by default; a
+    ``Literal`` of its choices), and a bad value raises ``OptionError`` naming the field and
+    the value. A subclass adds checks across fields in ``check`` and says in ``idle`` which
+    rules cannot change a game under the others (or at a table)."""
+
+    def __post_init__(self) -> None:
+        for name, (kind, lo, hi, note) in _kinds(type(self)).items():
+            value = getattr(self, name)
+            why = _refusal(kind, lo, hi, value)
+            if why:
+                raise OptionError(name, value, why + (f" ({note})" if note else ""))
+        self.check()
+
+    def check(self) -> None:
+        """Checks across fields (``OptionError`` naming the field); none by default."""
+
+    def idle(self, name: str, seats: Seats) -> str | None:
+        """Why the rule ``name`` cannot change a game under these options at ``seats``
+        (the shell refuses a rule that does nothing), or None."""
+        return None
+
+    @classmethod
+    def names(cls) -> tuple[str, ...]:
+        return tuple(_kinds(cls))
+
+    @classmethod
+    def choices(cls, name: str) -> tuple[Any, ...]:
+        """A ``Literal`` rule's choices (empty for the others)."""
+        kind = _kinds(cls)[name][0]
+        return get_args(kind) if get_origin(kind) is Literal else ()
+
+    def changed(self: OptionsT, game: str, changes: Mapping[str, Any],
+                rules: Collection[str] | None = None) -> OptionsT:
+        """These options with ``changes`` laid over; ``OptionError`` names a rule that is not
+        one of ``rules`` (every field by default) of ``game``, or a value it does not take."""
+        known = self.names() if rules is None else tuple(rules)
+        for name, value in changes.items():
+            if name not in known:
+                raise OptionError(name, value, f"is not a rule of {game} (its rules: "
+                                               f"{', '.join(known)})")
+        return replace(self, **changes)
+
+
+@cache
+def _kinds(cls: type[Options]) -> dict[str, tuple[Any, int, int | None, str]]:
+    """Per field: its annotation, its bounds (whole numbers) and the bounds' note."""
+    hints = get_type_hints(cls)
+    out = {}
+    for f in fields(cls):
+        lo, hi = f.metadata.get("range", (1, None))
+        out[f.name] = (hints[f.name], lo, hi, f.metadata.get("note", ""))
+        if f.default is MISSING:
+            raise TypeError(f"{cls.__name__}.{f.name} has no default")
+    return out
+
+
+def _refusal(kind: Any, lo: int, hi: int | None, value: Any) -> str | None:
+    """Why ``value`` is not one that ``kind`` takes, or None."""
+    if get_origin(kind) is Literal:
+        choices = get_args(kind)
+        if any(value == c and type(value) is type(c) for c in choices):
+            return None
+        return "must be one of " + ", ".join(map(str, choices))
+    if kind is bool:
+        return None if isinstance(value, bool) else "must be true or false"
+    if kind is int:
+        ok = type(value) is int and value >= lo and (hi is None or value <= hi)
+        if ok:
+            return None
+        return (f"must be a whole number from {lo} to {hi}" if hi is not None else
+                f"must be a whole number, at least {lo}")
+    raise TypeError(f"an option cannot be a {kind!r}")
+
+
+# --- bots -------------------------------------------------------------------------------
+
+
+def trusted(bots: Iterable[object]) -> bool:
+    """Whether every bot is trusted: its own class (a subclass must say it again) sets
+    ``trusted = True``, a promise that it answers only with legal moves, so the table takes
+    its answers unchecked (the UNO table) or asks its ``decide`` on the rules' own state
+    (Flip Attack)."""
+    return _trusted(tuple(map(type, bots)))
+
+
+@cache
+def _trusted(kinds: tuple[type, ...]) -> bool:
+    return all(k.__dict__.get("trusted", False) for k in kinds)
+
+
+# --- what a game gives the command line ---------------------------------------------------
+
+
+class Seats(NamedTuple):
+    """A table to be: how many players, and each seat's bot by name."""
+
+    players: int
+    bots: tuple[str, ...]
+
+
+def game_seed(seed: int, index: int) -> int:
+    """The seed of game ``index`` of the run seeded ``seed``: each game's every random choice
+    follows from it alone, so a run gives the same summary however it is split (--jobs)."""
+    return random.Random(f"launcher-game/{seed}/{index}").getrandbits(64)
+
+
+FirmwareMaker = Callable[..., "OnFirmware"]  # (settings=, seed=, sides=) -> the firmware
+
+
+@dataclass(frozen=True)
+class Run:
+    """What one run of games asks of a game, the same for every game: the options, the bots
+    by seat, the run's seed, the configuration (its luck, and the firmware's settings), and
+    the launcher: the game's direct model, or the firmware on the simulated launcher made
+    by ``firmware`` (``launcher.sim.games.FirmwareLauncher``; the games never import it)."""
+
+    options: Options
+    bots: tuple[str, ...]
+    seed: int
+    settings: Settings
+    check: bool = False  # check card conservation after every step
+    deal_with_launcher: bool = False  # the hands dealt by the launcher's ``deal N``
+    firmware: FirmwareMaker | None = None
+    variant: str = ""  # the preset the options came from (``--variant``), for the heading
+
+    @property
+    def players(self) -> int:
+        return len(self.bots)
+
+
+def launcher_for(run: Run, rng: random.Random, direct: Callable[[], Launcher],
+                 **firmware: Any) -> Launcher:
+    """The launcher of one game of ``run``: ``direct()``, or the firmware made by
+    ``run.firmware`` (seeded from ``rng``; ``firmware``: its other arguments, ``sides``)."""
+    if run.firmware is None:
+        return direct()
+    return run.firmware(settings=run.settings, seed=rng.getrandbits(32), **firmware)
+
+
+def finish(run: Run, summary: Summary, launcher: Any) -> None:
+    """After a game on the firmware (``run.firmware``): count its faults, close its rig."""
+    if run.firmware is not None:
+        summary.add_faults(launcher.faults)
+        launcher.close()
+
+
+class Summary(Protocol):
+    """A game's summary of whole games (``stats.Tally`` under each game's own)."""
+
+    faults: Counter[str]
+
+    def add_faults(self, faults: Sequence[dict[str, Any]]) -> None: ...
+
+    def merge(self, later: Any) -> Any: ...
+
+    def format(self, title: str = "") -> str: ...
+
+
+class Table(Protocol):
+    """A game's table: it plays whole games with its bots and its launcher."""
+
+    def play_game(self, first_dealer: Any = ...) -> Any: ...
+
+
+class GameSpec(Protocol):
+    """One game, as ``launcher simulate`` plays it (``registry.GAMES`` by ``name``)."""
+
+    name: str  # ``--game NAME``
+    title: str
+    help: str  # one line for ``--game``'s help
+    bots: Roster[Any]
+    target: str  # the option ``--target`` sets
+    luck: bool  # the launcher's luck plays a part (``--config``, ``tune``)
+    variants: Mapping[str, Mapping[str, Any]]  # named presets of the options (``--variant``)
+    launcher_deal: str | None  # None: may deal with the launcher; else why not
+    default_players: int
+    summary: type[Summary]
+
+    def options(self, changes: Mapping[str, Any], variant: str | None = None) -> Options:
+        """The game's defaults (or ``variant``'s) with ``changes``; ``OptionError`` names a
+        bad rule."""
+        ...
+
+    def idle(self, options: Options, name: str, seats: Seats) -> str | None:
+        """Why the rule ``name`` changes nothing in a game with ``options`` at ``seats``
+        (its bots included), or None."""
+        ...
+
+    def refuse_seats(self, options: Options, players: int) -> str | None:
+        """Why this game cannot be dealt to ``players`` under ``options``, or None."""
+        ...
+
+    def table(self, run: Run, rng: random.Random, observers: Sequence[Any] = ()) -> Table:
+        """A table for ``run``: its launcher (the game's direct one, or ``run.firmware``'s)
+        and its bots, each seeded from ``rng`` in the game's own order; ``observers`` hear
+        every event."""
+        ...
+
+    def play(self, run: Run, start: int, stop: int) -> Summary:
+        """Games ``start`` to ``stop - 1`` of ``run``, each at a ``table`` seeded from its
+        own ``game_seed``."""
+        ...
+
+    def heading(self, run: Run) -> str:
+        """The summary's title line for ``run``."""
+        ...

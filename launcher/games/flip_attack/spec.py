@@ -1,0 +1,77 @@
+"""UNO Flip Attack as ``launcher simulate`` plays it: its ``GameSpec`` (``FLIP_ATTACK_SPEC``)."""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable, Mapping, Sequence
+from functools import cached_property
+from typing import Any
+
+from launcher.games.base import OptionError, Run, Seats, finish, game_seed, launcher_for
+from launcher.games.cards import Card, load_deck
+from launcher.games.flip_attack.bots import BOTS
+from launcher.games.flip_attack.rules import cannot_deal
+from launcher.games.flip_attack.state import Effect, GameOptions
+from launcher.games.flip_attack.summary import FlipAttackSummary, Recorder
+from launcher.games.flip_attack.table import Table
+from launcher.games.launchers import DirectLauncher
+
+
+class FlipAttackSpec:
+    """UNO Flip Attack against the launcher's luck: the direct luck model, or the firmware."""
+
+    name = "flip-attack"
+    title = "UNO Flip Attack"
+    help = "UNO Flip Attack against the launcher's luck (default)"
+    bots = BOTS
+    target = "target_score"
+    luck = True
+    variants: Mapping[str, Mapping[str, Any]] = {}
+    launcher_deal = "the hands are dealt before the launcher is loaded"
+    default_players = 4
+    summary = FlipAttackSummary
+
+    def options(self, changes: Mapping[str, Any], variant: str | None = None) -> GameOptions:
+        if variant:
+            raise OptionError("variant", variant, f"{self.name} has no variants")
+        return GameOptions().changed(self.name, changes)
+
+    def idle(self, options: Any, name: str, seats: Seats) -> str | None:
+        return options.idle(name, seats)
+
+    def refuse_seats(self, options: Any, players: int) -> str | None:
+        return cannot_deal(len(self.deck), players, options)
+
+    def heading(self, run: Run) -> str:
+        where = ("through the firmware (simulated launcher)" if run.firmware else
+                 "direct luck model")
+        return f"{self.title}, {where}, seed {run.seed}"
+
+    @cached_property
+    def deck(self) -> tuple[Card, ...]:
+        """The shipped deck, read once: the table compiles a deck once per tuple."""
+        return load_deck()
+
+    def table(self, run: Run, rng: random.Random,
+              observers: Sequence[Callable[[Effect], None]] = ()) -> Table:
+        launcher = launcher_for(run, rng, lambda: DirectLauncher(
+            run.settings.luck, random.Random(rng.getrandbits(64))))
+        players = [BOTS.make(name, random.Random(rng.getrandbits(64)), run.settings.luck)
+                   for name in run.bots]
+        assert isinstance(run.options, GameOptions)
+        return Table(launcher, players, random.Random(rng.getrandbits(64)), run.options,
+                     self.deck, observers=observers, check=run.check)
+
+    def play(self, run: Run, start: int, stop: int) -> FlipAttackSummary:
+        summary = FlipAttackSummary(bots=list(run.bots))
+        for g in range(start, stop):
+            recorder = Recorder(summary, run.settings.luck)
+            table = self.table(run, random.Random(game_seed(run.seed, g)), [recorder.observe])
+            try:
+                recorder.game(table.play_game(first_dealer=g % len(run.bots)))
+            finally:
+                finish(run, summary, table.launcher)
+        return summary
+
+
+FLIP_ATTACK_SPEC = FlipAttackSpec()
