@@ -154,7 +154,11 @@ class Write:
         return f"{self.name}={self.value} by {self.comm}-{self.pid} at {self.t:.4f}"
 
 
-_WRITE = re.compile(r"^\s*(.+?)-(\d+)\s+\[\d+\].*?\s([\d.]+): gpio_value: (\d+) set (\d)")
+# ``comm-TID (TGID) [cpu] flags time: gpio_value: LINE set VALUE``: with ``record-tgid`` on,
+# a write names its process (the TGID), not only its thread (a process's threads, such as
+# safe-stop's timed steps, share one); the comm is the thread's name.
+_WRITE = re.compile(r"^\s*(.+?)-(\d+)\s+(?:\(\s*([\d-]+)\)\s+)?\[\d+\].*?\s([\d.]+): "
+                    r"gpio_value: (\d+) set (\d)")
 
 
 class GpioTrace:
@@ -173,6 +177,7 @@ class GpioTrace:
         self.names = {self.base + number: name for name, number in vars(PINS).items()
                       if isinstance(number, int)}
         for path, text in (("tracing_on", "0"), ("trace_clock", "mono"),
+                           ("options/record-tgid", "1"),
                            ("buffer_size_kb", "8192"), ("trace", ""),
                            ("events/gpio/gpio_value/filter", "get == 0"),
                            ("events/gpio/gpio_value/enable", "1"), ("tracing_on", "1")):
@@ -195,21 +200,24 @@ class GpioTrace:
             f"the kernel's trace lost writes: {kept.group(0) if kept else 'no header'}")
         for line in text.splitlines():
             if m := _WRITE.match(line):
-                name = self.names.get(int(m.group(4)), f"gpio{m.group(4)}")
-                self.writes.append(Write(float(m.group(3)), int(m.group(2)), m.group(1),
-                                         name, int(m.group(5))))
+                tid, tgid = m.group(2), m.group(3)
+                pid = int(tgid) if tgid and tgid.isdigit() else int(tid)
+                name = self.names.get(int(m.group(5)), f"gpio{m.group(5)}")
+                self.writes.append(Write(float(m.group(4)), pid, m.group(1), name,
+                                         int(m.group(6))))
         return self
 
     def of(self, name: str, since: float = 0.0, until: float = float("inf")) -> list[Write]:
         return [w for w in self.writes if w.name == name and since <= w.t <= until]
 
-    def driver_slept(self, since: float) -> Write | None:
-        """The first write of nSLEEP low after ``since``: every stop's (the lid's at once, a
-        lapse's after its brake). nSLEEP is a plain output, written by the thread that
-        stops; IN1 and IN2 are PWM outputs, whose levels lgpio's own PWM thread writes
-        whichever thread asked (so their writes name no stop)."""
+    def driver_slept(self, since: float, by: str | None = None) -> Write | None:
+        """The first write of nSLEEP low after ``since`` (by the thread named ``by``, if
+        given): every stop's (the lid's at once, a lapse's after its brake). nSLEEP is a
+        plain output, written by the thread that stops; IN1 and IN2 are PWM outputs, whose
+        levels lgpio's own PWM thread writes whichever thread asked (so their writes name no
+        stop)."""
         return next((w for w in self.writes if w.t >= since and w.name == "motor_sleep"
-                     and w.value == 0), None)
+                     and w.value == 0 and (by is None or w.comm == by)), None)
 
 
 class LineWatch:
