@@ -1,7 +1,8 @@
 """The layer campaign: one fault in the firmware at a time, against the real firmware on the
 simulated launcher, and what each safety layer then did.
 
-``python -m bench.faults [--tier fast|full] [--out docs/results/layer_faults.json]``
+``python -m bench.faults [--tier fast|full] [--out docs/results/layer_faults.json]``;
+``--campaign circuit`` runs the circuit campaign instead (bench/circuit.py).
 
 The faults: a pin write or a pin read that raises (every pin the firmware writes or reads,
 on every thread that touches it: the reactor, the pin library's callback thread, the guard
@@ -62,8 +63,10 @@ COMMAND = "python -m bench.faults --tier full --out docs/results/layer_faults.js
 # name, and what the firmware does with it.
 OUTPUTS = {"motor_enable": "motor_sleep", "amp": "amp_enable", "led": "led",
            "deadman": "deadman"}
-INPUTS = ("button", "lid_closed", "lid_closed_nc", "lid_open", "exit_beam", "home",
-          "yellow_back")
+INPUTS = {"button": "button", "lid_closed": "lid_closed", "lid_closed_nc": "lid_closed_nc",
+          "lid_open": "lid_open", "exit_beam": "exit_beam", "home": "home",
+          "yellow_back": "yellow_back", "power_contact": "power_contact_sense",
+          "sleep_sense": "sleep_sense", "rotator_contact": "rotator_contact_sense"}
 DEATHS = ("the reactor hangs", "the guard thread ends", "the pin callback thread ends")
 WIRINGS: dict[str, dict[str, Any]] = {
     "every pin wired: brake at home, the dead-man": {"rotator_in2": 9, "deadman": 10},
@@ -123,8 +126,8 @@ class Taps:
         for pin, device in (("rotator", rotator._in1), ("rotator_in2", rotator._in2)):
             if device is not None:  # gpiozero devices write through their pin's _set_state
                 device.pin._set_state = self._tap(pin, "write", device.pin._set_state)
-        for name in INPUTS:
-            device = getattr(board, name)
+        for part, name in INPUTS.items():
+            device = getattr(board, part)
             if device is not None:
                 device._read = self._tap(name, "read", device._read)
                 device._deliver = self._on_thread("pin callback",
@@ -718,23 +721,40 @@ def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0],
                                 epilog="Writes nothing without --out; exits 1 if any fault "
                                        "did not hold.")
+    p.add_argument("--campaign", choices=("layers", "circuit"), default="layers",
+                   help="layers: faults of the firmware's pins and threads (this module); "
+                        "circuit: every single fault of the circuit's nets, parts and "
+                        "supplies (bench/circuit.py)")
     p.add_argument("--tier", choices=("fast", "full"), default="fast",
-                   help="fast: one wiring, the first call of each pin, operation, thread and "
-                        "moment (seconds); full: three wirings, every call (minutes)")
+                   help="layers, fast: one wiring, the first call of each pin, operation, "
+                        "thread and moment (seconds); full: three wirings, every call "
+                        "(minutes). circuit, fast: each net's and part's first fault of each "
+                        "kind; full: every one, on two wirings (about a minute)")
     p.add_argument("--out", type=Path, help="keep the results here (docs/results/...json)")
     args = p.parse_args(argv)
     # Each run logs its fault with a traceback, as the firmware must: not here.
     logging.disable(logging.CRITICAL)
-    r = campaign(args.tier, progress=lambda line: print(line, file=sys.stderr, flush=True))
-    summary = markdown(r)
-    print(summary, end="")
+    progress = lambda line: print(line, file=sys.stderr, flush=True)  # noqa: E731
+    if args.campaign == "circuit":
+        from bench import circuit
+
+        r = circuit.campaign(args.tier, progress=progress)
+        print(circuit.summary(r), end="")
+    else:
+        r = campaign(args.tier, progress=progress)
+        print(markdown(r), end="")
     for line in r["failures"]:
         print("did not hold:", line)
     if args.out is not None:
-        tmp = args.out.with_suffix(".tmp")
-        tmp.write_text(json.dumps(r, indent=2) + "\n", encoding="utf-8")
-        os.replace(tmp, args.out)
+        write(r, args.out)
     return 1 if r["failures"] else 0
+
+
+def write(r: dict[str, Any], out: Path) -> None:
+    """Keep the results: written beside, then moved into place (a cut leaves the old file)."""
+    tmp = out.with_suffix(".tmp")
+    tmp.write_text(json.dumps(r, indent=2) + "\n", encoding="utf-8")
+    os.replace(tmp, out)
 
 
 if __name__ == "__main__":

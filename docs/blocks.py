@@ -205,6 +205,21 @@ def layer_faults_row(path: Path = RESULTS / "layer_faults.json") -> str:
     from bench.faults import markdown
 
     return markdown(json.loads(path.read_text(encoding="utf-8")))
+
+
+def _circuit_campaign(name: str) -> Callable[[], str]:
+    """The circuit campaign's summary rows or its tables: what ``python -m bench.faults
+    --campaign circuit --tier full --out FILE`` recorded (``bench.circuit``)."""
+    def figure(path: Path = RESULTS / "circuit_faults.json") -> str:
+        sys.path.insert(0, str(REPO))
+        from bench import circuit
+
+        return getattr(circuit, name)(json.loads(path.read_text(encoding="utf-8")))
+
+    figure.__doc__ = f"bench.circuit.{name}() of docs/results/circuit_faults.json"
+    return figure
+
+
 def _circuit(name: str, module: str = "circuit") -> Callable[[], str]:
     """A table made from the circuit's description (hal/circuit.py) or its electrical model
     (hal/electrical.py), by its function's name."""
@@ -221,6 +236,7 @@ FIGURES: dict[str, Callable[[], str]] = {
     "blinks": blink_table, "gin-variants": gin_variant_table,
     "fault-injection": fault_injection_row, "rules-at-scale": rules_at_scale_row,
     "layer-faults": layer_faults_row,
+    "circuit-faults": _circuit_campaign("summary"), "circuit-table": _circuit_campaign("tables"),
     # The circuit as data: hardware/pinout.md, bom.md, power.md, circuit.md and the README.
     "pinout": _circuit("pinout_table"), "pinout-optional": _circuit("optional_table"),
     "readme-pins": _circuit("readme_pins_table"), "bom": _circuit("bom_table"),

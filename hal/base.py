@@ -67,7 +67,8 @@ class Pins:
     None: the lid switch's sensing contact is single (no NC contact to cross-check).
     ``deadman`` None: no dead-man one-shot holds the driver awake. ``power_contact_sense``
     None: no read-back of the lid's power contact; ``sleep_sense`` None: no read-back of
-    the driver's nSLEEP (hal/circuit.py has what each is wired to).
+    the driver's nSLEEP; ``rotator_contact_sense`` None: no read-back of the full-open
+    contact in the rotator's lead (hal/circuit.py has what each is wired to).
     """
 
     button: int
@@ -87,9 +88,11 @@ class Pins:
     deadman: int | None = None
     power_contact_sense: int | None = None
     sleep_sense: int | None = None
+    rotator_contact_sense: int | None = None
 
     OPTIONAL: ClassVar[tuple[str, ...]] = ("exit_beam", "rotator_in2", "lid_closed_nc",
-                                           "deadman", "power_contact_sense", "sleep_sense")
+                                           "deadman", "power_contact_sense", "sleep_sense",
+                                           "rotator_contact_sense")
 
 
 Unsubscribe = Callable[[], None]
@@ -184,6 +187,7 @@ class Board:
     # it is closed; the driver's own nSLEEP pin, active while it is high.
     power_contact: Input | None = None
     sleep_sense: Input | None = None
+    rotator_contact: Input | None = None  # the rotator's full-open contact, active if closed
     simulated: bool = False
     name: str = "board"
     # The pin library's threads that deliver the inputs' callbacks (lgpio's notification
@@ -255,7 +259,7 @@ class Board:
         parts = (self.button, self.lid_closed, self.lid_open, self.exit_beam, self.home,
                  self.yellow_back, self.motor, self.motor_enable, self.rotator, self.amp,
                  self.led, self.lid_closed_nc, self.deadman, self.power_contact,
-                 self.sleep_sense)
+                 self.sleep_sense, self.rotator_contact)
         for part in parts:
             if part is not None:
                 part.close()

@@ -250,6 +250,12 @@ PIN_ROLES: tuple[PinRole, ...] = (
             "AO3400A drain (open drain, the Pi's pull-up); its gate sees the motor side of "
             "the lid power contact, biased through it from 3V3 (100 kΩ): low while the "
             "contact is closed", 8, 8),
+    PinRole("rotator_contact_sense", "in", "rotator contact read-back",
+            "AO3400A drain (open drain, the Pi's pull-up); its gate sees the motor side of "
+            "the full-open power contact in the rotator's lead (biased through it from 3V3 "
+            "on the driver's channel, from VM on the MOSFET): low while the contact is "
+            "closed; GPIO 2 has the Pi's own 1.8 kΩ pull-up (I2C1 SDA, which the launcher "
+            "leaves off)", 2, 2),
     PinRole("rotator", "out", "cartridge rotator",
             "H-bridge BIN1 or MOSFET gate; 10 kΩ pull-down", 24, 24, low_at_power_on=True),
     PinRole("home", "in", "home detent sensor",
@@ -477,6 +483,8 @@ def circuit(pins: Pins, build: Build | None = None) -> Circuit:
             wire("PGND", "U1.BIN2")
         wire("rot_out1", "U1.BOUT1", "S4.COM")
         wire("rot_out2", "U1.BOUT2", "M2.2", "C2.2")
+        if pins.rotator_contact_sense is not None:
+            res("R17", 100e3, "rotator contact bias", "3V3", "rot_out1", "r100k")
     else:
         part("Q1", MOSFET, "rotator low-side switch", ("G", "D", "S"), value="AO3400A",
              bom="mosfet")
@@ -491,6 +499,16 @@ def circuit(pins: Pins, build: Build | None = None) -> Circuit:
         wire("bout1_unused", "U1.BOUT1")  # channel B is not used: its outputs go nowhere
         wire("bout2_unused", "U1.BOUT2")
         gpio("rotator_in2")  # set anyway (hardware/pinout.md says not to): a pin to nothing
+
+    if pins.rotator_contact_sense is not None:  # as the power contact's read-back
+        res("R18", 100e3, "rotator read-back gate resistor", "rot_m1", "rc_gate", "r100k")
+        res("R19", 1e6, "rotator read-back gate pull-down", "rc_gate", "GND", "r1m")
+        part("Q3", MOSFET, "rotator contact read-back switch", ("G", "D", "S"),
+             value="AO3400A", bom="mosfet")
+        wire("rc_gate", "Q3.G")
+        gpio("rotator_contact_sense")
+        wire("rotator_contact_sense", "Q3.D")
+        wire("GND", "Q3.S")
 
     # The lid's sensing switches (gold contacts, wetting pull-ups) and the other inputs.
     part("S1", SPDT, "lid sensing switch (NO: shut, NC: not shut)", ("COM", "NO", "NC"),
@@ -711,7 +729,7 @@ BOM: tuple[BomLine, ...] = (
             "generic N20 gear motor, 6 V, 30–60 rpm", 4.00),
     BomLine("roller", "roller motor, 130/260 size (the shell's own)", "the toy's roller motor",
             0.00),
-    BomLine("mosfet", "logic-level MOSFET: the power contact's read-back (and the rotator's "
+    BomLine("mosfet", "logic-level MOSFET: the power contacts' read-backs (and the rotator's "
             "switch in option B)", "AO3400A (SOT-23; on-resistance specified at a 2.5 V gate, "
             "so 3.3 V turns it fully on). Not the IRLZ44N: it is specified at 4–5 V", 0.30),
     BomLine("schottky", "Schottky flyback diode for the MOSFET rotator", "1N5819", 0.10,
@@ -725,9 +743,9 @@ BOM: tuple[BomLine, ...] = (
     BomLine("r2k2", "resistor 2.2 kΩ (pull-down on nSLEEP; wetting pull-ups on lid_closed, "
             "lid_closed_nc, lid_open)", "generic 1/4 W", 0.05),
     BomLine("r1k", "resistor 1 kΩ (the nSLEEP read-back)", "generic 1/4 W", 0.05),
-    BomLine("r100k", "resistor 100 kΩ (the power contact's bias and read-back gate)",
+    BomLine("r100k", "resistor 100 kΩ (the power contacts' bias and read-back gates)",
             "generic 1/4 W", 0.05),
-    BomLine("r1m", "resistor 1 MΩ (the read-back gate's pull-down)", "generic 1/4 W", 0.05),
+    BomLine("r1m", "resistor 1 MΩ (the read-back gates' pull-downs)", "generic 1/4 W", 0.05),
     BomLine("caps", "capacitor 100 nF ceramic (VM, each motor, each Hall switch)", "generic",
             0.10),
     BomLine("caps_bulk", "capacitor 470 µF 16 V electrolytic (VM)", "generic", 0.10),

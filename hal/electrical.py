@@ -951,7 +951,7 @@ def boot_levels_table() -> str:
 
 def readback_table() -> str:
     """The read-backs' levels at the Pi (its pull-up at both ends of its range): the power
-    contact's with the driver asleep, nSLEEP's driven and let go."""
+    contacts' with the driver asleep, nSLEEP's driven and let go."""
     from hal.circuit import PI_PULL_OHMS, circuit, default_pins
 
     pins = default_pins()
@@ -978,6 +978,13 @@ def readback_table() -> str:
     row("`power_contact_sense`", "lid ajar, contact welded", Model(
         circuit(pins), PartFailure("S3", "welded")), "power_contact_sense", World(lid="ajar"),
         asleep)
+    for lid, state in (("full", "lid fully open: contact closed, driver asleep"),
+                       ("ajar", "lid ajar: contact open, driver asleep")):
+        row("`rotator_contact_sense`", state, sound, "rotator_contact_sense", World(lid=lid),
+            asleep)
+    row("`rotator_contact_sense`", "lid ajar, contact welded", Model(
+        circuit(pins), PartFailure("S4", "welded")), "rotator_contact_sense",
+        World(lid="ajar"), asleep)
     row("`sleep_sense`", "nSLEEP driven high", sound, "sleep_sense", World(), awake)
     row("`sleep_sense`", "nSLEEP driven low", sound, "sleep_sense", World(), asleep)
     cut = Model(circuit(pins), NetOpen("motor_sleep", 1))

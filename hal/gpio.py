@@ -474,6 +474,7 @@ def build_board(pins: Pins, factory: Factory, *, simulated: bool = False, name: 
         deadman=None if pins.deadman is None else out("deadman"),
         power_contact=maybe("power_contact_sense"),
         sleep_sense=maybe("sleep_sense", active_high=True),
+        rotator_contact=maybe("rotator_contact_sense"),
         simulated=simulated,
         name=name or type(factory).__name__,
         pin_threads=lambda: pin_threads(factory),

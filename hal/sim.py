@@ -193,7 +193,7 @@ class MotorSample:
 
 # The inputs the physics drives, in the order a change reaches them within one instant.
 _INPUT_ORDER = ("button", "exit_beam", "lid_closed", "lid_closed_nc", "power_contact_sense",
-                "lid_open", "home", "yellow_back", "sleep_sense")
+                "lid_open", "rotator_contact_sense", "home", "yellow_back", "sleep_sense")
 
 
 class SimLauncher:

@@ -745,16 +745,18 @@ def check_safety_pins(facts: Facts) -> list[Result]:
            "power_contact_sense": "the power contact is not read back: a welded, stuck or "
                                   "bypassed contact is never seen",
            "sleep_sense": "nSLEEP is not read back: a driver that stays awake (a pull-up on "
-                          "the breakout, a stuck one-shot) is never seen"}
+                          "the breakout, a stuck one-shot) is never seen",
+           "rotator_contact_sense": "the rotator's full-open contact is not read back: a "
+                                    "welded or bypassed one is never seen"}
     off = [key for key in why if getattr(settings.pins, key) is None]
     if off:
         fix = ("wire as hardware/pinout.md says, then set "
                + ", ".join(f"pins.{k} = {ROLES[k].suggested}" for k in off) + f" in /{CONFIG}")
         return [Result(FAIL, "safety pins", "; ".join(f"pins.{k} = -1: {why[k]}" for k in off),
                        fix)]
-    return [Result(PASS, "safety pins", "the NC twin and the read-backs of the power contact "
-                   "and nSLEEP are wired: " + ", ".join(f"pins.{k} = {getattr(settings.pins, k)}"
-                                                      for k in why))]
+    wired = ", ".join(f"pins.{k} = {getattr(settings.pins, k)}" for k in why)
+    return [Result(PASS, "safety pins", "the NC twin and the read-backs of the power "
+                   f"contacts and nSLEEP are wired: {wired}")]
 
 
 def check_state_dir(facts: Facts) -> list[Result]:

@@ -13,6 +13,7 @@ import functools
 import logging
 import math
 import os
+import signal
 import statistics
 import sys
 from collections import Counter
@@ -174,7 +175,9 @@ def _chunks(games: int, jobs: int) -> list[tuple[int, int]]:
 
 
 def _quiet_worker() -> None:
-    # The workers log what goes wrong only: the firmware logs every event at INFO.
+    # Ctrl-C is the parent's to answer (launcher.cli.worker), and the workers log what goes
+    # wrong only: the firmware logs every event at INFO.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     logging.getLogger("launcher").setLevel(logging.WARNING)
 
 
@@ -219,7 +222,7 @@ def play_games(play: Callable[[int, int], Any], games: int, jobs: int = 1,
                                               else "spawn")
         if context.get_start_method() == "forkserver":
             # The server imports the games once; each worker is forked from it, ready.
-            context.set_forkserver_preload([play_games.__module__,
+            context.set_forkserver_preload(["launcher.cli.worker", play_games.__module__,
                                             getattr(play, "func", play).__module__])
         pool = ProcessPoolExecutor(min(jobs, len(chunks)), mp_context=context,
                                    initializer=_quiet_worker)

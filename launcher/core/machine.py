@@ -46,7 +46,7 @@ FAULT_BLINKS = {
     "interlock": 7,
     "internal": 8,  # a bug in the firmware: the board was made safe first
     "lid_sensor": 9,  # the lid switch's two contacts agree, or closed and fully open at once
-    "power_contact": 10,  # the lid's power contact reads against the lid (welded, or open)
+    "power_contact": 10,  # a power contact (the lid's, the rotator's) reads against the lid
     "driver_sleep": 11,  # nSLEEP reads against what the driver was told (a pull-up, a short)
 }
 FAULT_OF_BLINKS = {n: code for code, n in FAULT_BLINKS.items()}

@@ -32,7 +32,8 @@ edge, a hung loop) takes out one layer, never two:
   read-back (``pins.power_contact_sense``), read with the roller's channel idle once the
   lid has settled after each move (``CONTACT_SETTLE``) and at start, must say what the lid
   says. A disagreement is reported through ``on_copper`` (``driver_sleep``,
-  ``power_contact``): copper that has failed is found, not merely survived.
+  ``power_contact``), and the same of the full-open contact in the rotator's lead
+  (``pins.rotator_contact_sense``): copper that has failed is found, not merely survived.
 
 **No stop waits for anyone.** One thread commands (the reactor); any thread may stop.
 There is no lock: a stop (``lid_left``, ``lid_left_full``, ``expire``, ``safe``) writes its
@@ -62,6 +63,7 @@ DEADMAN_HALF_PERIOD = 0.01  # s: the dead-man square wave toggles this often (50
 SLEEP_SETTLE = 0.05  # s: nSLEEP follows the driver's pin (the one-shot: 13-45 ms) within this
 CONTACT_SETTLE = 0.25  # s: the lid at rest after an edge, its power contact read then
 DEADMAN_TEST_EDGES = 6  # the start test's burst of dead-man edges (60 ms at 50 Hz)
+DEADMAN_CLEARED_EDGES = 2  # and before it, edges with CLR low, which must not wake it
 GUARD_BEAT = 0.5  # s: the guard thread wakes at least this often, driving or not
 
 # What a channel is doing. RUN (driven) lasts one lease unless the reactor renews it;
@@ -456,7 +458,10 @@ class Actuators:
         if b.sleep_sense is None:
             self.copper_check_soon()
             return
-        self._test = ["woken"] * (DEADMAN_TEST_EDGES if b.deadman is not None else 1)
+        if b.deadman is not None:  # edges with CLR low first: the one-shot must hold Q low
+            self._test = ["cleared"] * DEADMAN_CLEARED_EDGES + ["woken"] * DEADMAN_TEST_EDGES
+        else:
+            self._test = ["woken"]
         self._test.append("asleep")
         self.reactor.update_timer(self._copper_timer, self._clock())
 
@@ -480,12 +485,41 @@ class Actuators:
             elif closed and not contact.is_active:
                 self._copper("power_contact", "the lid's power contact reads open with the "
                              "lid shut (broken, misadjusted: the roller cannot run)")
+        contact = b.rotator_contact
+        if contact is not None:
+            full = self.lid_full
+            if contact.is_active and not full:
+                self._copper("power_contact", "the rotator's full-open contact reads closed "
+                             "with the lid not fully open (welded, its leads pinched, its "
+                             "plunger stuck)")
+            elif full and not contact.is_active:
+                self._copper("power_contact", "the rotator's full-open contact reads open "
+                             "with the lid fully open (broken, misadjusted: the cartridge "
+                             "cannot turn)")
         return NEVER
 
     def _start_test(self, eventtime: float) -> float:
-        """One step of nSLEEP's start test: woken (each dead-man edge), then asleep."""
+        """One step of nSLEEP's start test: with the dead-man, edges with CLR low (nSLEEP
+        must stay low); woken (each dead-man edge), then asleep."""
         b, step = self.board, self._test.pop(0)
         assert b.sleep_sense is not None
+        if step == "cleared":
+            assert b.deadman is not None
+            self._deadman_level = not self._deadman_level
+            if self._deadman_level:
+                b.deadman.on()
+            else:
+                b.deadman.off()
+            if self._test[0] == "cleared":
+                return eventtime + DEADMAN_HALF_PERIOD
+            if b.sleep_sense.is_active:
+                self._test = []
+                self.safe()
+                self._copper("driver_sleep", "nSLEEP rose on dead-man edges with the one-shot's "
+                             "CLR held low (CLR's wire off, or shorted high): motor_sleep cannot "
+                             "hold the driver asleep")
+                return NEVER
+            return eventtime + DEADMAN_HALF_PERIOD
         if step == "woken":
             if not b.motor_enable.is_active:
                 b.motor_enable.on()  # both inputs low: the roller coasts, awake or not

@@ -132,6 +132,8 @@ UNCHECKED = (
      "welded or pinched contact goes unseen"),
     ("sleep_sense", "sleep_sense", "nSLEEP is not read back: a driver held awake (a pull-up, "
      "a short, the one-shot stuck) goes unseen"),
+    ("rotator_contact_sense", "rotator_contact", "the full-open contact in the rotator's lead "
+     "is not read back: a welded or pinched one goes unseen"),
 )
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import random
+from collections.abc import Callable
 from typing import Any
 
 from hal.circuit import Build
@@ -53,12 +54,17 @@ class SimRig:
     def __init__(self, settings: Settings | None = None, seed: int = 0,
                  physics: Physics | None = None, side: str = "mild",
                  store: StateStore | None = None, cues: CueSink | None = None,
-                 keep: int = HISTORY) -> None:
-        """``keep``: how many motor samples, ejected cards and cues the histories keep."""
+                 keep: int = HISTORY,
+                 before_start: Callable[[SimLauncher], None] | None = None) -> None:
+        """``keep``: how many motor samples, ejected cards and cues the histories keep;
+        ``before_start``: done to the simulated launcher before the firmware starts (a
+        fault already there at power-on, say)."""
         self.settings = settings or config.load()
         self.reactor = ManualReactor()
         self.sim = SimLauncher(self.reactor, self.settings.pins, physics, side, keep=keep,
                                build=sim_build(self.settings))
+        if before_start is not None:
+            before_start(self.sim)
         self.cues: Any = cues if cues is not None else CueLog(keep)
         self.app = Launcher(self.sim.board, self.reactor, self.settings, random.Random(seed),
                             self.cues, store)

@@ -399,7 +399,8 @@ def test_seed_replays_the_same_presses() -> None:
 # Ready, the lid shut: the power contact reads closed (its read-back low), nSLEEP low.
 READY_PINS = ("ok motor_in1=0 motor_in2=0 motor_sleep=0 rotator=0 amp_enable=0 led=1 "
               "button=1 lid_closed=0 lid_open=1 exit_beam=1 home=0 yellow_back=0 "
-              "lid_closed_nc=1 power_contact_sense=0 sleep_sense=0")
+              "lid_closed_nc=1 power_contact_sense=0 sleep_sense=0 "
+              "rotator_contact_sense=1")
 
 
 def _pins(session: Session) -> dict[str, str]:

@@ -1,4 +1,4 @@
-"""The copper the firmware checks: the read-backs of the lid's power contact and of nSLEEP,
+"""The copper the firmware checks: the read-backs of the power contacts and of nSLEEP,
 and the lid switches' plausibility, on the simulated launcher's circuit (hal/electrical.py)
 with one fault injected at a time. Each fault here went unseen before these checks."""
 
@@ -9,7 +9,7 @@ import logging
 import pytest
 from rigs import dealing_rig, press_until_shooting
 
-from hal.electrical import NetShort, PartFailure
+from hal.electrical import NetOpen, NetShort, PartFailure
 from launcher.core import machine as m
 from launcher.firmware.actuators import CONTACT_SETTLE, SLEEP_SETTLE
 from launcher.sim.rig import SimRig
@@ -65,6 +65,28 @@ def test_a_power_contact_that_stays_closed_is_found_at_the_next_lid_cycle(mode: 
     assert rig.app.machine.memory.fault == "power_contact"
 
 
+@pytest.mark.parametrize("mode", ["welded", "leads_pinched", "plunger_stuck"])
+def test_the_rotators_full_open_contact_stuck_closed_is_found_with_the_lid_shut(mode: str):
+    """S4, in the cartridge motor's lead: welded, it let the rotator run with the lid
+    anywhere and nothing read it (the circuit campaign found it unreported)."""
+    rig = dealing_rig()
+    rig.sim.inject(PartFailure("S4", mode))
+    rig.sim.open_lid(full=False)
+    rig.advance(LID_CYCLE)
+    reason = faulted(rig, "power_contact")
+    assert "rotator's full-open contact reads closed" in reason["reason"]
+
+
+def test_the_rotators_contact_that_never_closes_is_found_at_full_open():
+    rig = dealing_rig()
+    rig.sim.inject(PartFailure("S4", "open"))
+    rig.sim.open_lid()
+    rig.settle()
+    rig.advance(LID_CYCLE)
+    reason = faulted(rig, "power_contact")
+    assert "rotator's full-open contact reads open" in reason["reason"]
+
+
 def test_a_power_contact_that_never_closes_is_found_at_start_not_as_an_empty_launcher():
     rig = SimRig()
     rig.sim.inject(PartFailure("S3", "open"))
@@ -100,7 +122,22 @@ def test_a_dead_man_that_holds_nsleep_up_without_edges_is_found_at_start(mode: s
     rig.app.actuators.start_checks()
     rig.advance(0.2)
     reason = faulted(rig, "driver_sleep")
-    assert "no dead-man edges" in reason["reason"] or "did not rise" in reason["reason"]
+    assert any(why in reason["reason"] for why in ("no dead-man edges", "did not rise",
+                                                   "CLR held low")), reason
+
+
+@pytest.mark.parametrize("fault", [NetOpen("motor_sleep", 1), NetShort("motor_sleep", "3V3")])
+def test_a_dead_man_whose_clr_the_firmware_cannot_hold_low_is_found_at_start(fault):
+    """CLR's wire off (the one-shot runs on its wave alone) passed the start's test: the
+    circuit campaign found it unreported."""
+    rig = dealing_rig(deadman=10)
+    rig.advance(0.2)
+    assert rig.faults == []
+    rig.sim.inject(fault)
+    rig.app.actuators.start_checks()
+    rig.advance(0.2)
+    reason = faulted(rig, "driver_sleep")
+    assert "CLR held low" in reason["reason"] or "told to sleep" in reason["reason"]
 
 
 def test_nsleep_shorted_high_during_a_shot_is_found_once_the_driver_should_sleep():
@@ -122,6 +159,7 @@ def test_closed_and_fully_open_at_once_is_a_lid_sensor_fault():
 
 def test_a_unit_without_its_checks_says_so_at_start(caplog: pytest.LogCaptureFixture):
     with caplog.at_level(logging.WARNING):
-        dealing_rig(lid_closed_nc=None, power_contact_sense=None, sleep_sense=None)
-    for key in ("lid_closed_nc", "power_contact_sense", "sleep_sense"):
+        dealing_rig(lid_closed_nc=None, power_contact_sense=None, sleep_sense=None,
+                    rotator_contact_sense=None)
+    for key in ("lid_closed_nc", "power_contact_sense", "sleep_sense", "rotator_contact_sense"):
         assert f"pins.{key} = -1" in caplog.text

@@ -103,8 +103,10 @@ def test_the_bom_counts_come_from_the_circuit():
     unit = c.circuit(c.wired_pins())
     assert qty["r2k2"] == sum(p.bom == "r2k2" for p in unit.parts.values()) == 4
     assert qty["power_contact"] == 2  # the roller's lead and the rotator's
-    assert qty["sensing"] == 2 and qty["hall"] == 2 and qty["r100k"] == 2
-    assert qty["mosfet"] == 2  # the read-back's, and option B's rotator switch
+    # Each power contact's read-back: a bias and a gate resistor (the rotator's bias only on
+    # the driver's channel), a 1 MΩ gate pull-down and a MOSFET.
+    assert qty["sensing"] == 2 and qty["hall"] == 2 and qty["r100k"] == 4 and qty["r1m"] == 2
+    assert qty["mosfet"] == 3  # the two read-backs', and option B's rotator switch
     for line in c.BOM:
         assert qty.get(line.key, 0) >= 1, f"BOM line {line.key} counts no part"
 

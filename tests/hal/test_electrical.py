@@ -139,7 +139,7 @@ def test_the_tables_of_the_docs_say_what_the_model_says():
     assert boot.count("| low |") == len(BOOT_LOW) + 1  # CLR and Q both, for motor_sleep
     assert boot.count("**not low**") == 1  # the old wiring's row
     back = readback_table()
-    assert back.count("| low |") == 4 and back.count("| high |") == 2
+    assert back.count("| low |") == 6 and back.count("| high |") == 3
 
 
 # --- one fault of each kind ------------------------------------------------------------------

@@ -1,0 +1,418 @@
+"""The circuit campaign: every single fault of the launcher's circuit, one at a time, against
+the real firmware on the simulated launcher, whose motors move by the voltages at their
+terminals (hal/electrical.py); hardware/SAFETY.md's table is rendered from what it finds.
+
+``python -m bench.faults --campaign circuit [--tier fast|full] [--out docs/results/...json]``
+
+The faults are ``hal.electrical.single_faults`` of each wiring's circuit: every net open at
+each point of its wire and shorted to each rail it can reach, every part in each of its
+failure modes, and the common cause the mounting rules out (kept, and said); and the
+supplies (``SUPPLIES``: the Pi's 3.3 V collapsing, its 5 V browning out so that it resets,
+the motor pack sagging under the driver's lockout), which strike mid-shot, just before the
+lid opens. Each runs the same scenario with the fault there from power-on: the start (its
+checks), idle, a shot, the lid opened mid-shot and closed (one lid cycle), a flip with the
+lid fully open and its brake, the lid closing on a turn, and a reboot with the lid ajar
+(the Pi's pins inputs with their power-on pulls).
+
+What is measured is the copper's own state, not the firmware's word: each stretch of the
+roller's terminals driven with the lid not closed, and of the rotator's with the lid not
+fully open, and what ended it; the faults the unit reported and when. And, from the model
+alone (``probes``), which safety layer of the copper the fault takes away: the power
+contact (a full drive with the lid ajar turns the roller), the rotator's full-open contact,
+the driver's sleep (a drive with nSLEEP low turns it), the boot (the lid ajar while the Pi
+boots, its pins on their power-on pulls, turns it). A fault that takes a layer away must be
+reported by the firmware within the first lid cycle: copper that fails is found, not
+merely survived. A fault holds when no stretch is longer than one lease (``motor.lease_ms``)
+after the lid opens and, where it took a layer away, it was reported in time.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, replace
+from typing import Any
+
+from hal.circuit import Build, circuit
+from hal.electrical import (
+    CommonCause,
+    Fault,
+    Model,
+    PartFailure,
+    World,
+    single_faults,
+)
+from launcher.core import config
+from launcher.core import machine as m
+from launcher.core.profiles import parse_profile
+from launcher.firmware.actuators import CONTACT_SETTLE
+from launcher.sim.rig import SimRig, sim_build
+
+COMMAND = "python -m bench.faults --campaign circuit --tier full --out " \
+          "docs/results/circuit_faults.json"
+
+# Each wiring: the [pins] changes (by field) and the rotator's driver.
+WIRINGS: dict[str, dict[str, Any]] = {
+    "every pin wired, the rotator on the driver's second channel":
+        {"rotator_in2": 9, "deadman": 10},
+    "the default pins, the rotator on its own MOSFET": {"driver": "own"},
+}
+# The mounting makes these more than one fault (hardware/fitting.md): kept in the table,
+# judged apart.
+BY_CONSTRUCTION = {CommonCause("lid_lever_held"):
+                   "the sensing switch and the power contact are mounted apart, each on an "
+                   "actuator of its own (hardware/fitting.md): one cause cannot hold both"}
+
+
+@dataclass(frozen=True)
+class Supply:
+    """A supply that fails mid-shot (just before the lid opens) and stays failed: the rails'
+    volts (``hal.electrical.World``) and the Pi's state."""
+
+    name: str
+    v3: float | None = None
+    v5: float | None = None
+    vm: float | None = None
+    pi: str | None = None
+
+
+SUPPLIES = (
+    Supply("the Pi's 3.3 V rail collapses (its pins and pull-ups unpowered)", v3=0.0,
+           pi="off"),
+    Supply("the Pi's 5 V browns out and the Pi resets (its pins inputs, with their power-on "
+           "pulls)", v5=3.0, pi="boot"),
+    Supply("the motor pack sags to 1.5 V, under the driver's lockout", vm=1.5),
+)
+Case = Fault | Supply
+PHASES = ("power-on", "idle", "a shot", "the lid opened mid-shot", "a flip",
+          "the lid closing on a turn", "a reboot")
+
+
+def settings_for(wiring: str) -> config.Settings:
+    s = config.load()
+    w = dict(WIRINGS[wiring])
+    rotator = replace(s.rotator, driver=w.pop("driver", "shared"))
+    return replace(s, pins=replace(s.pins, **w), rotator=rotator)
+
+
+def faults_of(wiring: str) -> list[Case]:
+    s = settings_for(wiring)
+    return [*single_faults(circuit(s.pins, sim_build(s))), *SUPPLIES]
+
+
+# --- what the model alone says the fault takes away -----------------------------------------
+
+
+def probes(pins: Any, build: Build, fault: Fault) -> list[str]:
+    """The copper layers ``fault`` takes away, from the electrical model alone."""
+    model = Model(circuit(pins, build), fault)
+    drive = {pins.motor_sleep: 1, pins.motor_in1: 1, pins.motor_in2: 0}
+    turn = {pins.motor_sleep: 1, pins.rotator: 1}
+    if pins.rotator_in2 is not None:
+        turn[pins.rotator_in2] = 0
+    # With the dead-man fitted the driver wakes only on its wave: the firmware's drive has it.
+    wave = {"edges": True, "latched": True} if pins.deadman is not None else {}
+    lost = []
+    if model.solve(drive, World(lid="ajar", **wave)).roller.speed:
+        lost.append("the power contact")
+    if model.solve(turn, World(lid="ajar", **wave)).rotator.speed:
+        lost.append("the rotator's full-open contact")
+    if model.solve({**drive, pins.motor_sleep: 0}, World(lid="closed", **wave)).roller.speed:
+        lost.append("the driver's sleep")
+    boot = model.solve({}, World(lid="ajar", pi="boot"))
+    if boot.roller.speed or boot.rotator.speed:
+        lost.append("the power-on pulls")
+    return lost
+
+
+# --- the hazards, from the terminals --------------------------------------------------------
+
+
+class Stretches:
+    """Each stretch of one motor's terminals driven while the lid is where it must not be,
+    and what ended it: the firmware (its pins no longer ask), the copper (they still ask),
+    or the lid (it came back)."""
+
+    def __init__(self, allowed: str) -> None:
+        self.allowed = allowed  # the lid position the motor may turn in
+        self.since: float | None = None
+        self.phase = ""
+        self.worst = 0.0
+        self.worst_phase = ""
+        self.ended_by: set[str] = set()
+
+    def sample(self, now: float, lid: str, driven: bool, asked: bool, phase: str) -> None:
+        bad = driven and lid != self.allowed
+        if bad and self.since is None:
+            self.since, self.phase = now, phase
+        elif not bad and self.since is not None:
+            if now - self.since > self.worst:
+                self.worst, self.worst_phase = now - self.since, self.phase
+            self.ended_by.add("the lid" if lid == self.allowed else
+                              "copper" if asked else "firmware")
+            self.since = None
+
+    def close(self, now: float) -> None:
+        if self.since is not None and now - self.since > self.worst:
+            self.worst, self.worst_phase = now - self.since, self.phase + " (to the end)"
+            self.ended_by.add("nothing")
+
+
+class Unit:
+    """One wiring's unit with one fault, from power-on, and its hazards sampled at every
+    solve of the circuit."""
+
+    def __init__(self, wiring: str, fault: Case | None) -> None:
+        self.settings = settings_for(wiring)
+        self.supply = fault if isinstance(fault, Supply) else None
+        if self.supply is not None:
+            fault = None
+        self.phase = "power-on"
+        self.roller = Stretches("closed")
+        self.turn = Stretches("full")
+
+        def prepare(sim: Any) -> None:
+            if fault is not None:
+                sim.inject(fault)
+            real = sim._solve_once
+
+            def sampled(every: bool) -> None:
+                real(every)
+                self.sample()
+
+            sim._solve_once = sampled
+
+        self.rig = SimRig(self.settings, seed=1, before_start=prepare)
+        self.rig.sim.load(range(80))
+        self.rig.app.load(80)
+        self.rig.app.use_profile(parse_profile("deal 3"))
+
+    def sample(self) -> None:
+        rig = getattr(self, "rig", None)
+        if rig is None:
+            return  # the simulator's own first solve, before the rig exists
+        sim, now = rig.sim, rig.now
+        sol, lid = sim.solution, sim.world.lid
+        p = sim.pins
+        asked_roller = (sim.level("motor_sleep") > 0 and sim.level("motor_in1") > 0
+                        and sim.level("motor_in2") == 0)
+        asked_turn = sim.level("rotator") > 0 or (p.rotator_in2 is not None
+                                                  and sim.level("rotator_in2") > 0)
+        self.roller.sample(now, lid, bool(sol.roller.speed), asked_roller, self.phase)
+        self.turn.sample(now, lid, bool(sol.rotator.speed), asked_turn, self.phase)
+
+    def at(self, phase: str) -> None:
+        self.phase = phase
+        self.sample()
+
+    def advance(self, seconds: float) -> None:
+        self.rig.advance(seconds)
+
+
+def scenario(u: Unit) -> float:
+    """The phases; returns the time the first lid cycle has settled (shut again, read)."""
+    rig, sim = u.rig, u.rig.sim
+    u.advance(0.5)
+    u.at("idle")
+    u.advance(1.0)
+    u.at("a shot")
+    sim.press()
+    for _ in range(100):
+        u.advance(0.02)
+    u.at("the lid opened mid-shot")
+    sim.press()
+    u.advance(0.0521)
+    if u.supply is not None:
+        sim.set_supply(vm=u.supply.vm, v3=u.supply.v3, v5=u.supply.v5)
+        if u.supply.pi is not None:
+            sim.set_pi(u.supply.pi)
+        u.advance(0.01)
+    sim.open_lid(full=False)
+    u.advance(0.5)
+    sim.close_lid()
+    u.advance(CONTACT_SETTLE + 0.1)
+    lid_cycle = rig.now
+    u.at("a flip")
+    sim.open_lid(full=True)
+    for _ in range(200):
+        u.advance(0.01)
+        if rig.state != m.ROTATING:
+            break
+    u.advance(0.3)
+    sim.close_lid()
+    u.advance(0.5)
+    u.at("the lid closing on a turn")
+    sim.stall_rotator()  # the turn goes on until the lid comes down on it
+    sim.open_lid(full=True)
+    u.advance(0.2)
+    sim.close_lid()
+    u.advance(0.5)
+    sim.stall_rotator(False)
+    u.at("a reboot")
+    rig.app.stop()
+    sim.open_lid(full=False)
+    sim.set_pi("boot")
+    u.advance(1.0)
+    u.roller.close(rig.now)
+    u.turn.close(rig.now)
+    return lid_cycle
+
+
+def run(wiring: str, fault: Case | None) -> dict[str, Any]:
+    u = Unit(wiring, fault)
+    try:
+        lid_cycle = scenario(u)
+    finally:
+        u.rig.sim.board.close()
+    reported = [(t, d["code"]) for t, kind, d in u.rig.app.history if kind == "fault"]
+    s = u.settings
+    lost = ([] if fault is None or isinstance(fault, Supply)
+            else probes(s.pins, sim_build(s), fault))
+    return {
+        "fault": describe(fault, circuit(s.pins, sim_build(s))), "lost": lost,
+        "roller_ms": round(u.roller.worst * 1e3, 3), "roller_phase": u.roller.worst_phase,
+        "roller_ended_by": sorted(u.roller.ended_by),
+        "turn_ms": round(u.turn.worst * 1e3, 3), "turn_phase": u.turn.worst_phase,
+        "turn_ended_by": sorted(u.turn.ended_by),
+        "reported": sorted({code for _, code in reported}),
+        "reported_in_cycle": any(t <= lid_cycle for t, _ in reported),
+        "lease_ms": s.motor.lease * 1e3,
+    }
+
+
+def describe(fault: Case | None, c: Any) -> str:
+    """The fault in the words of the circuit ``c`` (its nets' terminals, its parts' names)."""
+    if fault is None:
+        return "none"
+    if isinstance(fault, Supply):
+        return fault.name
+    if isinstance(fault, CommonCause):
+        return f"common cause ({fault.name}): {fault.describe(c)}"
+    return fault.describe(c)
+
+
+def verdict(fault: Case, r: dict[str, Any]) -> str:
+    """"held", or why not."""
+    if fault in BY_CONSTRUCTION:
+        return "by construction"
+    bound = r["lease_ms"] + 1e-6
+    why = []
+    if r["roller_ms"] > bound:
+        why.append(f"the roller driven with the lid open for {r['roller_ms']:.1f} ms")
+    if r["turn_ms"] > bound:
+        why.append(f"the rotator turning with the lid not fully open for {r['turn_ms']:.1f} ms")
+    if r["lost"] and not r["reported_in_cycle"]:
+        why.append("took away " + " and ".join(r["lost"]) + ", unreported in the first lid "
+                   "cycle")
+    return "; ".join(why) or "held"
+
+
+def campaign(tier: str = "fast", progress: Callable[[str], None] = lambda line: None
+             ) -> dict[str, Any]:
+    started, cpu0 = time.monotonic(), time.process_time()
+    rows: list[dict[str, Any]] = []
+    for wiring in WIRINGS:
+        clean = run(wiring, None)
+        if clean["roller_ms"] or clean["turn_ms"] or clean["reported"]:
+            raise RuntimeError(f"the unit without a fault did not hold ({wiring}): {clean}")
+        faults = faults_of(wiring)
+        if tier == "fast":  # every net's and part's first fault, the common causes
+            faults = first_of_each(faults)
+        progress(f"{wiring}: {len(faults)} faults")
+        for i, fault in enumerate(faults):
+            r = run(wiring, fault)
+            r["wiring"] = wiring
+            r["verdict"] = verdict(fault, r)
+            rows.append(r)
+            if (i + 1) % 50 == 0:
+                progress(f"  {i + 1} of {len(faults)}")
+    held = [r for r in rows if r["verdict"] in ("held", "by construction")]
+    judged = [r for r in rows if r["verdict"] != "by construction"]
+    return {
+        "command": COMMAND if tier == "full" else "python -m bench.faults --campaign circuit",
+        "tier": tier, "wirings": list(WIRINGS), "faults": len(rows), "held": len(held),
+        "rows": rows, "failures": [f"{x['wiring']}: {x['fault']}: {x['verdict']}"
+                                   for x in rows if x not in held],
+        # The worst over the single faults; a common cause the mounting rules out apart.
+        "roller_worst_ms": max((r["roller_ms"] for r in judged), default=0.0),
+        "turn_worst_ms": max((r["turn_ms"] for r in judged), default=0.0),
+        "by_construction": [f"{r['wiring']}: {r['fault']}" for r in rows
+                            if r["verdict"] == "by construction"],
+        "layers_lost": sum(1 for r in rows if r["lost"]),
+        "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+        "wall_s": round(time.monotonic() - started, 1),
+        "cpu_s": round(time.process_time() - cpu0, 1),
+        "cores": os.cpu_count(), "load_1min": round(os.getloadavg()[0], 2),
+    }
+
+
+def first_of_each(faults: Iterable[Case]) -> list[Case]:
+    """One fault of each kind on each net and part (and every common cause and supply)."""
+    seen: set[tuple[str, str]] = set()
+    out = []
+    for f in faults:
+        key = (type(f).__name__, getattr(f, "net", None) or getattr(f, "ref", None)
+               or getattr(f, "name", ""))
+        if isinstance(f, PartFailure):
+            key = (f.ref, f.mode)  # each part's every mode: a part has few
+        if key not in seen:
+            seen.add(key)
+            out.append(f)
+    return out
+
+
+def tables(r: dict[str, Any]) -> str:
+    """SAFETY.md's tables: one per wiring, a row per fault (docs/blocks.py
+    ``--print circuit-table``)."""
+    return "\n".join(f"### {wiring}\n\n{table(r, wiring)}" for wiring in r["wirings"])
+
+
+def table(r: dict[str, Any], wiring: str) -> str:
+    """One wiring's table: a row per fault, in the order of the circuit's nets and parts."""
+    rows = [x for x in r["rows"] if x["wiring"] == wiring]
+    lines = ["| fault | the roller, the lid not closed | the rotator, the lid not fully "
+             "open | layers of copper it takes away | the unit reports | verdict |",
+             "|---|---|---|---|---|---|"]
+    for x in rows:
+        roller = _stretch(x["roller_ms"], x["roller_phase"], x["roller_ended_by"])
+        turn = _stretch(x["turn_ms"], x["turn_phase"], x["turn_ended_by"])
+        lines.append(f"| {x['fault']} | {roller} | {turn} | {', '.join(x['lost']) or '–'} | "
+                     f"{_reported(x)} | {x['verdict']} |")
+    return "\n".join(lines) + "\n"
+
+
+def _stretch(ms: float, phase: str, ended: list[str]) -> str:
+    if not ms:
+        return "never driven"
+    return f"{ms:.1f} ms ({phase}; ended by {' and '.join(ended)})"
+
+
+def _reported(x: dict[str, Any]) -> str:
+    if not x["reported"]:
+        return "nothing"
+    when = "within the first lid cycle" if x["reported_in_cycle"] else "later"
+    return f"`{'`, `'.join(x['reported'])}` ({when})"
+
+
+def summary(r: dict[str, Any]) -> str:
+    """The campaign's rows of SAFETY.md's measured figures (docs/blocks.py
+    ``--print circuit-faults``)."""
+    verdict = ("every one held" if r["held"] == r["faults"]
+               else f"{r['faults'] - r['held']} did NOT hold")
+    apart = len(r["by_construction"])
+    bound = "bound: one lease; on the manual reactor's clock, where a stop on the lid's edge " \
+            "comes at the edge's own instant"
+    return (
+        "| name | what | figure |\n|---|---|---|\n"
+        f"| `circuit_campaign` | `{r['command']}` (finished {r['date']}; "
+        f"{len(r['wirings'])} wirings; {r['wall_s']:,} s, {r['cpu_s']:,} s CPU, "
+        f"{r['cores']} cores, load average {r['load_1min']} at the end) | {r['faults']:,} "
+        f"single faults of the circuit and its supplies, {r['layers_lost']} of them taking "
+        f"a layer of copper away: {r['held']:,} held, {verdict} ({apart} of them common "
+        f"causes that the mounting rules out, judged apart) |\n"
+        f"| `circuit_roller_max` | the roller's terminals driven with the lid not closed: the "
+        f"longest stretch over every single fault ({bound}) | {r['roller_worst_ms']:.1f} ms |\n"
+        f"| `circuit_turn_max` | the rotator's terminals driven with the lid not fully open: "
+        f"the longest stretch over every single fault ({bound}) | "
+        f"{r['turn_worst_ms']:.1f} ms |\n")

@@ -1,0 +1,109 @@
+"""The circuit campaign (``bench/circuit.py``): every single fault of the circuit against the
+real firmware on the simulated launcher. The fast tier here; the full one in
+``make test-slow``; its kept results render hardware/SAFETY.md's table
+(tests/docs/test_generated.py), so they are checked here against the circuit as it is."""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+
+from hal.circuit import circuit
+from hal.electrical import NetShort, PartFailure
+from launcher.firmware.actuators import Actuators
+from launcher.sim.rig import sim_build
+
+ROOT = Path(__file__).resolve().parents[2]
+RESULTS = ROOT / "docs" / "results" / "circuit_faults.json"
+
+
+@pytest.fixture
+def campaign(bench: Callable[[str], ModuleType]) -> ModuleType:
+    return bench("circuit")
+
+
+@pytest.fixture(autouse=True)
+def quiet() -> Iterator[None]:
+    logging.disable(logging.CRITICAL)  # each faulted run logs its fault, as it must
+    yield
+    logging.disable(logging.NOTSET)
+
+
+def test_the_fast_campaign_holds_and_reports_each_lost_layer(campaign):
+    r = campaign.campaign("fast")
+    assert r["failures"] == [] and r["held"] == r["faults"]
+    assert r["roller_worst_ms"] <= 100 and r["turn_worst_ms"] <= 100
+    assert r["layers_lost"] >= 10  # the contacts' and nSLEEP's faults are among them
+    lost = [x for x in r["rows"] if x["lost"] and x["verdict"] == "held"]
+    assert lost and all(x["reported_in_cycle"] for x in lost)
+
+
+def test_the_kept_results_are_the_full_run_of_the_circuit_as_it_is(campaign):
+    """Every net and part of each wiring's circuit has its rows, and nothing else does: a
+    part added to hal/circuit.py without running the campaign again fails here."""
+    r = json.loads(RESULTS.read_text(encoding="utf-8"))
+    assert r["tier"] == "full" and r["command"] == campaign.COMMAND
+    assert r["failures"] == [] and r["held"] == r["faults"] == len(r["rows"])
+    for wiring in campaign.WIRINGS:
+        s = campaign.settings_for(wiring)
+        c = circuit(s.pins, sim_build(s))
+        want = sorted(campaign.describe(f, c) for f in campaign.faults_of(wiring))
+        assert sorted(x["fault"] for x in r["rows"] if x["wiring"] == wiring) == want
+        text = " ".join(want)
+        for ref, part in c.parts.items():
+            if not part.failure_modes:
+                continue  # the Pi: its pins' faults are its nets'
+            assert f"{ref} (" in text, f"{wiring}: no row for part {ref}"
+        for net in c.nets:
+            assert f"{net} open" in text or f"{net} shorted" in text, f"no row for {net}"
+
+
+def test_the_rows_the_review_found_missing_say_what_they_must():
+    r = json.loads(RESULTS.read_text(encoding="utf-8"))
+    rows = {(x["wiring"].split(",")[0], x["fault"]): x for x in r["rows"]}
+    shared, own = "every pin wired", "the default pins"
+    for wiring in (shared, own):
+        for contact in ("S3", "S4"):  # the lid's power contact, the rotator's
+            for mode in ("welded", "leads pinched", "plunger stuck"):
+                [x] = [x for (w, f), x in rows.items()
+                       if w == wiring and f.startswith(f"{contact} (") and f.endswith(mode)]
+                assert x["lost"] and "power_contact" in x["reported"], x
+                assert x["reported_in_cycle"], x
+        sleep = rows[(wiring, "motor_sleep shorted to 3V3")]
+        assert "the driver's sleep" in sleep["lost"] and "driver_sleep" in sleep["reported"]
+        [lever] = [x for (w, f), x in rows.items()
+                   if w == wiring and f.startswith("common cause (lid_lever_held)")]
+        assert lever["verdict"] == "by construction"
+    # The dead-man's one-shot, each failure: Q stuck high is reported at start.
+    q = [x for (w, f), x in rows.items() if w == shared and f.endswith("q stuck high")]
+    assert q and all("driver_sleep" in x["reported"] for x in q)
+    # IN1 stuck high through a flip on the shared driver: the power contact holds it.
+    in1 = rows[(shared, "motor_in1 shorted to 3V3")]
+    assert in1["roller_ms"] == 0 and in1["verdict"] == "held"
+    # The supplies.
+    assert sum(1 for (w, f) in rows if f.startswith("the Pi's")) == 4  # two, each wiring
+
+
+def test_the_campaign_fails_a_firmware_that_does_not_read_the_rotators_contact(
+        campaign, monkeypatch):
+    """The verdict can fail: without the rotator contact's check a welded S4 (a layer of
+    copper gone) goes unreported, as it did before the read-back."""
+    monkeypatch.setattr(Actuators, "_copper", lambda self, code, detail: None)
+    wiring = next(iter(campaign.WIRINGS))
+    fault = PartFailure("S4", "welded")
+    r = campaign.run(wiring, fault)
+    assert r["lost"] == ["the rotator's full-open contact"]
+    assert "unreported" in campaign.verdict(fault, r)
+    short = NetShort("motor_sleep", "3V3")
+    assert "unreported" in campaign.verdict(short, campaign.run(wiring, short))
+
+
+@pytest.mark.slow
+def test_the_full_campaign_holds(campaign):
+    r = campaign.campaign("full")
+    assert r["failures"] == []
