@@ -1,0 +1,171 @@
+"""The machine itself: ``Machine.handle`` (or ``step``) is the only way in; it looks the
+rows up in ``transitions.TRANSITIONS``."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import replace
+from typing import Any
+
+from launcher.core import cues
+from launcher.core.config import Settings, SideLuck
+from launcher.core.machine.actions import _internal
+from launcher.core.machine.memory import Inputs, Memory
+from launcher.core.machine.transitions import _BY_STATE_EVENT
+from launcher.core.machine.vocabulary import (
+    _INPUT_OF,
+    _PROBE,
+    CUE,
+    FAULT,
+    FAULT_BLINKS,
+    INTERNAL,
+    LED,
+    LID_OPEN,
+    MOTOR,
+    POWER,
+    PRESS,
+    READY,
+    ROTATING,
+    SAVE,
+    TURN_WAITING,
+    Command,
+    Event,
+    State,
+    Turn,
+    emit,
+    timer,
+    turn,
+)
+from launcher.core.profiles import Profile
+
+
+class Machine:
+    """The launcher's behaviour. ``handle`` (or ``step``, the same made lazily) is the only
+    way in."""
+
+    def __init__(self, settings: Settings, memory: Memory | None = None,
+                 has_beam: bool = True) -> None:
+        self.settings = settings
+        self.memory = memory or Memory()
+        self.inputs = Inputs()
+        self.state = READY
+        self.has_beam = has_beam
+        self.brakes = settings.pins.rotator_in2 is not None  # can brake and creep at home
+        self.profile: Profile = settings.profile  # what a press does (``profile`` changes it)
+        # Where ``luck_wanted`` left the press rows: (state, time, index of the drawing row).
+        self._checked: tuple[State, float, int] | None = None
+
+    # The one entry point (and its lazy form).
+    def handle(self, event: Event, now: float) -> list[Command]:
+        return list(self.step(event, now))
+
+    def step(self, event: Event, now: float) -> Iterable[Command]:
+        """``handle``, with the commands handed over as the action makes them: a shot's
+        motor command comes before the rest is built, so the shell can start the roller
+        first. The state is the new one on return; the memory, once every command is taken.
+        """
+        checked, self._checked = self._checked, None
+        name = event.name
+        if event.inputs is not None:
+            self.inputs = replace(event.inputs)
+        if name is INTERNAL:
+            self.state = FAULT
+            return _internal(self, event, now)
+        rows = _BY_STATE_EVENT.get((self.state, name), ())
+        if name is PRESS:
+            # ``luck_wanted`` at this time and state has found the guards before the first
+            # drawing row false: the press starts there (nothing has changed since).
+            if checked is not None and checked[0] is self.state and checked[1] == now:
+                rows = rows[checked[2]:]
+        else:
+            self._note_input(event)  # a press is no input level
+        for t in rows:
+            if t.guard is None or t.guard(self, event, now):
+                out = t.action(self, event, now) if t.action else []
+                self.state = t.target
+                return out
+        return []
+
+    def luck_wanted(self, now: float) -> SideLuck | None:
+        """The luck table a press at ``now`` draws from, or None when it would draw nothing.
+
+        The shell asks before it sends a press, draws, and puts the result in the event;
+        so the random source is the shell's, and replaying a seed replays every shot.
+        The press that follows at the same time and state skips the guards found false here
+        (any other event in between forgets them).
+        """
+        for i, t in enumerate(_BY_STATE_EVENT.get((self.state, PRESS), ())):
+            if t.draws:
+                self._checked = (self.state, now, i)
+                return self.settings.luck.side(self.memory.side)
+            if t.guard is None or t.guard(self, _PROBE, now):
+                return None
+        return None
+
+    def start(self, inputs: Inputs, now: float) -> list[Command]:
+        """Power-on: take the input levels, then home the cartridge if it is between detents."""
+        self.inputs = inputs
+        out = [Command(POWER, True), Command(CUE, cues.STARTUP)]
+        sensed = "mild" if inputs.yellow_back else "wild"
+        if sensed != self.memory.side:
+            out.append(emit("side_changed_while_off", was=self.memory.side, now=sensed))
+            self.memory.side = sensed
+            out.append(Command(SAVE))
+        self.state = READY if inputs.lid_closed else LID_OPEN
+        if not inputs.home:
+            # Between detents: home it, but only with the lid fully open (fingers).
+            self.memory.expected_side = None
+            if inputs.lid_full:
+                self.state = ROTATING
+                return [*out, *self._rotate(now)]
+            return [*out, *self._wait_for_turn(now)]
+        led = "ready" if inputs.lid_closed else "busy"
+        return [*out, Command(LED, led), *self._idle(now)]
+
+    def _note_input(self, event: Event) -> None:
+        level = _INPUT_OF.get(event.name)
+        if level is not None:
+            setattr(self.inputs, *level)
+
+    # -- helpers that build commands --
+
+    def _idle(self, now: float) -> list[Command]:
+        return [timer("idle", now + self.settings.timing.sleep_after)]
+
+    def _stop_motor(self) -> list[Command]:
+        return [Command(MOTOR, 0.0), timer("card", None), timer("jam", None),
+                timer("run", None), timer("timed", None)]
+
+    def _rotate(self, now: float) -> list[Command]:
+        mem = self.memory
+        # Off home already (it stopped past a magnet, or powered up between detents): no
+        # home_left will come, and the next home is the arrival.
+        mem.left_home = not self.inputs.home
+        mem.braking = False
+        mem.rotation_armed = False
+        mem.turn_pending = False
+        mem.creep_back = True
+        return [turn(Turn.AHEAD), Command(LED, "busy"),
+                timer("rotation", now + self.settings.timing.rotation_timeout)]
+
+    def _wait_for_turn(self, now: float) -> list[Command]:
+        """The cartridge is off its detent: say so, and turn it at the next full opening."""
+        self.memory.turn_pending = True
+        self.memory.left_home = True  # the next detent it reaches is the arrival
+        return [Command(CUE, cues.LID_OPEN), Command(LED, "busy"),
+                emit("turn_waiting", reason=TURN_WAITING), *self._idle(now)]
+
+    def _fault(self, code: str, now: float, **data: Any) -> list[Command]:
+        m = self.memory
+        m.fault = code
+        m.shot = None
+        m.debug_run = None
+        m.debug_draining = False
+        m.braking = False
+        m.turn_pending = False  # leaving the fault looks at the home sensor again
+        m.lid_cycled = not self.inputs.lid_closed  # closing an open lid clears it
+        m.count("faults")
+        cue = cues.JAM if code == "jam" else cues.FAULT
+        return [*self._stop_motor(), turn(Turn.OFF), timer("rotation", None),
+                timer("settle", None), timer("debug", None), Command(CUE, cue),
+                Command(LED, FAULT_BLINKS[code]), emit("fault", code=code, **data), Command(SAVE)]

@@ -1,0 +1,43 @@
+"""What the status LED says: each pattern's shape and meaning (the fault codes blink
+their number)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from launcher.core.machine.vocabulary import FAULT_OF_BLINKS
+
+# What the status LED shows, by its pattern (the ``LED`` command's argument): the README's
+# blink-code table, the ``led`` event and the play screen's LED row all read it from here.
+LED_SHOWS = {
+    "ready": ("on", "ready to shoot"),
+    "busy": ("fast blink", "busy, not ready to shoot (a shot, a turn, the lid open)"),
+    "off": ("off", "asleep (a press wakes it)"),
+}
+
+
+def led_fields(pattern: str | int) -> dict[str, Any]:
+    """The ``led`` event's data: ``pattern=on``, ``pattern=fast_blink``, ``pattern=off``, or
+    ``pattern=blink_code blinks=2 fault=jam``."""
+    if isinstance(pattern, int):
+        return {"pattern": "blink_code", "blinks": pattern,
+                "fault": FAULT_OF_BLINKS.get(pattern, "unknown")}
+    return {"pattern": LED_SHOWS[pattern][0].replace(" ", "_")}
+
+
+def led_shows(pattern: str | int) -> tuple[str, str]:
+    """What the LED does in ``pattern``, and what that means: ``("2 blinks, pause",
+    "fault jam")``."""
+    if isinstance(pattern, int):
+        return f"{pattern} blinks, pause", f"fault {FAULT_OF_BLINKS.get(pattern, 'unknown')}"
+    return LED_SHOWS[pattern]
+
+
+def led_meaning(pattern: str | int) -> str:
+    """The LED as a person reads it: ``on: ready to shoot``, ``2 blinks, pause: fault jam``."""
+    return ": ".join(led_shows(pattern))
+
+
+def led_table() -> list[tuple[str, str]]:
+    """Every pattern and its meaning, faults by their number of blinks (the README's table)."""
+    return [led_shows(p) for p in (*LED_SHOWS, *sorted(FAULT_OF_BLINKS))]

@@ -1,0 +1,63 @@
+"""What the machine remembers between events: the input levels, the shot under way, and
+the memory the shell saves (side, inventory, counters, the fault)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from launcher.core.luck import DryStreak
+
+
+@dataclass(slots=True)
+class Inputs:
+    """The last debounced level of every input."""
+
+    lid_closed: bool = True
+    lid_full: bool = False
+    beam_blocked: bool = False
+    home: bool = True
+    yellow_back: bool = True
+
+
+@dataclass(slots=True)
+class Shot:
+    target: int
+    seen: int = 0
+    timed: bool = False
+
+
+@dataclass(slots=True)
+class Memory:
+    """What the machine keeps between events; ``persisted`` part survives restarts."""
+
+    side: str = "mild"
+    streak: DryStreak = field(default_factory=DryStreak)
+    inventory: int | None = None  # None: unknown (not loaded through the console)
+    counters: dict[str, int] = field(default_factory=dict)
+    last_press: float = float("-inf")
+    shot: Shot | None = None
+    expected_side: str | None = None  # where a rotation should land (None: homing)
+    # A turn that must finish before the unit shoots: stopped by the lid leaving fully open,
+    # or the cartridge found between detents; it goes on at the next full opening.
+    turn_pending: bool = False
+    rotation_armed: bool = True
+    left_home: bool = False
+    braking: bool = False  # at home with the brake on, until the settle timer reads the sensor
+    creep_back: bool = True  # the next creep towards home goes backwards (else ahead)
+    fault: str | None = None
+    lid_cycled: bool = False  # the lid opened since the fault
+
+    debug_run: float | None = None  # when the console's motor run started
+    debug_draining: bool = False  # the run is over; a card still in the slot may leave
+    card_in_slot: bool = False  # a card the roller pushed into the beam, not yet counted out
+
+    @property
+    def dry_streak(self) -> int:
+        return self.streak.count
+
+    def count(self, name: str, n: int = 1) -> None:
+        self.counters[name] = self.counters.get(name, 0) + n
+
+
+def other(side: str) -> str:
+    return "wild" if side == "mild" else "mild"
