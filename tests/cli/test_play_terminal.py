@@ -101,6 +101,19 @@ class Terminal:
     def shows(self, needle: str) -> str:
         return self.until(lambda t: needle in t, repr(needle))
 
+    def settled(self, quiet: float = 0.15) -> str:
+        """The screen once the program has written nothing for ``quiet`` seconds: a redraw
+        read half-way (the pane's frame drawn, its rows not yet) is not a page."""
+        deadline = time.monotonic() + BOUND
+        while time.monotonic() < deadline:
+            with self.lock:
+                before = len(self.raw)
+            time.sleep(quiet)  # the program's own output pace, not a time to pass
+            with self.lock:
+                if len(self.raw) == before:
+                    break
+        return self.text()
+
     def row(self, label: str) -> str:
         """The status box's line that starts with ``label``."""
         text = self.until(lambda t: any(re.match(rf"│ {re.escape(label)}\s", x)
@@ -202,7 +215,7 @@ def test_a_long_reply_opens_in_a_pane_that_scrolls_to_its_end(term: Terminal):
     term.shows("help (")
     seen: set[str] = set()
     for _ in range(20):  # page down until the last row is on screen
-        text = term.text()
+        text = term.settled()
         # A row of the pane starts at its frame, without the console's `// `.
         seen.update(r for r in help_rows if re.search(rf"│{re.escape(r)}(\s|│)", text))
         if "ok commands=" in text:
