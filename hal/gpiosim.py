@@ -8,7 +8,8 @@ ground) or ``pull-up`` (let go) to ``pull``, an output is read from ``value``.
 Nothing pushes output changes to us, so the outputs are polled from a reactor timer every
 ``period`` seconds. Software PWM shows there as a toggling line: an output that toggled
 within the last ``window`` seconds reads as its duty, measured as the share of high
-samples in that window; one that did not toggle reads as its level. (The period and the
+samples in that window; one that did not toggle reads as its level; a line that never
+runs PWM (not in ``pwm``) reads as its level at once. (The period and the
 rate really reached are measured by ``polls`` and ``rate``; docs/kernel-tier.md has the
 figures.)
 
@@ -54,8 +55,14 @@ class GpioSimPins:
     """A ``hal.sim.PinPort`` over a gpio-sim chip's sysfs files, polled on ``reactor``."""
 
     def __init__(self, sysfs: str | Path, reactor: Scheduler, period: float = PERIOD,
-                 window: float = WINDOW, recheck: int = RECHECK) -> None:
+                 window: float = WINDOW, recheck: int = RECHECK,
+                 pwm: Iterable[int] | None = None) -> None:
+        """``pwm``: the outputs the firmware may run as PWM; only these are read through the
+        window. Every other output (a plain level, such as nSLEEP) reads its level at once:
+        through the window, nSLEEP falling read as a duty, the driver awake, for up to a
+        window after it fell (the world's nSLEEP read-back lagged 100-250 ms). None: all."""
         self.sysfs = Path(sysfs)
+        self._pwm = None if pwm is None else frozenset(pwm)
         self.reactor = reactor
         self.period = period
         self.window = window
@@ -114,8 +121,13 @@ class GpioSimPins:
         self.polls += 1
         changed = False
         horizon = eventtime - self.window
-        for line in self._lines.values():
+        for number, line in self._lines.items():
             value = 1 if os.pread(line.fd, 2, 0)[:1] == b"1" else 0
+            if self._pwm is not None and number not in self._pwm:
+                if value != line.level:
+                    line.level = float(value)
+                    changed = True
+                continue
             samples = line.samples
             samples.append((eventtime, value))
             while samples and samples[0][0] < horizon:

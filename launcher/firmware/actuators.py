@@ -26,13 +26,13 @@ edge, a hung loop) takes out one layer, never two:
   while the driver is awake; a one-shot turns it into nSLEEP (hardware/power.md), so a
   loop that stops, whatever stopped it, lets the driver fall asleep in copper.
 - **The copper, checked** (``copper_check_soon``, ``start_checks``): nSLEEP's read-back
-  (``pins.sleep_sense``) must follow what the driver was told, at start (wake, then sleep;
-  with the dead-man, its wave must hold nSLEEP up and its end let it fall within
-  ``SLEEP_SETTLE``), while a drive runs and once it has ended; the lid's power contact's
-  read-back (``pins.power_contact_sense``), read with the roller's channel idle once the
-  lid has settled after each move (``CONTACT_SETTLE``) and at start, must say what the lid
-  says. A disagreement is reported through ``on_copper`` (``driver_sleep``,
-  ``power_contact``), and the same of the full-open contact in the rotator's lead
+  (``pins.sleep_sense``) must follow what the driver was told within ``SLEEP_SETTLE``, at
+  start (wake, then sleep, each read again until it follows; with the dead-man, its wave
+  must hold nSLEEP up and its end let it fall), while a drive runs and once it has ended;
+  the lid's power contact's read-back (``pins.power_contact_sense``), read with the
+  roller's channel idle once the lid has settled after each move (``CONTACT_SETTLE``) and
+  at start, must say what the lid says. A disagreement is reported through ``on_copper``
+  (``driver_sleep``, ``power_contact``), and the same of the full-open contact in the rotator's lead
   (``pins.rotator_contact_sense``): copper that has failed is found, not merely survived.
 
 **No stop waits for anyone.** One thread commands (the reactor); any thread may stop.
@@ -61,6 +61,7 @@ log = logging.getLogger(__name__)
 
 DEADMAN_HALF_PERIOD = 0.01  # s: the dead-man square wave toggles this often (50 Hz)
 SLEEP_SETTLE = 0.05  # s: nSLEEP follows the driver's pin (the one-shot: 13-45 ms) within this
+SENSE_POLL = 0.005  # s: the start's test reads a read-back that has not followed yet this often
 CONTACT_SETTLE = 0.25  # s: the lid at rest after an edge, its power contact read then
 DEADMAN_TEST_EDGES = 6  # the start test's burst of dead-man edges (60 ms at 50 Hz)
 DEADMAN_CLEARED_EDGES = 2  # and before it, edges with CLR low, which must not wake it
@@ -110,6 +111,7 @@ class Actuators:
                                                     "actuators.copper")
         self._woke_at = -NEVER  # when the driver was last woken
         self._test: list[str] = []  # the start test's steps still to come
+        self._test_since = 0.0  # when the start test last moved nSLEEP
         self._guard: threading.Thread | None = None
         self._guard_wake = threading.Event()
         self._guard_stop = False
@@ -523,6 +525,7 @@ class Actuators:
         if step == "woken":
             if not b.motor_enable.is_active:
                 b.motor_enable.on()  # both inputs low: the roller coasts, awake or not
+                self._test_since = eventtime
             if b.deadman is not None:
                 self._deadman_level = not self._deadman_level
                 if self._deadman_level:
@@ -532,6 +535,9 @@ class Actuators:
                 if self._test[0] == "woken":
                     return eventtime + DEADMAN_HALF_PERIOD
             if not b.sleep_sense.is_active:
+                if b.deadman is None and eventtime - self._test_since < SLEEP_SETTLE:
+                    self._test.insert(0, "woken")  # read again: it follows within that
+                    return eventtime + SENSE_POLL
                 self._test = []
                 self.safe()
                 self._copper("driver_sleep", "nSLEEP did not rise when the driver was woken "
@@ -542,8 +548,12 @@ class Actuators:
                 b.deadman.off()
             else:
                 b.motor_enable.off()
+                self._test_since = eventtime
             return eventtime + (SLEEP_SETTLE if b.deadman is not None else 0.0)
         asleep = not b.sleep_sense.is_active
+        if not asleep and b.deadman is None and eventtime - self._test_since < SLEEP_SETTLE:
+            self._test.insert(0, "asleep")  # read again: it follows within that
+            return eventtime + SENSE_POLL
         self.safe()
         if not asleep:
             self._copper("driver_sleep", "nSLEEP stayed high " + (

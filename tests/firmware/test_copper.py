@@ -9,6 +9,7 @@ import logging
 import pytest
 from rigs import dealing_rig, press_until_shooting
 
+from hal.base import NEVER
 from hal.electrical import NetOpen, NetShort, PartFailure
 from launcher.core import machine as m
 from launcher.firmware.actuators import CONTACT_SETTLE, SLEEP_SETTLE
@@ -103,6 +104,42 @@ def test_nsleep_shorted_to_3v3_is_found_at_start():
     rig.advance(0.1)
     reason = faulted(rig, "driver_sleep")
     assert "stayed high with the driver told to sleep" in reason["reason"]
+
+
+def lagging_read_back(lag: float):
+    """``before_start`` for a SimRig: nSLEEP's read-back follows the pin ``lag`` s late (an RC
+    filter on the sense line; in the kernel tier, a world that polls the firmware's lines)."""
+    def lag_it(sim):
+        drive, sense = sim.port.drive, sim.pins.sleep_sense
+
+        def lagged(number: int, low: bool) -> None:
+            if number != sense:
+                drive(number, low)
+                return
+
+            def later(eventtime: float) -> float:
+                drive(number, low)
+                return NEVER
+            sim.reactor.register_timer(later, sim.reactor.monotonic() + lag, "test.lag")
+        sim.port.drive = lagged
+    return lag_it
+
+
+def test_a_read_back_that_follows_nsleep_within_the_settle_time_passes_the_start_test():
+    """The start's test gives the read-back SLEEP_SETTLE to follow the wake and the sleep, as
+    every other read of it does (it read it at the instant it woke the driver: a read-back
+    a few ms late faulted driver_sleep at every start in the kernel tier)."""
+    rig = SimRig(before_start=lagging_read_back(SLEEP_SETTLE / 5))
+    rig.advance(SLEEP_SETTLE * 4)
+    assert rig.faults == [] and rig.state == m.READY
+    assert rig.sim.level("motor_sleep") == 0  # the test over, the driver asleep
+
+
+def test_a_read_back_later_than_the_settle_time_is_still_found_at_start():
+    rig = SimRig(before_start=lagging_read_back(SLEEP_SETTLE * 1.5))
+    rig.advance(SLEEP_SETTLE * 4)
+    reason = faulted(rig, "driver_sleep")
+    assert "did not rise" in reason["reason"]
 
 
 def test_a_broken_nsleep_read_back_is_found_at_start():

@@ -23,6 +23,7 @@ import os
 import re
 import signal
 import socket
+import struct
 import subprocess
 import sys
 import threading
@@ -349,12 +350,17 @@ class Sampler:
 
 # -- the world around the firmware: the one physics model on gpio-sim ---------------------------
 
+# The outputs the firmware runs as PWM (hal.gpio: HBridgeMotor's IN1 and IN2, GpioRotator's
+# second input); every other output is a plain level (DigitalOutputDevice), read at once.
+PWM_LINES = tuple(n for n in (PINS.motor_in1, PINS.motor_in2, PINS.rotator_in2) if n is not None)
+
+
 class World:
     """SimLauncher on GpioSimPins, its reactor on a thread; verbs go through ``do``."""
 
     def __init__(self, side: str = "mild", cards: int = 60) -> None:
         self.reactor = RealReactor()
-        self.port = GpioSimPins(SYSFS, self.reactor)
+        self.port = GpioSimPins(SYSFS, self.reactor, pwm=PWM_LINES)
         self.sim = SimLauncher(self.reactor, PINS, Physics(), side=side, port=self.port)
         self.sim.load(range(cards))
         self._thread = threading.Thread(target=self.reactor.run, name="world-reactor",
@@ -414,6 +420,10 @@ class Firmware:
         self._notify = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
         self._notify.bind(str(self.notify_path))
         self._notify.settimeout(0.1)
+        # Each datagram stamped by the kernel as the firmware sends it (af_unix stamps it in
+        # the sender's sendmsg): READY=1 is timed from its send, not from when this
+        # process's reader thread got round to it (the firmware's reactor runs on at once).
+        self._notify.setsockopt(socket.SOL_SOCKET, SO_TIMESTAMPNS, 1)
         self.notifications: list[tuple[float, str]] = []
         self.lines: list[tuple[float, str]] = []
         self.events: list[tuple[float, str, dict[str, str]]] = []
@@ -457,14 +467,15 @@ class Firmware:
     def _read_notify(self) -> None:
         while not self._stop:
             try:
-                data = self._notify.recv(4096)
+                data, ancillary, _, _ = self._notify.recvmsg(4096, 64)
             except TimeoutError:
                 continue
             except OSError:
                 return
+            sent = _sent_at(ancillary)
             with self._cv:
                 for field in data.decode().splitlines():
-                    self.notifications.append((time.monotonic(), field))
+                    self.notifications.append((sent, field))
                 self._cv.notify_all()
 
     def wait_for(self, test: Callable[[], Any], timeout: float = 30.0, what: str = "") -> Any:
@@ -576,6 +587,20 @@ class Firmware:
         self._notify.close()
         if self.proc.stdout is not None:
             self.proc.stdout.close()
+
+
+SO_TIMESTAMPNS = getattr(socket, "SO_TIMESTAMPNS", 35)  # linux/asm-generic/socket.h (also SCM_)
+
+
+def _sent_at(ancillary: list[tuple[int, int, bytes]]) -> float:
+    """The CLOCK_MONOTONIC time a datagram was sent, from its SCM_TIMESTAMPNS stamp
+    (CLOCK_REALTIME: the guest runs no time daemon, so the two clocks keep one offset)."""
+    for level, kind, data in ancillary:
+        if level == socket.SOL_SOCKET and kind == SO_TIMESTAMPNS and len(data) >= 16:
+            sec, nsec = struct.unpack("qq", data[:16])
+            offset = time.time_ns() - time.monotonic_ns()
+            return (sec * 1_000_000_000 + nsec - offset) / 1e9
+    raise AssertionError("a notification came without its kernel timestamp")
 
 
 def _config(folder: Path, seed: int, console_port: str) -> str:

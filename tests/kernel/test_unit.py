@@ -60,13 +60,22 @@ class Unit:
         self.folder = folder
         self.world = World("mild", cards=5000)
         self.pty = Pty()
-        self.fw = self._start()
+        try:
+            self.fw = self._start()
+        except BaseException:
+            self.pty.close()  # (the failed start's firmware is stopped by _start)
+            self.world.close()
+            raise
 
     def _start(self) -> Firmware:
         fw = Firmware(self.folder, seed=1, console_port=self.pty.path, toml=GUARD,
                       watchdog_usec=10_000_000)  # WatchdogSec=10, as systemd/launcher.service
-        fw.ready(timeout=180)
-        self.pty.wait_line(lambda line: "launcher" in line.lower(), 30)  # the banner
+        try:
+            fw.ready(timeout=180)
+            self.pty.wait_line(lambda line: "launcher" in line.lower(), 30)  # the banner
+        except BaseException:
+            fw.stop()  # a start that failed must not leave the lines held for the next test
+            raise
         return fw
 
     def close(self) -> None:
