@@ -66,6 +66,10 @@ CONTACT_SETTLE = 0.25  # s: the lid at rest after an edge, its power contact rea
 DEADMAN_TEST_EDGES = 6  # the start test's burst of dead-man edges (60 ms at 50 Hz)
 DEADMAN_CLEARED_EDGES = 2  # and before it, edges with CLR low, which must not wake it
 GUARD_BEAT = 0.5  # s: the guard thread wakes at least this often, driving or not
+# s: a guard that has not woken for this long is a layer down. Judged by time, not by wakes
+# counted between two watchdog checks: those come every WatchdogSec / 2, which may be no
+# longer than a beat (WatchdogSec = 1 s), and a late wake then looked like a dead guard.
+GUARD_STALE = 4 * GUARD_BEAT
 
 # What a channel is doing. RUN (driven) lasts one lease unless the reactor renews it;
 # BRAKE (the motor shorted by a stop) ends by itself after ``motor.brake_ms``; HOLD (the
@@ -116,6 +120,7 @@ class Actuators:
         self._guard_wake = threading.Event()
         self._guard_stop = False
         self.guard_loops = 0  # the guard's heartbeat: one a wake-up (at least 1 / GUARD_BEAT s)
+        self.guard_woke = self._clock()  # when it last woke (the reactor's clock)
         self._reported: set[str] = set()  # tracebacks logged once each
         board.on_callback_error = self._callback_failed
         self._unsubscribe: list[Unsubscribe] = [
@@ -396,6 +401,7 @@ class Actuators:
         if self._guard is not None:
             return
         self._guard_stop = False
+        self.guard_woke = self._clock()
         self._guard = threading.Thread(target=self._guard_loop, name="actuators-guard",
                                        daemon=True)
         self._guard.start()
@@ -411,7 +417,7 @@ class Actuators:
     def _guard_loop(self) -> None:
         while not self._guard_stop:
             self.guard_loops += 1
-            now = self._clock()
+            now = self.guard_woke = self._clock()
             self._guard_wake.clear()
             deadline = self.expire(now)
             self._guard_wake.wait(max(0.0, min(deadline - self._clock(), GUARD_BEAT)))

@@ -27,7 +27,7 @@ from launcher.core.luck import DryStreak
 from launcher.core.profiles import Profile
 from launcher.core.reactor import NEVER, Reactor, Timer
 from launcher.core.store import Saved
-from launcher.firmware.actuators import CONTACT_SETTLE, Actuators
+from launcher.firmware.actuators import CONTACT_SETTLE, GUARD_BEAT, GUARD_STALE, Actuators
 from launcher.firmware.state import StateStore
 
 log = logging.getLogger("launcher")
@@ -166,7 +166,6 @@ class Launcher:
         self._unlogged: list[tuple[str, dict[str, Any]]] | None = None
         self._inputs = self._wire_inputs()
         self._unsubscribe: list[Unsubscribe] = []
-        self._guard_loops_seen = -1  # the guard's heartbeat at the last ``layers_down``
         self.started = False
         self._failing = False  # inside internal_fault: a second failure is not caught
 
@@ -323,14 +322,14 @@ class Launcher:
 
     def layers_down(self) -> list[str]:
         """The safety layers whose thread is dead (the guard, the pin library's), or, for
-        the guard, has not woken since the last call (the watchdog's interval: the guard
-        wakes every ``GUARD_BEAT``); while any is, the unit is in an internal fault and the
-        systemd watchdog is not fed."""
+        the guard, has not woken for ``GUARD_STALE`` (it wakes every ``GUARD_BEAT``); while
+        any is, the unit is in an internal fault and the systemd watchdog is not fed."""
         act = self.actuators
         dead = act.dead_layers()
-        if act.guarded and not dead and act.guard_loops == self._guard_loops_seen:
-            dead.append("the guard thread has not woken since the last check")
-        self._guard_loops_seen = act.guard_loops
+        asleep = self.reactor.monotonic() - act.guard_woke
+        if act.guarded and not dead and asleep > GUARD_STALE:
+            dead.append(f"the guard thread has not woken for {asleep:.1f} s (it wakes every "
+                        f"{GUARD_BEAT:g} s)")
         if dead and self.started and self.machine.memory.fault != "internal":
             failed = self.actuators.safe()
             log.error("a safety layer is down (%s); motors off, launcher in fault",

@@ -241,10 +241,10 @@ class FactoryHung(HardwareError):
     """A pin factory's step did not answer within its time (a hung pigpiod)."""
 
 
-def _within(seconds: float, what: str, step: Callable[[], _T]) -> _T:
-    """``step()``'s result, from a thread of its own that gets ``seconds`` to finish; a step
-    still running then is left behind (it closes what it made if it ever returns) and
-    ``FactoryHung`` is raised."""
+def _within(seconds: float | None, what: str, step: Callable[[], _T]) -> _T:
+    """``step()``'s result, from a thread of its own that gets ``seconds`` to finish (None:
+    as long as it takes); a step still running then is left behind (it closes what it made
+    if it ever returns) and ``FactoryHung`` is raised."""
     done = threading.Event()
     box: dict[str, object] = {}
     abandoned = threading.Event()
@@ -272,7 +272,7 @@ def _within(seconds: float, what: str, step: Callable[[], _T]) -> _T:
 
 
 def _drive_on(factory: Factory, name: str, drive: Callable[[Factory], _T],
-              timeout: float) -> _T:
+              timeout: float | None) -> _T:
     """``drive(factory)`` and then the factory closed, on a thread of their own: the drive
     gets ``timeout`` to answer (else ``FactoryHung``, and the thread closes the factory
     itself if the daemon ever answers), and the goodbye as long again."""
@@ -341,14 +341,18 @@ def safe_stop(settings: Settings, *, model: str | None = None,
     if names[0] in FALLBACK:
         first = _sleep_natively(settings.pins, remembered, make, timeout, problems)
     for name in names:
+        # A step is timed only where something else can be tried after it (pigpio's daemon
+        # may hang; native follows it): the last factory gets as long as it takes (lgpio,
+        # in-process, imports for seconds on a slow CPU), within systemd's TimeoutStopSec.
+        limit = timeout if name in FALLBACK else None
         try:
-            factory = _within(timeout, f"pin factory {name}", lambda name=name: make(name))
+            factory = _within(limit, f"pin factory {name}", lambda name=name: make(name))
         except HardwareError as exc:
             problems.append(str(exc))
             continue
         try:
             driven = _drive_on(factory, name,
-                               lambda f: drive_safe(settings.pins, f, remembered), timeout)
+                               lambda f: drive_safe(settings.pins, f, remembered), limit)
         except FactoryHung as exc:
             problems.append(str(exc))
             continue

@@ -17,7 +17,7 @@ from rigs import dealing_rig, press_until_shooting
 
 from launcher.core import config
 from launcher.core import machine as m
-from launcher.firmware.actuators import LayerDown
+from launcher.firmware.actuators import GUARD_BEAT, GUARD_STALE, LayerDown
 from launcher.sim.rig import SimRig
 
 
@@ -211,10 +211,16 @@ def test_a_guard_that_stops_waking_stops_the_watchdog():
     alive = threading.Thread(target=stuck.wait, args=(30,), daemon=True)
     alive.start()
     try:
-        act._guard = alive  # alive, but its loop never turns (guard_loops stands still)
+        act._guard = alive  # alive, but its loop never turns (guard_woke stands still)
+        act.guard_woke = rig.now
         assert act.dead_layers() == []
-        assert rig.app.layers_down() == []  # the first check only notes the heartbeat
-        assert rig.app.layers_down() == ["the guard thread has not woken since the last check"]
+        rig.advance(GUARD_STALE)  # late, but no later than GUARD_STALE: alive
+        assert rig.app.layers_down() == []
+        assert rig.app.layers_down() == []  # a second check at once: still alive
+        rig.advance(0.1)
+        assert rig.app.layers_down() == [
+            f"the guard thread has not woken for {GUARD_STALE + 0.1:.1f} s (it wakes every "
+            f"{GUARD_BEAT:g} s)"]
         rig.advance(0.0)
         assert rig.state == m.FAULT and "has not woken" in rig.faults[-1]["error"]
     finally:

@@ -500,3 +500,18 @@ def test_targets_are_each_number_once_and_say_where_they_came_from():
         ("motor_sleep=11", False), ("motor_in1=20", False), ("motor_in1=12", True),
         ("motor_in2=13", False), ("rotator_in2=4", False), ("rotator=24", False)]
     assert targets(MOCK.pins, MOCK.pins) == targets(MOCK.pins)
+
+
+def test_a_slow_factory_with_nothing_after_it_is_waited_for():
+    """lgpio imports for seconds on a slow CPU: timed like pigpio's daemon, it was given up
+    after FACTORY_TIMEOUT with nothing left to try, and safe-stop drove no pin at all."""
+    import threading
+
+    started = threading.Event()
+
+    def slow(name: str) -> MockFactory:
+        started.wait(0.3)  # longer than the timeout below: a step that takes its time
+        return MockFactory(pin_class=ReleasedPlainPin)
+
+    done = safe_stop(MOCK, make=slow, timeout=0.05)
+    assert done.factory == "mock" and done.driven

@@ -60,7 +60,12 @@ chip, inside a QEMU VM:
    is a datagram `NOTIFY_SOCKET` the test reads, `WATCHDOG_USEC` with systemd's rule on a
    thread of its own (`kerneltier.Watchdog`: SIGABRT once a timeout has passed since the
    last `WATCHDOG=1`; there is no systemd in the guest), and `launcher safe-stop --config
-   FILE` as ExecStopPost.
+   FILE` as ExecStopPost. The firmware runs without the nSLEEP read-back
+   (`pins.sleep_sense = -1`): the world answers nSLEEP's moves from a polling process in
+   an emulated VM, in its tail later than the firmware's `SLEEP_SETTLE` (50 ms), and the
+   firmware rightly faulted `driver_sleep` then; that read-back and its start test are
+   the simulated board's to test (`tests/firmware/test_copper.py`). The power contacts'
+   read-backs, read `CONTACT_SETTLE` (0.25 s) after the lid moves, are on.
 6. Faults are injected from test-only code, never through a hook in the firmware:
    `tests/kernel/harness.py` runs the firmware's own `main` with SIGUSR1 hanging the
    reactor at once, SIGUSR2 hanging it inside the actuators' next tick
