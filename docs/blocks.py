@@ -198,25 +198,18 @@ def rules_at_scale_row(path: Path = RESULTS / "rules_at_scale.json") -> str:
             f"{_machine(r)} |\n")
 
 
-def layer_faults_row(path: Path = RESULTS / "layer_faults.json") -> str:
-    """The layer campaign's row: what ``python -m bench.faults --tier full --out FILE``
-    recorded (``bench.faults.markdown``)."""
-    sys.path.insert(0, str(REPO))
-    from bench.faults import markdown
-
-    return markdown(json.loads(path.read_text(encoding="utf-8")))
-
-
-def _circuit_campaign(name: str) -> Callable[[], str]:
-    """The circuit campaign's summary rows or its tables: what ``python -m bench.faults
-    --campaign circuit --tier full --out FILE`` recorded (``bench.circuit``)."""
-    def figure(path: Path = RESULTS / "circuit_faults.json") -> str:
+def _campaign(module: str, name: str, results: str) -> Callable[[], str]:
+    """A campaign's rows, rendered by ``bench.MODULE.NAME`` from what it kept in
+    docs/results/RESULTS (the layer campaign: ``python -m bench.faults --tier full --out
+    FILE``; the circuit campaign: ``... --campaign circuit``)."""
+    def figure() -> str:
         sys.path.insert(0, str(REPO))
-        from bench import circuit
+        import importlib
 
-        return getattr(circuit, name)(json.loads(path.read_text(encoding="utf-8")))
+        render = getattr(importlib.import_module(f"bench.{module}"), name)
+        return render(json.loads((RESULTS / results).read_text(encoding="utf-8")))
 
-    figure.__doc__ = f"bench.circuit.{name}() of docs/results/circuit_faults.json"
+    figure.__doc__ = f"bench.{module}.{name}() of docs/results/{results}"
     return figure
 
 
@@ -235,8 +228,9 @@ def _circuit(name: str, module: str = "circuit") -> Callable[[], str]:
 FIGURES: dict[str, Callable[[], str]] = {
     "blinks": blink_table, "gin-variants": gin_variant_table,
     "fault-injection": fault_injection_row, "rules-at-scale": rules_at_scale_row,
-    "layer-faults": layer_faults_row,
-    "circuit-faults": _circuit_campaign("summary"), "circuit-table": _circuit_campaign("tables"),
+    "layer-faults": _campaign("faults", "markdown", "layer_faults.json"),
+    "circuit-faults": _campaign("circuit", "summary", "circuit_faults.json"),
+    "circuit-table": _campaign("circuit", "tables", "circuit_faults.json"),
     # The circuit as data: hardware/pinout.md, bom.md, power.md, circuit.md and the README.
     "pinout": _circuit("pinout_table"), "pinout-optional": _circuit("optional_table"),
     "readme-pins": _circuit("readme_pins_table"), "bom": _circuit("bom_table"),

@@ -54,7 +54,7 @@ import threading
 import traceback
 from collections.abc import Callable
 
-from hal.base import NEVER, Board, Scheduler, Unsubscribe
+from hal.base import NEVER, Board, Input, Scheduler, Unsubscribe
 from launcher.core.config import Motor, Rotator
 
 log = logging.getLogger(__name__)
@@ -327,11 +327,7 @@ class Actuators:
             return NEVER
         nxt = self._next_check(eventtime)
         if self.board.deadman is not None and self.board.motor_enable.is_active:
-            self._deadman_level = not self._deadman_level
-            if self._deadman_level:
-                self.board.deadman.on()
-            else:
-                self.board.deadman.off()
+            self._toggle_deadman()
             nxt = min(nxt, eventtime + DEADMAN_HALF_PERIOD)
         return nxt
 
@@ -484,27 +480,34 @@ class Actuators:
         if sense is not None and not b.motor_enable.is_active and sense.is_active:
             self._copper("driver_sleep", "nSLEEP reads high with the driver told to sleep (a "
                          "pull-up on the breakout, a short to 3.3 V, the one-shot's Q stuck)")
-        contact = b.power_contact
-        if contact is not None:
-            closed = self.lid_closed
-            if contact.is_active and not closed:
-                self._copper("power_contact", "the lid's power contact reads closed with the "
-                             "lid open (welded, its leads pinched, its plunger stuck)")
-            elif closed and not contact.is_active:
-                self._copper("power_contact", "the lid's power contact reads open with the "
-                             "lid shut (broken, misadjusted: the roller cannot run)")
-        contact = b.rotator_contact
-        if contact is not None:
-            full = self.lid_full
-            if contact.is_active and not full:
-                self._copper("power_contact", "the rotator's full-open contact reads closed "
-                             "with the lid not fully open (welded, its leads pinched, its "
-                             "plunger stuck)")
-            elif full and not contact.is_active:
-                self._copper("power_contact", "the rotator's full-open contact reads open "
-                             "with the lid fully open (broken, misadjusted: the cartridge "
-                             "cannot turn)")
+        self._contact_check(b.power_contact, self.lid_closed, "the lid's power contact",
+                            "lid open", "lid shut", "the roller cannot run")
+        self._contact_check(b.rotator_contact, self.lid_full, "the rotator's full-open "
+                            "contact", "lid not fully open", "lid fully open",
+                            "the cartridge cannot turn")
         return NEVER
+
+    def _contact_check(self, contact: Input | None, should_close: bool, name: str,
+                       open_lid: str, closing_lid: str, stuck: str) -> None:
+        """A power contact's read-back against the lid position that closes it."""
+        if contact is None:
+            return
+        if contact.is_active and not should_close:
+            self._copper("power_contact", f"{name} reads closed with the {open_lid} (welded, "
+                         "its leads pinched, its plunger stuck)")
+        elif should_close and not contact.is_active:
+            self._copper("power_contact", f"{name} reads open with the {closing_lid} (broken, "
+                         f"misadjusted: {stuck})")
+
+    def _toggle_deadman(self) -> None:
+        """One edge of the dead-man's square wave."""
+        deadman = self.board.deadman
+        assert deadman is not None
+        self._deadman_level = not self._deadman_level
+        if self._deadman_level:
+            deadman.on()
+        else:
+            deadman.off()
 
     def _start_test(self, eventtime: float) -> float:
         """One step of nSLEEP's start test: with the dead-man, edges with CLR low (nSLEEP
@@ -512,12 +515,7 @@ class Actuators:
         b, step = self.board, self._test.pop(0)
         assert b.sleep_sense is not None
         if step == "cleared":
-            assert b.deadman is not None
-            self._deadman_level = not self._deadman_level
-            if self._deadman_level:
-                b.deadman.on()
-            else:
-                b.deadman.off()
+            self._toggle_deadman()
             if self._test[0] == "cleared":
                 return eventtime + DEADMAN_HALF_PERIOD
             if b.sleep_sense.is_active:
@@ -533,11 +531,7 @@ class Actuators:
                 b.motor_enable.on()  # both inputs low: the roller coasts, awake or not
                 self._test_since = eventtime
             if b.deadman is not None:
-                self._deadman_level = not self._deadman_level
-                if self._deadman_level:
-                    b.deadman.on()
-                else:
-                    b.deadman.off()
+                self._toggle_deadman()
                 if self._test[0] == "woken":
                     return eventtime + DEADMAN_HALF_PERIOD
             if not b.sleep_sense.is_active:

@@ -67,7 +67,7 @@ def test_a_power_contact_that_stays_closed_is_found_at_the_next_lid_cycle(mode: 
 
 
 @pytest.mark.parametrize("mode", ["welded", "leads_pinched", "plunger_stuck"])
-def test_the_rotators_full_open_contact_stuck_closed_is_found_with_the_lid_shut(mode: str):
+def test_the_rotators_full_open_contact_stuck_closed_is_found_with_the_lid_ajar(mode: str):
     """S4, in the cartridge motor's lead: welded, it let the rotator run with the lid
     anywhere and nothing read it (the circuit campaign found it unreported)."""
     rig = dealing_rig()
