@@ -18,7 +18,7 @@ state changes (gpiozero's ``MockPin`` keeps every one in a list).
 
 The physics reaches its pins through a small ``PinPort``: ``MockPins`` (gpiozero's
 MockFactory, the board built on it in this process; the default) or, in the kernel tier,
-``hal.gpiosim.GpioSimPins`` (the kernel's gpio-sim chip, polled through sysfs, with the
+``GpioSimPins`` (tests/kernel/gpiosim.py: the kernel's gpio-sim chip, polled through sysfs, with the
 firmware in another process). There is one physics model; only the pin backend differs.
 """
 

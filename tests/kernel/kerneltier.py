@@ -7,7 +7,7 @@ carries the ``kernel`` marker, which plain ``pytest`` deselects (pyproject addop
 for outside the VM (``pytest -m kernel``), they fail with one line saying so.
 
 The pieces: ``World`` is the simulated launcher's ONE physics model (hal.sim.SimLauncher)
-on the gpio-sim pin port (hal.gpiosim.GpioSimPins), on a real reactor on a thread of this
+on the gpio-sim pin port (gpiosim.py's GpioSimPins), on a real reactor on a thread of this
 process; ``Firmware`` is ``launcher run --config FILE`` started as systemd would
 (NOTIFY_SOCKET, WATCHDOG_USEC, the working directory on a tmpfs), with its log lines and
 notifications recorded with their wall times, and every write from its exec to READY=1
@@ -32,7 +32,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from hal.gpiosim import GpioSimPins
+from gpiosim import GpioSimPins
+
 from hal.sim import Physics, SimLauncher
 from launcher.core import config
 from launcher.core.reactor import RealReactor

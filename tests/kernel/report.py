@@ -61,7 +61,7 @@ chip, inside a QEMU VM:
    config says `pin_factory = "lgpio"`.
 5. The tests play the world and systemd. The world is the simulator's ONE physics model
    (`hal.sim.SimLauncher`, as in every other test) on a second pin backend,
-   `hal.gpiosim.GpioSimPins`: inputs are driven by writing `pull-down`/`pull-up` to
+   `GpioSimPins` (tests/kernel/gpiosim.py): inputs are driven by writing `pull-down`/`pull-up` to
    `sim_gpioN/pull`, outputs are polled from `sim_gpioN/value` on a real reactor. systemd
    is a datagram `NOTIFY_SOCKET` the test reads, `WATCHDOG_USEC` with systemd's rule on a
    thread of its own (`kerneltier.Watchdog`: SIGABRT once a timeout has passed since the

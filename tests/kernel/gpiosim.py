@@ -18,7 +18,7 @@ claims an input with its pull-up, the line goes high whatever this side wanted. 
 switch to ground beats a weak internal pull-up, so every ``recheck`` polls the port reads
 back the pulls it set and writes again any that a claim overwrote.
 
-Never imported by ``launcher run``: only the kernel tier's tests load it.
+Test code: it lives with the kernel tier, which alone loads it (it is not shipped).
 """
 
 from __future__ import annotations
