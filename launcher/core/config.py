@@ -60,6 +60,7 @@ class Timing:
     """All in seconds (the file says milliseconds where the key ends in _ms)."""
 
     debounce: float
+    lid_pair: float
     mash_guard: float
     card_timeout: float
     jam_timeout: float
@@ -320,6 +321,7 @@ def _circuit_rules(pins: Pins) -> Pins:
 # max_run_ms is capped where a stalled roller still does the motor and the driver no harm.
 TIMING_RANGES: dict[str, tuple[str, float, float]] = {
     "debounce": ("debounce_ms", 0, 1000),
+    "lid_pair": ("lid_pair_ms", 0, 1000),
     "mash_guard": ("mash_guard_ms", 0, 5000),
     "card_timeout": ("card_timeout_ms", 100, 10_000),
     "jam_timeout": ("jam_timeout_ms", 50, 10_000),

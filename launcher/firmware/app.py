@@ -379,14 +379,15 @@ class Launcher:
                 or (closed and b.lid_open.is_active))
 
     def _check_lid_pair(self) -> None:
-        """The lid switches must be plausible; not for longer than the debounce is a fault."""
+        """The lid switches must be plausible: not for longer than ``timing.lid_pair_ms`` (an
+        SPDT's change-over, NO broken before NC makes) is a fault."""
         if not self.started:
             return
         if not self._lid_implausible():
             self.reactor.update_timer(self._lid_pair_timer, NEVER)
         elif self._lid_pair_timer.waketime == NEVER:
             self.reactor.update_timer(self._lid_pair_timer, self.reactor.monotonic()
-                                      + self.settings.timing.debounce)
+                                      + self.settings.timing.lid_pair)
 
     def _lid_pair_due(self, eventtime: float) -> float:
         if self._lid_implausible():

@@ -70,8 +70,12 @@ chip, inside a QEMU VM:
    (`pins.sleep_sense = -1`): the world answers nSLEEP's moves from a polling process in
    an emulated VM, in its tail later than the firmware's `SLEEP_SETTLE` (50 ms), and the
    firmware rightly faulted `driver_sleep` then; that read-back and its start test are
-   the simulated board's to test (`tests/firmware/test_copper.py`). The power contacts'
-   read-backs, read `CONTACT_SETTLE` (0.25 s) after the lid moves, are on.
+   the simulated board's to test (`tests/firmware/test_copper.py`). The lid switches may
+   disagree for `timing.lid_pair_ms = 500` there (30 ms stock): the world moves the lid's
+   three switches one sysfs write at a time, and a lift from shut to fully open took 92 ms
+   from its first write to its last, so at 30 ms the firmware rightly faulted `lid_sensor`
+   on a lid still half-written. The power contacts' read-backs, read `CONTACT_SETTLE`
+   (0.25 s) after the lid moves, are on.
 6. Faults are injected from test-only code, never through a hook in the firmware:
    `tests/kernel/harness.py` runs the firmware's own `main` with SIGUSR1 hanging the
    reactor at once, SIGUSR2 hanging it inside the actuators' next tick
