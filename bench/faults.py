@@ -35,7 +35,6 @@ reactor's own hang does not stop, woken when a drive begins, as the real one is.
 from __future__ import annotations
 
 import argparse
-import json
 import logging
 import os
 import resource
@@ -48,6 +47,8 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from bench.keep import RESULTS as KEPT
+from bench.keep import keep
 from hal.audio import RecordingSpeaker
 from launcher.core import config
 from launcher.core import machine as m
@@ -56,7 +57,7 @@ from launcher.firmware.actuators import GUARD_BEAT, Actuators, Amp
 from launcher.firmware.sound import CuePlayer, load_pack
 from launcher.sim.rig import SimRig
 
-RESULTS = Path(__file__).resolve().parents[1] / "docs" / "results" / "layer_faults.json"
+RESULTS = KEPT / "layer_faults.json"
 COMMAND = "python -m bench.faults --tier full --out docs/results/layer_faults.json"
 
 # Every pin the firmware writes or reads through its adapters, by board part: the ``Pins``
@@ -746,15 +747,8 @@ def main(argv: list[str] | None = None) -> int:
     for line in r["failures"]:
         print("did not hold:", line)
     if args.out is not None:
-        write(r, args.out)
+        keep(args.out, r)
     return 1 if r["failures"] else 0
-
-
-def write(r: dict[str, Any], out: Path) -> None:
-    """Keep the results: written beside, then moved into place (a cut leaves the old file)."""
-    tmp = out.with_suffix(".tmp")
-    tmp.write_text(json.dumps(r, indent=2) + "\n", encoding="utf-8")
-    os.replace(tmp, out)
 
 
 if __name__ == "__main__":

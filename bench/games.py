@@ -9,12 +9,13 @@ decision in Gin, and one ``game.step`` / ``apply_action`` call in the peers. The
 why, and is skipped.
 
     python -m bench.games [--seconds 3] [--slices 3]
-    python -m bench.games --peers 5 [--seconds 4] [--slices 4] [--docs docs/games.md]
+    python -m bench.games --peers 5 [--seconds 4] [--slices 4] [--out docs/results/peers.json]
 
 ``--peers ROUNDS`` runs only the peer comparisons (2-player classic UNO against RLCard; Gin
 Rummy against OpenSpiel and RLCard), ROUNDS times, and prints min / median / max of each
 rate and of ours against it, each peer's simplifications beside its figure, and the Gin
-solver alone; ``--docs FILE`` writes the same block into FILE between its markers.
+solver alone; ``--out FILE`` keeps the figures, from which ``docs/blocks.py --print peers``
+renders that table into docs/games.md.
 """
 
 from __future__ import annotations
@@ -28,7 +29,10 @@ import sys
 import time
 from collections.abc import Callable
 from math import floor
+from pathlib import Path
 from typing import Any
+
+from bench.keep import keep
 
 Runner = Callable[[float], tuple[int, int, float]]
 
@@ -407,65 +411,70 @@ def _version(dist: str) -> str:
         return "not installed"
 
 
-def peer_report(rounds: int, seconds: float, slices: int, seed: int = 1,
-                command: str = "") -> str:
+def peer_results(rounds: int, seconds: float, slices: int, seed: int = 1,
+                 command: str = "") -> dict[str, Any]:
     """Each comparison ``rounds`` times (a round: every engine ``seconds`` of CPU time in
-    ``slices`` alternating slices), as markdown: min / median / max of each engine's rate,
-    of its steps, and of ours against it (the ratio of each round), what each plays, and
-    whether the issue's goal is met by the median."""
+    ``slices`` alternating slices): each engine's games and steps per CPU second, round by
+    round, and the machine it ran on. ``peer_markdown`` renders it."""
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
-    stamp = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
-    lines = [f"`{command}` on {stamp}: Python {platform.python_version()} on "
-             f"{platform.machine()}, {os.cpu_count()} cores, load average {load:.1f} at the "
-             f"start; RLCard {_version('rlcard')}, open-spiel {_version('open_spiel')}. "
-             f"{rounds} rounds; in each, every engine plays whole games for {seconds:g} s of "
-             f"CPU time (`time.process_time`) in {slices} alternating slices, all in one "
-             "process. Figures are min / median / max over the rounds; \"ours ÷ this\" is "
-             "taken in each round, then summarised. A step is a turn (UNO) or a decision "
-             "(Gin) in ours, one `step` / `apply_action` call in the peers.", ""]
+    out: dict[str, Any] = {
+        "command": command, "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+        "python": platform.python_version(), "machine": platform.machine(),
+        "cores": os.cpu_count(), "load_1min": round(load, 1),
+        "versions": {"RLCard": _version("rlcard"), "open-spiel": _version("open_spiel")},
+        "rounds": rounds, "seconds": seconds, "slices": slices, "comparisons": []}
     for title, unit, runners in peer_pairs(seed):
         ready: dict[str, Runner] = {k: v for k, v in runners.items() if not isinstance(v, str)}
         for run in ready.values():
             run(0.0)  # one game each before the clock counts (first calls, caches)
         runs = [alternate(ready, seconds, slices) for _ in range(rounds)]
-        lines += [f"{title}, {unit} per CPU second:", "",
+        engines = [{"name": name, "games_per_s": [r[name]["games_per_s"] for r in runs],
+                    "steps_per_s": [r[name]["steps_per_s"] for r in runs]} for name in ready]
+        engines += [{"name": name, "skipped": why} for name, why in runners.items()
+                    if isinstance(why, str)]
+        out["comparisons"].append({"title": title, "unit": unit, "engines": engines})
+    out["solver"] = [[label, rate] for label, rate in solver_rates(seed)]
+    return out
+
+
+def peer_markdown(r: dict[str, Any]) -> str:
+    """What ``peer_results`` measured, as markdown: min / median / max of each engine's
+    rate, of its steps, and of ours against it (the ratio of each round), what each plays,
+    and whether the issue's goal is met by the median."""
+    lines = [f"`{r['command']}` on {r['date']}: Python {r['python']} on {r['machine']}, "
+             f"{r['cores']} cores, load average {r['load_1min']:.1f} at the start; "
+             + ", ".join(f"{k} {v}" for k, v in r["versions"].items()) + ". "
+             f"{r['rounds']} rounds; in each, every engine plays whole games for "
+             f"{r['seconds']:g} s of CPU time (`time.process_time`) in {r['slices']} "
+             "alternating slices, all in one process. Figures are min / median / max over "
+             "the rounds; \"ours ÷ this\" is taken in each round, then summarised. A step is "
+             "a turn (UNO) or a decision (Gin) in ours, one `step` / `apply_action` call in "
+             "the peers.", ""]
+    for c in r["comparisons"]:
+        unit = c["unit"]
+        lines += [f"{c['title']}, {unit} per CPU second:", "",
                   f"| engine | {unit}/s | steps/s | ours ÷ this | goal | what it plays |",
                   "|---|---|---|---|---|---|"]
-        mine = next(iter(ready))
-        for name in ready:
-            rate = [r[name]["games_per_s"] for r in runs]
-            steps = [r[name]["steps_per_s"] for r in runs]
-            ratio = [r[mine]["games_per_s"] / r[name]["games_per_s"] for r in runs]
+        ran = [e for e in c["engines"] if "skipped" not in e]
+        mine = ran[0]["games_per_s"]
+        for e in ran:
+            name, rate = e["name"], e["games_per_s"]
+            ratio = [a / b for a, b in zip(mine, rate, strict=True)]
             goal = PEER_TARGETS.get(name)
             verdict = ("" if goal is None else
                        f"≥ {goal:g}x: {'met' if statistics.median(ratio) >= goal else 'NOT met'}")
-            lines.append(f"| {name} | {_spread(rate, '{:,.0f}')} | {_spread(steps, '{:,.0f}')}"
-                         f" | {'' if name == mine else _spread(ratio, '{:.2f}')} | {verdict} | "
+            lines.append(f"| {name} | {_spread(rate, '{:,.0f}')} | "
+                         f"{_spread(e['steps_per_s'], '{:,.0f}')} | "
+                         f"{'' if e is ran[0] else _spread(ratio, '{:.2f}')} | {verdict} | "
                          f"{PEER_NOTES[name]} |")
-        for name, why in runners.items():
-            if isinstance(why, str):
-                lines.append(f"| {name} | skipped: {why} | | | | {PEER_NOTES[name]} |")
+        for e in c["engines"]:
+            if "skipped" in e:
+                lines.append(f"| {e['name']} | skipped: {e['skipped']} | | | | "
+                             f"{PEER_NOTES[e['name']]} |")
         lines.append("")
     lines += ["Gin's deadwood solver alone (random hands, a fresh memo each):", ""]
-    lines += [f"- {label}: {rate:,.0f} hands per CPU second" for label, rate in
-              solver_rates(seed)]
+    lines += [f"- {label}: {rate:,.0f} hands per CPU second" for label, rate in r["solver"]]
     return "\n".join(lines) + "\n"
-
-
-BEGIN = "<!-- begin: python -m bench.games --peers (generated, do not edit) -->"
-END = "<!-- end: python -m bench.games --peers -->"
-
-
-def write_block(path: str, block: str) -> None:
-    """Replace what lies between ``BEGIN`` and ``END`` in ``path`` with ``block``."""
-    with open(path, encoding="utf-8") as f:
-        text = f.read()
-    head, sep, rest = text.partition(BEGIN)
-    _, sep2, tail = rest.partition(END)
-    if not sep or not sep2:
-        raise SystemExit(f"{path}: no {BEGIN!r} ... {END!r} markers to write between")
-    with open(path, "w", encoding="utf-8") as f:
-        f.write(f"{head}{BEGIN}\n{block}{END}{tail}")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -474,18 +483,19 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--slices", type=int, default=3)
     p.add_argument("--peers", type=int, metavar="ROUNDS", default=0,
                    help="only the peer comparisons, over ROUNDS rounds (5 or more)")
-    p.add_argument("--docs", metavar="FILE",
-                   help="with --peers: also write the report into FILE between its markers")
+    p.add_argument("--out", type=Path, metavar="FILE",
+                   help="with --peers: keep the figures in FILE (docs/results/peers.json, "
+                        "from which docs/blocks.py renders docs/games.md's table)")
     a = p.parse_args(argv)
-    if a.docs and not a.peers:
-        p.error("--docs goes with --peers")
+    if a.out and not a.peers:
+        p.error("--out goes with --peers")
     if a.peers:
         command = " ".join(["python -m bench.games", *(argv if argv is not None
                                                         else sys.argv[1:])])
-        report = peer_report(a.peers, a.seconds, a.slices, command=command)
-        print(report)
-        if a.docs:
-            write_block(a.docs, report)
+        r = peer_results(a.peers, a.seconds, a.slices, command=command)
+        print(peer_markdown(r))
+        if a.out:
+            keep(a.out, r)
         return 0
     ours = alternate(our_engines(), a.seconds, a.slices)
     for name, r in ours.items():

@@ -28,6 +28,10 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from bench import report
+from bench.keep import keep, write_atomic
+from bench.report import fmt_for
+
 ROOT = Path(__file__).resolve().parent.parent
 SECTIONS = ("press", "service", "startup", "console", "games", "jobs", "scale", "profile")
 
@@ -76,8 +80,6 @@ QUICK = Plan(quick=True, press_runs=2, presses=300, lids=30, human_runs=1, human
              jobs_runs=2, jobs_games=24, scale_runs=2, scale_players=(2, 6, 10),
              scale_direct=3, scale_firmware=1, profile_scale=0.2, compare_idle=3.0)
 
-# The Pi Zero 2 W against this machine, single-threaded Python (an estimate: see report.py).
-PI_SLOWDOWN, PI_SLOWDOWN_RANGE = 40, (20, 45)
 
 
 @dataclass
@@ -173,11 +175,6 @@ def spread(xs: list[float], fmt: str = "{:,.0f}") -> str:
         return "–"
     lo, med, hi = min(xs), statistics.median(xs), max(xs)
     return " / ".join(fmt.format(v) for v in (lo, med, hi))
-
-
-def fmt_for(unit: str) -> str:
-    return {"s": "{:.3f}", "ms": "{:.1f}", "%": "{:.3f}", "MiB": "{:.1f}", "x": "{:.2f}"}.get(
-        unit, "{:,.0f}")
 
 
 # --- the benchmarks ------------------------------------------------------------------------
@@ -455,14 +452,11 @@ def print_table(r: Results) -> None:
 
 
 def write_markdown(r: Results, info: dict[str, Any], path: Path) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(render(r, info), encoding="utf-8")
+    write_atomic(path, render(r, info))
 
 
 def render(r: Results, info: dict[str, Any]) -> str:
     """The page of a run (``info["argv"]``: its command)."""
-    from bench import report
-
     return report.render(r, info["argv"], info)
 
 
@@ -528,8 +522,7 @@ def main(argv: list[str] | None = None) -> int:
             keep_others(results, old)
     print_table(results)
     data = to_json(results, info)
-    store.parent.mkdir(parents=True, exist_ok=True)
-    store.write_text(json.dumps(data, indent=1, default=list) + "\n", encoding="utf-8")
+    keep(store, data, indent=1)
     # The page is rendered from what the file holds, so the file alone can render it again
     # (tests/docs checks that the page and its file agree).
     write_markdown(*from_json(json.loads(store.read_text(encoding="utf-8"))), a.out)

@@ -140,12 +140,11 @@ SKIP: list[tuple[str, str]] = [
 # (pattern, rewrite): the small size a slow command runs at here.
 SMALL: list[tuple[str, object]] = [
     (r"^launcher (simulate|tune)\b", lambda c: _games(c, 3)),
-    (r"-m bench\.games --peers", lambda c: _docs_copy(re.sub(
+    (r"-m bench\.games --peers", lambda c: _results_here(re.sub(
         r"--peers \d+ --seconds \S+ --slices \d+", "--peers 1 --seconds 0.2 --slices 1", c))),
     (r"-m bench\.games$", lambda c: c + " --seconds 0.1 --slices 1"),
     (r"-m bench\.console", lambda c: c + " --lines 200 --seconds 0.1"),
-    (r"fault_injection\.py \d+", lambda c: re.sub(r"--out \S+", "--out results.json",
-                                                     re.sub(r"\.py \d+", ".py 3", c))),
+    (r"fault_injection\.py \d+", lambda c: _results_here(re.sub(r"\.py \d+", ".py 3", c))),
     (r"^(time )?(\S+=\S+ )*(\.venv/bin/)?pytest\b", lambda c: c + " --collect-only -q"),
     (r"^launcher sounds render$", lambda c: c + " --out rendered"),
 ]
@@ -156,13 +155,10 @@ FILES = {"my.toml": "[luck.mild]\nhazard = [0.35, 0.45, 1.4, 1.0]\n"}
 STATUS = {"launcher config check my.toml": 2}
 
 
-def _docs_copy(command: str) -> str:
-    """``--docs FILE`` rewrites FILE: here it writes a copy in the scratch folder (the
-    checkout's docs/ is a link), so that a small run never replaces the page's figures."""
-    m = re.search(r"--docs (\S+)", command)
-    if m is None:
-        return command
-    return f"cp {m.group(1)} docs-copy.md && " + command.replace(m.group(0), "--docs docs-copy.md")
+def _results_here(command: str) -> str:
+    """``--out FILE`` keeps a run's figures: here in the scratch folder (the checkout's docs/
+    is a link), so that a small run never replaces the figures the docs are rendered from."""
+    return re.sub(r"--out \S+", "--out results.json", command)
 
 
 def _games(command: str, n: int) -> str:
@@ -261,9 +257,9 @@ def test_a_template_is_skipped_and_a_real_command_is_not() -> None:
         "launcher simulate --games 3 --seed 1"
     # A recorded run and a page's benchmark block write into the scratch folder, not the
     # checkout's docs/.
-    assert plan(Command("x", "python -m bench.games --peers 5 --seconds 4 --slices 4 --docs "
-                        "docs/games.md"))[1] == ("cp docs/games.md docs-copy.md && python -m "
-                        "bench.games --peers 1 --seconds 0.2 --slices 1 --docs docs-copy.md")
+    assert plan(Command("x", "python -m bench.games --peers 5 --seconds 4 --slices 4 --out "
+                        "docs/results/peers.json"))[1] == ("python -m bench.games --peers 1 "
+                        "--seconds 0.2 --slices 1 --out results.json")
     assert plan(Command("x", "python tests/reliability/fault_injection.py 900 --out "
                         "docs/results/fault_injection.json"))[1] == \
         "python tests/reliability/fault_injection.py 3 --out results.json"

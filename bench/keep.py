@@ -1,0 +1,32 @@
+"""Where the benchmarks keep what they measured, and how every generated page is written.
+
+A run's figures go to ``docs/results/NAME.json`` (``keep``); ``docs/blocks.py`` renders the
+docs' generated blocks from those files, and docs/PERFORMANCE.md is rendered from
+docs/PERFORMANCE.json. Every one of these files is written beside its place and then moved
+into it (``write_atomic``), so a power cut or a Ctrl-C mid-write leaves the old file whole.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+RESULTS = Path(__file__).resolve().parents[1] / "docs" / "results"
+
+
+def write_atomic(path: Path, text: str) -> None:
+    """``path`` holds ``text`` afterwards, or (cut short) what it held before."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.tmp")
+    with open(tmp, "w", encoding="utf-8") as f:
+        f.write(text)
+        f.flush()
+        os.fsync(f.fileno())
+    os.replace(tmp, path)
+
+
+def keep(path: Path, data: Any, indent: int = 2) -> None:
+    """A run's figures, as JSON, at ``path``."""
+    write_atomic(path, json.dumps(data, indent=indent, default=list) + "\n")
