@@ -28,10 +28,12 @@ import subprocess
 import sys
 import threading
 import time
+import tomllib
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import tomli_w
 from gpiosim import GpioSimPins
 
 from hal.sim import Physics, SimLauncher
@@ -415,7 +417,7 @@ class Firmware:
         self.folder = folder
         folder.mkdir(parents=True, exist_ok=True)
         self.config = folder / "launcher.toml"
-        self.config.write_text(_config(folder, seed, console_port) + toml)
+        self.config.write_text(_merged(_config(folder, seed, console_port), toml))
         self.notify_path = folder / "notify.sock"
         self.notify_path.unlink(missing_ok=True)
         self._notify = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
@@ -602,6 +604,15 @@ def _sent_at(ancillary: list[tuple[int, int, bytes]]) -> float:
             offset = time.time_ns() - time.monotonic_ns()
             return (sec * 1_000_000_000 + nsec - offset) / 1e9
     raise AssertionError("a notification came without its kernel timestamp")
+
+
+def _merged(base: str, extra: str) -> str:
+    """The tier's config with a test's own on top: a table both name gets the keys of each
+    (the test's win), where the two texts joined would declare it twice."""
+    merged = tomllib.loads(base)
+    for table, keys in tomllib.loads(extra).items():
+        merged[table] = {**merged.get(table, {}), **keys}
+    return tomli_w.dumps(merged)
 
 
 def _config(folder: Path, seed: int, console_port: str) -> str:
