@@ -1,298 +1,71 @@
 """``launcher doctor``: what is wrong with this Pi, one line per check, each with its fix.
 
-Run on the Pi before and after wiring. Every check is a pure function over ``Facts``:
-files read under a root folder (``/`` on the Pi, a fixture folder in the tests: config.txt,
-/etc/asound.conf, systemd's system.conf and the pigpiod unit, the pinctrl driver's
-parameters in /sys/module, where /dev/serial0 points, pigpiod's command line in /proc) and
-the recorded output of a few commands (``id``, ``aplay -l``, ``systemctl``, ``journalctl``,
-``stat``). Imports stay light: this runs on a Pi Zero.
+Run on the Pi before and after wiring. Every check is a pure function over the ``Facts``
+that launcher/cli/doctor_facts.py gathers (files under a root folder, the recorded output of
+a few commands), so the tests run each one on fixture folders. Imports stay light: this runs
+on a Pi Zero.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import os
 import re
-import subprocess
 import sys
 import tomllib
-from collections.abc import Callable
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict
 from pathlib import Path
 
 from hal.base import HardwareError
 from hal.circuit import BOOT_LOW, ROLES, boot_gpio_line
 from hal.pins import factory_name, is_pi5_family, pi_model, reserved_pins
+from launcher.cli.doctor_facts import (
+    AMP_CARD,
+    AMP_OVERLAY,
+    AMP_SD_PIN,
+    ASOUND,
+    CONFIG,
+    EXIT_NOT_A_PI,
+    EXPECTED_GROUPS,
+    FAIL,
+    GADGET_MODULES,
+    HEADER_UARTS,
+    INSTALL,
+    PASS,
+    PERSIST_PARAM,
+    PI5_DEBUG_UART,
+    PIGPIOD_DROPIN,
+    PIGPIOD_EXEC,
+    SERVICE_GROUPS,
+    SERVICE_USER,
+    STRICT_PARAM,
+    VENV,
+    WARN,
+    WATCHDOG_DROPIN,
+    WATCHDOG_MAX_SEC,
+    WATCHDOG_SEC,
+    Facts,
+    Output,
+    Result,
+    boot_files,
+    dpkg_installed,
+    dtparams,
+    gather,
+    groups_of,
+    launcher_block,
+    may_rw,
+    recorded,
+    run_command,
+    settings_of,
+    stat_table,
+    state_path,
+)
 from launcher.cli.options import verb
-
-PASS, WARN, FAIL = "PASS", "WARN", "FAIL"
-EXIT_NOT_A_PI = 2
-
-SERVICE_USER = "launcher"
-SERVICE_GROUPS = ("gpio", "audio", "dialout")
-CONFIG = "etc/launcher/launcher.toml"
-VENV = "opt/launcher/venv"
-BLOCK_BEGIN = "# >>> launcher block"  # as systemd/install.sh writes it
-BLOCK_END = "# <<< launcher block"
-AMP_OVERLAY = "dtoverlay=max98357a"
-AMP_CARD = "MAX98357A"  # the card's ID in `aplay -l` ("card 2: MAX98357A [MAX98357A], ...")
-AMP_SD_PIN = 4  # the max98357a overlay's default SD pin (sdmode-pin=), unless no-sdmode
-GADGET_MODULES = "modules-load=dwc2,g_serial"
-INSTALL = "sudo systemd/install.sh (from the repository checkout)"
-ASOUND = "etc/asound.conf"
-# What systemd/install.sh writes (the doctor only checks; the names are shared for the fixes).
-WATCHDOG_DROPIN = "etc/systemd/system.conf.d/launcher-watchdog.conf"
-WATCHDOG_SEC = 10
-WATCHDOG_MAX_SEC = 15  # the BCM2835/2711/2712 PM watchdog cannot count further
-PIGPIOD_DROPIN = "etc/systemd/system/pigpiod.service.d/launcher.conf"
-PIGPIOD_EXEC = "ExecStart=/usr/bin/pigpiod -l -t 0 -s 10"
-# The header's pinctrl driver: its module parameter says whether released lines keep their
-# level (Y, the Raspberry Pi default) or return to inputs (N: dtparam=strict_gpiod, which
-# adds pinctrl_<driver>.persist_gpio_outputs=n to the kernel command line). Kernels from
-# April to June 2024 named it strict_gpiod, with the opposite sense (raspberrypi/linux#6117,
-# #6150).
-PERSIST_PARAM = "sys/module/{driver}/parameters/persist_gpio_outputs"
-STRICT_PARAM = "sys/module/{driver}/parameters/strict_gpiod"
-# Where /dev/serial0 may point: the UART on header pins 8 (TXD, GPIO 14) and 10 (RXD, GPIO 15)
-# on a Pi 1-4 and Zero (PL011 or mini UART), or a Pi 5's 3-pin debug connector.
-HEADER_UARTS = ("ttyAMA0", "ttyS0")
-PI5_DEBUG_UART = "ttyAMA10"
-
-
-@dataclass(frozen=True)
-class Result:
-    """One check's verdict."""
-
-    status: str
-    item: str
-    detail: str
-    fix: str = ""
-
-
-@dataclass(frozen=True)
-class Output:
-    """What a command printed, and its exit status (127: not installed)."""
-
-    rc: int
-    out: str = ""
-
-
-@dataclass
-class Facts:
-    """Everything the checks look at, gathered once."""
-
-    model: str | None
-    files: dict[str, str | None]  # path under the root -> text, None when missing
-    exists: dict[str, bool]
-    gpiochips: list[str]
-    pigpio_module: bool
-    commands: dict[str, Output] = field(default_factory=dict)
-    links: dict[str, str] = field(default_factory=dict)  # /dev name -> where its link points
-    processes: list[list[str]] = field(default_factory=list)  # pigpiod's argv, if running
-
-    def text(self, path: str) -> str:
-        return self.files.get(path) or ""
-
-
-Runner = Callable[[str, list[str]], Output]
-
-
-def commands(stat_paths: list[str]) -> dict[str, list[str]]:
-    """The commands the doctor runs, by the key their recorded output is kept under."""
-    return {
-        "id": ["id", SERVICE_USER],
-        "aplay": ["aplay", "-l"],
-        "is-enabled": ["systemctl", "is-enabled", "launcher.service"],
-        "is-active": ["systemctl", "is-active", "launcher.service"],
-        "pigpiod": ["systemctl", "is-active", "pigpiod.service"],
-        "watchdog": ["systemctl", "show", "--property=RuntimeWatchdogUSec", "--value"],
-        "journal": ["journalctl", "-u", "launcher.service", "-n", "300", "--no-pager",
-                    "-o", "cat"],
-        "stat": ["stat", "-L", "-c", "%n %U %G %a", *stat_paths],
-    }
-
-
-def run_command(key: str, argv: list[str]) -> Output:
-    """Run one command on this machine (the real runner)."""
-    try:
-        done = subprocess.run(argv, capture_output=True, text=True, timeout=20, check=False)
-    except FileNotFoundError:
-        return Output(127)
-    except subprocess.TimeoutExpired:
-        return Output(124)
-    return Output(done.returncode, done.stdout)
-
-
-# Folders whose *.conf files the checks read, in the order systemd applies them.
-GLOBBED = ("etc/systemd/system.conf.d", "usr/lib/systemd/system.conf.d",
-           "etc/systemd/system/pigpiod.service.d")
-
-
-def gather(root: Path, run: Runner) -> Facts:
-    """Read the files and run the commands the checks need."""
-    params = [template.format(driver=driver) for template in (PERSIST_PARAM, STRICT_PARAM)
-              for driver in ("pinctrl_bcm2835", "pinctrl_rp1")]
-    paths = [CONFIG, "boot/firmware/config.txt", "boot/config.txt", "boot/firmware/cmdline.txt",
-             "boot/cmdline.txt", "var/lib/dpkg/status", f"{VENV}/pyvenv.cfg", ASOUND,
-             "etc/systemd/system.conf", "usr/lib/systemd/system/pigpiod.service",
-             "lib/systemd/system/pigpiod.service", "etc/systemd/system/pigpiod.service",
-             *params]
-    for folder in GLOBBED:
-        paths += sorted(str(p.relative_to(root)) for p in (root / folder).glob("*.conf"))
-    files: dict[str, str | None] = {}
-    for rel in paths:
-        try:
-            files[rel] = (root / rel).read_text(encoding="utf-8", errors="replace")
-        except OSError:
-            files[rel] = None
-    dev = root / "dev"
-    chips = sorted(p.name for p in dev.glob("gpiochip*")) if dev.is_dir() else []
-    exists = {name: (dev / name).exists() or (dev / name).is_symlink()
-              for name in ("serial0", "ttyGS0", "ttyAMA0", "ttyS0", PI5_DEBUG_UART)}
-    links = {name: os.readlink(dev / name) for name in ("serial0", "serial1")
-             if (dev / name).is_symlink()}
-    state_dir = str(Path(_state_path(files.get(CONFIG))).parent)
-    stat_paths = [f"/dev/{c}" for c in chips] + [
-        f"/dev/{n}" for n, there in exists.items() if there] + [state_dir]
-    exists[state_dir.lstrip("/")] = (root / state_dir.lstrip("/")).is_dir()
-    pigpio = any(root.glob(f"{VENV}/lib/python3*/site-packages/pigpio.py")) or (
-        root / "usr/lib/python3/dist-packages/pigpio.py").exists()
-    outputs = {key: run(key, argv) for key, argv in commands(stat_paths).items()}
-    return Facts(pi_model(root=root), files, exists, chips, pigpio, outputs, links,
-                 _pigpiod_processes(root))
-
-
-def _pigpiod_processes(root: Path) -> list[list[str]]:
-    """The argv of every running pigpiod (from /proc/PID/cmdline)."""
-    found = []
-    for cmdline in sorted((root / "proc").glob("[0-9]*/cmdline")):
-        try:
-            argv = cmdline.read_bytes().decode("utf-8", "replace").split("\0")
-        except OSError:
-            continue
-        argv = [arg for arg in argv if arg]
-        if argv and Path(argv[0]).name == "pigpiod":
-            found.append(argv)
-    return found
-
-
-# -- helpers over facts ---------------------------------------------------------------------
-
-def _state_path(config_text: str | None) -> str:
-    try:
-        raw = tomllib.loads(config_text or "")
-    except tomllib.TOMLDecodeError:
-        raw = {}
-    path = raw.get("state", {}).get("path") if isinstance(raw.get("state"), dict) else None
-    return path if isinstance(path, str) else "/var/lib/launcher/state.json"
-
-
-def _settings(facts: Facts):  # -> (Settings | None, error text | None)
-    from launcher.core import config
-    from launcher.core.errors import ConfigError
-
-    text = facts.files.get(CONFIG)
-    if text is None:
-        return None, "missing"
-    try:
-        raw = config.merge(config.default_raw(), config.parse_toml(text, "/" + CONFIG))
-        return config.settings_from_dict(raw), None
-    except ConfigError as exc:
-        return None, str(exc)
-
-
-def _boot(facts: Facts) -> tuple[str, str]:
-    """(config.txt path, cmdline.txt path) under the root: /boot/firmware first (Bookworm)."""
-    if facts.files.get("boot/firmware/config.txt") is not None:
-        return "boot/firmware/config.txt", "boot/firmware/cmdline.txt"
-    return "boot/config.txt", "boot/cmdline.txt"
-
-
-def _launcher_block(facts: Facts) -> list[str] | None:
-    lines = facts.text(_boot(facts)[0]).splitlines()
-    starts = [i for i, line in enumerate(lines) if line.startswith(BLOCK_BEGIN)]
-    if not starts:
-        return None
-    block = []
-    for line in lines[starts[-1] + 1:]:
-        if line.startswith(BLOCK_END):
-            break
-        block.append(line.split("#", 1)[0].strip())
-    return [line for line in block if line]
-
-
-def _config_txt(facts: Facts) -> tuple[dict[str, str], list[tuple[str, dict[str, str]]]]:
-    """config.txt as the firmware reads it: (base dtparams, [(overlay, its params)]).
-
-    A ``dtparam=`` line after a ``dtoverlay=NAME`` line is in that overlay's scope until the
-    next ``dtoverlay=`` line (a bare one ends the scope); it reaches the base device tree
-    only if the overlay has no parameter of that name (Raspberry Pi documentation, "DT
-    parameters"). Conditional sections ([pi4], [cm5], ...) are not told apart.
-    """
-    base: dict[str, str] = {}
-    overlays: list[tuple[str, dict[str, str]]] = []
-    current = base
-    for raw in facts.text(_boot(facts)[0]).splitlines():
-        line = raw.split("#", 1)[0].strip()
-        key, _, value = line.partition("=")
-        key = key.strip()
-        if key not in ("dtoverlay", "dtparam"):
-            continue
-        words = [w.strip() for w in value.split(",") if w.strip()]
-        if key == "dtoverlay":
-            if not words:
-                current = base
-                continue
-            current = {}
-            overlays.append((words.pop(0), current))
-        for word in words:
-            name, _, setting = word.partition("=")
-            current[name.strip()] = setting.strip() or "on"
-    return base, overlays
-
-
-def _stat(facts: Facts) -> dict[str, tuple[str, str, str]]:
-    """stat's "%n %U %G %a" lines -> {path: (user, group, octal mode)}."""
-    table = {}
-    for line in facts.commands.get("stat", Output(1)).out.splitlines():
-        parts = line.split()
-        if len(parts) == 4:
-            table[parts[0]] = (parts[1], parts[2], parts[3])
-    return table
-
-
-# Device and folder access is judged for a service user in its expected groups: whether it
-# IS in them is check_groups' finding, so one missing group gives one FAIL, not three.
-_EXPECTED_GROUPS = {*SERVICE_GROUPS, SERVICE_USER}
-
-
-def _may_rw(entry: tuple[str, str, str], user: str, groups: set[str]) -> bool:
-    owner, group, mode = entry
-    bits = int(mode, 8)
-    return ((owner == user and bits & 0o600 == 0o600)
-            or (group in groups and bits & 0o060 == 0o060) or bits & 0o006 == 0o006)
-
-
-def _groups(facts: Facts) -> set[str] | None:
-    out = facts.commands.get("id", Output(1))
-    if out.rc != 0:
-        return None
-    found = re.search(r"groups=(\S+)", out.out)
-    return set(re.findall(r"\(([^)]+)\)", found.group(1))) if found else set()
-
-
-def _dpkg_installed(facts: Facts, package: str) -> bool:
-    for stanza in facts.text("var/lib/dpkg/status").split("\n\n"):
-        if re.search(rf"^Package: {re.escape(package)}$", stanza, re.M):
-            return re.search(r"^Status: install ok installed$", stanza, re.M) is not None
-    return False
-
 
 # -- the checks -----------------------------------------------------------------------------
 
 def check_board(facts: Facts) -> list[Result]:
-    settings, _ = _settings(facts)
+    settings, _ = settings_of(facts)
     setting = settings.pin_factory if settings else "auto"
     try:
         name = factory_name(setting, facts.model, env={})
@@ -304,7 +77,7 @@ def check_board(facts: Facts) -> list[Result]:
 
 
 def factory(facts: Facts) -> str:
-    settings, _ = _settings(facts)
+    settings, _ = settings_of(facts)
     try:
         return factory_name(settings.pin_factory if settings else "auto", facts.model, env={})
     except HardwareError:
@@ -314,7 +87,7 @@ def factory(facts: Facts) -> str:
 def check_factory(facts: Facts) -> list[Result]:
     name = factory(facts)
     if name == "lgpio":
-        if not _dpkg_installed(facts, "python3-lgpio"):
+        if not dpkg_installed(facts, "python3-lgpio"):
             return [Result(FAIL, "pin factory", "lgpio: the python3-lgpio package is not "
                            "installed", "sudo apt install python3-lgpio")]
         cfg = facts.files.get(f"{VENV}/pyvenv.cfg")
@@ -393,7 +166,7 @@ def check_pigpiod_timing(facts: Facts) -> list[Result]:
 
 
 def check_groups(facts: Facts) -> list[Result]:
-    groups = _groups(facts)
+    groups = groups_of(facts)
     if groups is None:
         return [Result(FAIL, "service user", f"no user {SERVICE_USER}", INSTALL)]
     missing = [g for g in SERVICE_GROUPS if g not in groups]
@@ -409,11 +182,11 @@ def check_gpiochip(facts: Facts) -> list[Result]:
     if not facts.gpiochips:
         return [Result(level, "gpiochip", "no /dev/gpiochip* device",
                        "update the kernel: sudo apt full-upgrade, then reboot")]
-    groups = _EXPECTED_GROUPS  # membership itself is check_groups' business
-    table = _stat(facts)
+    groups = EXPECTED_GROUPS  # membership itself is check_groups' business
+    table = stat_table(facts)
     refused = [c for c in facts.gpiochips
                if f"/dev/{c}" not in table
-               or not _may_rw(table[f"/dev/{c}"], SERVICE_USER, groups)]
+               or not may_rw(table[f"/dev/{c}"], SERVICE_USER, groups)]
     if refused:
         shown = ", ".join(f"/dev/{c} " + " ".join(table.get(f"/dev/{c}", ("?", "?", "?")))
                           for c in refused)
@@ -425,7 +198,7 @@ def check_gpiochip(facts: Facts) -> list[Result]:
 
 
 def _console_port(facts: Facts) -> str:
-    settings, _ = _settings(facts)
+    settings, _ = settings_of(facts)
     if settings:
         return settings.console.port
     try:  # a config invalid elsewhere (check_config's finding) still names its port
@@ -436,11 +209,11 @@ def _console_port(facts: Facts) -> str:
 
 
 def check_boot_config(facts: Facts) -> list[Result]:
-    config_txt, cmdline = _boot(facts)
+    config_txt, cmdline = boot_files(facts)
     if facts.files.get(config_txt) is None:
         return [Result(FAIL, "config.txt", "no /boot/firmware/config.txt or /boot/config.txt",
                        "is this Raspberry Pi OS? the boot partition is not mounted")]
-    block = _launcher_block(facts)
+    block = launcher_block(facts)
     if block is None:
         return [Result(FAIL, "config.txt", f"/{config_txt} has no launcher block", INSTALL)]
     missing = []
@@ -464,12 +237,12 @@ def check_boot_config(facts: Facts) -> list[Result]:
 def _board_param(facts: Facts, name: str) -> bool:
     """Whether config.txt sets this base-device-tree parameter: in the base scope, or in an
     overlay's scope, which passes it on (no overlay the launcher meets has these names)."""
-    base, overlays = _config_txt(facts)
+    base, overlays = dtparams(facts)
     return name in base or any(name in params for _, params in overlays)
 
 
 def _used_pins(facts: Facts) -> dict[int, str]:
-    settings, _ = _settings(facts)
+    settings, _ = settings_of(facts)
     if settings is None:
         return {}
     return {pin: key for key, pin in vars(settings.pins).items() if pin is not None}
@@ -478,8 +251,8 @@ def _used_pins(facts: Facts) -> dict[int, str]:
 def check_amp_sd_pin(facts: Facts) -> list[Result]:
     """The max98357a overlay drives the amplifier's SD pin itself (GPIO 4, or sdmode-pin=)
     unless told no-sdmode: a firmware pin there would be fought over by the kernel."""
-    config_txt = _boot(facts)[0]
-    amps = [params for name, params in _config_txt(facts)[1] if name == "max98357a"]
+    config_txt = boot_files(facts)[0]
+    amps = [params for name, params in dtparams(facts)[1] if name == "max98357a"]
     if not amps:
         return []  # no overlay at all: check_boot_config's finding
     params = amps[-1]
@@ -502,7 +275,7 @@ def check_amp_sd_pin(facts: Facts) -> list[Result]:
 def check_strict_gpiod(facts: Facts) -> list[Result]:
     """A released line returns to an input only with dtparam=strict_gpiod: otherwise a
     launcher that died with the motor on leaves the motor pins driven until safe-stop."""
-    config_txt = _boot(facts)[0]
+    config_txt = boot_files(facts)[0]
     driver = "pinctrl_rp1" if is_pi5_family(facts.model) else "pinctrl_bcm2835"
     persist = facts.files.get(PERSIST_PARAM.format(driver=driver))
     strict = facts.files.get(STRICT_PARAM.format(driver=driver))
@@ -638,7 +411,7 @@ def check_audio(facts: Facts) -> list[Result]:
 def check_serial(facts: Facts) -> list[Result]:
     port = _console_port(facts)
     name = port.removeprefix("/dev/")
-    config_txt = _boot(facts)[0]
+    config_txt = boot_files(facts)[0]
     pi5 = is_pi5_family(facts.model)
     pi5_fix = (f"write dtparam=uart0=on in /{config_txt} (install.sh does it on a Pi 5) and "
                f'console.port = "/dev/ttyAMA0" in /{CONFIG}, then sudo reboot')
@@ -653,8 +426,8 @@ def check_serial(facts: Facts) -> list[Result]:
         else:
             fix = "enable_uart=1 in config.txt (install.sh does it), then sudo reboot"
         return [Result(FAIL, "serial console", f"{port} is missing", fix)]
-    entry = _stat(facts).get(port)
-    if entry is not None and not _may_rw(entry, SERVICE_USER, _EXPECTED_GROUPS):
+    entry = stat_table(facts).get(port)
+    if entry is not None and not may_rw(entry, SERVICE_USER, EXPECTED_GROUPS):
         return [Result(FAIL, "serial console", f"{SERVICE_USER} cannot use {port} "
                        f"({' '.join(entry)})", f"sudo usermod -aG {entry[1]} {SERVICE_USER}")]
     target = Path(facts.links.get(name, name)).name if name == "serial0" else name
@@ -674,12 +447,12 @@ def check_serial(facts: Facts) -> list[Result]:
 def check_config(facts: Facts) -> list[Result]:
     from launcher.core.config import UART_PORTS
 
-    settings, problem = _settings(facts)
+    settings, problem = settings_of(facts)
     if problem == "missing":
         return [Result(FAIL, "config", f"no /{CONFIG}", INSTALL)]
     if settings is None:
         return [Result(FAIL, "config", f"/{CONFIG}: {problem}", f"sudoedit /{CONFIG}")]
-    block = _launcher_block(facts) or []
+    block = launcher_block(facts) or []
     taken = reserved_pins(i2s=any(line.startswith(AMP_OVERLAY) for line in block),
                           uart=settings.console.port in UART_PORTS)
     clashes = [f"pins.{key} = {pin} is {taken[pin]}"
@@ -716,8 +489,8 @@ def check_boot_pulls(facts: Facts) -> list[Result]:
     """Every output that must stay off while the Pi boots made an output driven low by
     config.txt (``gpio=...=op,dl``), so it is low from a few seconds after power-on, not
     only once the firmware claims it (hal/circuit.py: BOOT_LOW)."""
-    settings, _ = _settings(facts)
-    block = _launcher_block(facts)
+    settings, _ = settings_of(facts)
+    block = launcher_block(facts)
     if settings is None or block is None:
         return []  # check_config's or check_boot_config's finding
     pins = settings.pins
@@ -725,7 +498,7 @@ def check_boot_pulls(facts: Facts) -> list[Result]:
     lines = _gpio_lines(block)
     missing = [f"GPIO {n} (pins.{k})" for n, k in sorted(wanted.items())
                if not {"op", "dl"} <= lines.get(n, set())]
-    config_txt = _boot(facts)[0]
+    config_txt = boot_files(facts)[0]
     if missing:
         return [Result(FAIL, "boot pulls", "config.txt does not drive low at boot: "
                        + ", ".join(missing), f"{INSTALL} (it writes "
@@ -737,7 +510,7 @@ def check_boot_pulls(facts: Facts) -> list[Result]:
 def check_safety_pins(facts: Facts) -> list[Result]:
     """The pins by which the firmware checks the copper: the NC twin of the lid's sensing
     switch, and the read-backs of the power contact and of nSLEEP (hardware/power.md)."""
-    settings, _ = _settings(facts)
+    settings, _ = settings_of(facts)
     if settings is None:
         return []  # check_config's finding
     why = {"lid_closed_nc": "one contact alone: a lid_closed wire pinched to ground passes "
@@ -760,12 +533,12 @@ def check_safety_pins(facts: Facts) -> list[Result]:
 
 
 def check_state_dir(facts: Facts) -> list[Result]:
-    folder = str(Path(_state_path(facts.files.get(CONFIG))).parent)
+    folder = str(Path(state_path(facts.files.get(CONFIG))).parent)
     if not facts.exists.get(folder.lstrip("/")):
         return [Result(WARN, "state folder", f"{folder} does not exist yet",
                        "systemd makes it when the service first starts")]
-    entry = _stat(facts).get(folder)
-    if entry is None or not _may_rw(entry, SERVICE_USER, _EXPECTED_GROUPS):
+    entry = stat_table(facts).get(folder)
+    if entry is None or not may_rw(entry, SERVICE_USER, EXPECTED_GROUPS):
         shown = " ".join(entry) if entry else "unknown owner"
         return [Result(FAIL, "state folder", f"{SERVICE_USER} cannot write {folder} ({shown})",
                        f"sudo chown {SERVICE_USER}:{SERVICE_USER} {folder}")]
@@ -816,19 +589,6 @@ def diagnose(facts: Facts) -> list[Result]:
 
 
 # -- the command ----------------------------------------------------------------------------
-
-def recorded(path: Path) -> Runner:
-    """A runner that answers from recorded outputs (a TOML table per command key)."""
-    table = tomllib.loads(path.read_text(encoding="utf-8"))
-
-    def run(key: str, argv: list[str]) -> Output:
-        entry = table.get(key)
-        if entry is None:
-            return Output(127)
-        return Output(int(entry.get("rc", 0)), str(entry.get("out", "")))
-
-    return run
-
 
 def render(model: str, results: list[Result]) -> str:
     lines = [f"launcher doctor: {model}"]
