@@ -35,14 +35,8 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from hal.circuit import Build, circuit
-from hal.electrical import (
-    CommonCause,
-    Fault,
-    Model,
-    PartFailure,
-    World,
-    single_faults,
-)
+from hal.circuit_faults import CommonCause, Fault, PartFailure, single_faults
+from hal.electrical import Model, World
 from launcher.core import config
 from launcher.core import machine as m
 from launcher.core.profiles import parse_profile

@@ -214,9 +214,9 @@ def _campaign(module: str, name: str, results: str) -> Callable[[], str]:
     return figure
 
 
-def _circuit(name: str, module: str = "circuit") -> Callable[[], str]:
+def _circuit(name: str, module: str = "circuit_docs") -> Callable[[], str]:
     """A table made from the circuit's description (hal/circuit.py) or its electrical model
-    (hal/electrical.py), by its function's name."""
+    (hal/electrical.py), by its function's name in hal/circuit_docs.py (or ``module``)."""
     def table() -> str:
         import importlib
 
@@ -239,9 +239,9 @@ FIGURES: dict[str, Callable[[], str]] = {
     "readme-pins": _circuit("readme_pins_table"), "bom": _circuit("bom_table"),
     "stall": _circuit("stall_table"), "nets": _circuit("netlist_table"),
     "parts": _circuit("parts_table"), "contact-rating": _circuit("contact_rating_table"),
-    "boot-levels": _circuit("boot_levels_table", "electrical"),
-    "read-backs": _circuit("readback_table", "electrical"),
-    "boot-line": _circuit("boot_line_text")}
+    "boot-levels": _circuit("boot_levels_table"),
+    "read-backs": _circuit("readback_table"),
+    "boot-line": _circuit("boot_line_text", "circuit")}
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -9,14 +9,14 @@ its resistance between its terminals. Parts with logic (the H-bridge, the one-sh
 MOSFETs, the Hall switches, the beam) read their input voltages against their datasheet
 thresholds and the network is solved again until nothing changes. A motor's winding is read
 as a voltmeter reads it: its two terminals' voltages, and whether each is held by a path
-that can carry motor current (``G_STRONG``: a driver's output, a closed contact, the pack,
-a short) or only by pulls; both held and apart is a drive, both held together a brake,
-either one loose a coast.
+that can carry motor current (``hal.network.G_STRONG``: a driver's output, a closed
+contact, the pack, a short) or only by pulls; both held and apart is a drive, both held
+together a brake, either one loose a coast.
 
-Faults, one at a time (``Model.inject``): a net open at a point of its wire
-(``NetOpen``), a net shorted to a rail (``NetShort``), a part failing one of its modes
-(``PartFailure``; ``hal.circuit.FAILURE_MODES``), or a common mechanical cause
-(``CommonCause``). ``single_faults(circuit)`` lists every one of them for a unit.
+Faults, one at a time (``Model.inject``): those of hal/circuit_faults.py, a net open at a
+point of its wire, a net shorted to a rail, a part failing one of its modes, or a common
+mechanical cause; ``single_faults(circuit)`` there lists every one of them for a unit. The
+network itself is hal/network.py's.
 
 Imported by the simulator (``hal.sim``) only: ``launcher run`` never loads it.
 """
@@ -38,7 +38,6 @@ from hal.circuit import (
     CAPACITOR,
     CMOS_VIH,
     CMOS_VIL,
-    COMMON_CAUSES,
     CONTACT,
     DIODE,
     DRIVER,
@@ -67,108 +66,21 @@ from hal.circuit import (
     Circuit,
     power_on_pull,
 )
+from hal.circuit_faults import CommonCause, Fault, NetOpen, NetShort, PartFailure, check_fault
+from hal.network import Network
 
 G_WIRE = 1e3  # a closed contact or a wire: 1 mΩ
 G_SHORT = 1e6  # a net shorted to a rail
-G_STRONG = 1.0  # a path at least this good can carry a motor's current
 G_LOGIC = 1 / 50.0  # a logic output (the one-shot's Q, an open-drain sensor pulling low)
 G_FET = 20.0  # an AO3400A fully on (its RDS(on) is tens of mΩ)
 G_PACK = 1 / 0.3  # 3 x C alkaline: a few tenths of an ohm in all
 G_FUSE = 10.0
-G_LEAK = 1e-9  # every node to GND: keeps a floating part of the network solvable
 DRIVE_MIN = 0.2  # V: less than this across a motor held at both ends is a brake
 
 RAILS = ("GND", "3V3", "5V")
 
 
 # --- faults ------------------------------------------------------------------------------
-
-@dataclass(frozen=True)
-class NetOpen:
-    """A net's wire broken before its terminal number ``at`` (``Net.terminals``): the
-    terminals from there on lose the ones before. On a rail, only that terminal's own
-    connection is lost (a part's supply or ground pin)."""
-
-    net: str
-    at: int
-
-    def describe(self, c: Circuit) -> str:
-        terms = c.nets[self.net].terminals
-        if c.nets[self.net].rail or self.net in ("PGND", "VM"):
-            return f"{self.net} open at {terms[self.at]}"
-        return f"{self.net} open between {terms[self.at - 1]} and {terms[self.at]}"
-
-
-@dataclass(frozen=True)
-class NetShort:
-    """A net shorted to a rail: "GND", "3V3" or "VM" (the motor supply)."""
-
-    net: str
-    rail: str
-
-    def describe(self, c: Circuit) -> str:
-        return f"{self.net} shorted to {self.rail}"
-
-
-@dataclass(frozen=True)
-class PartFailure:
-    """A part failing in one of its modes (``hal.circuit.FAILURE_MODES``)."""
-
-    ref: str
-    mode: str
-
-    def describe(self, c: Circuit) -> str:
-        return f"{self.ref} ({c.parts[self.ref].name}): {self.mode.replace('_', ' ')}"
-
-
-@dataclass(frozen=True)
-class CommonCause:
-    """One mechanical cause reaching several parts (``hal.circuit.COMMON_CAUSES``)."""
-
-    name: str
-
-    def describe(self, c: Circuit) -> str:
-        return COMMON_CAUSES[self.name]
-
-
-Fault = NetOpen | NetShort | PartFailure | CommonCause
-
-
-def single_faults(c: Circuit) -> list[Fault]:
-    """Every single fault of a unit: each net open at each point of its wire and shorted to
-    each rail it can reach; each part in each of its failure modes; each common cause."""
-    out: list[Fault] = []
-    for net in c.nets.values():
-        if net.rail or net.name in ("PGND", "VM"):
-            # A rail (or the motor supply, or its ground) opens at one part's pin.
-            out += [NetOpen(net.name, i) for i, t in enumerate(net.terminals)
-                    if not t.startswith("PI.")]
-        else:
-            out += [NetOpen(net.name, i) for i in range(1, len(net.terminals))]
-        out += [NetShort(net.name, rail) for rail in net.reaches]
-    for part in c.parts.values():
-        out += [PartFailure(part.ref, mode) for mode in part.failure_modes]
-    out += [CommonCause(name) for name in COMMON_CAUSES]
-    return out
-
-
-def check_fault(c: Circuit, fault: Fault) -> None:
-    """Raise ValueError if ``fault`` does not name this circuit's nets, parts or modes."""
-    if isinstance(fault, NetOpen | NetShort):
-        if fault.net not in c.nets:
-            raise ValueError(f"no net {fault.net!r}")
-        if isinstance(fault, NetOpen) and not 0 <= fault.at < len(c.nets[fault.net].terminals):
-            raise ValueError(f"{fault.net} has no terminal {fault.at}")
-        if isinstance(fault, NetShort) and fault.rail not in ("GND", "3V3", "VM"):
-            raise ValueError(f"rail {fault.rail!r}: GND, 3V3 or VM")
-    elif isinstance(fault, PartFailure):
-        if fault.ref not in c.parts:
-            raise ValueError(f"no part {fault.ref!r}")
-        if fault.mode not in c.parts[fault.ref].failure_modes:
-            raise ValueError(f"{fault.ref} has no failure mode {fault.mode!r}: "
-                             + ", ".join(c.parts[fault.ref].failure_modes))
-    elif fault.name not in COMMON_CAUSES:
-        raise ValueError(f"no common cause {fault.name!r}")
 
 
 # --- what the world is doing -------------------------------------------------------------
@@ -280,141 +192,6 @@ class Volts(Mapping[str, "float | None"]):
 
 
 # --- the solver --------------------------------------------------------------------------
-
-class _Network:
-    """Conductances and sources of one evaluation; nodes are names, rails are fixed."""
-
-    def __init__(self, rails: Mapping[str, float]) -> None:
-        self.rails = rails
-        self.links: list[tuple[str, str, float]] = []
-        self.sources: list[tuple[str, float, float]] = []  # node, volts, conductance
-        self.emfs: list[tuple[str, str, float, float]] = []  # minus, plus, volts, conductance
-
-    def link(self, a: str | None, b: str | None, g: float) -> None:
-        if a is None or b is None or a == b or g <= 0:
-            return
-        if a in self.rails and b in self.rails:
-            return
-        if a in self.rails:
-            a, b = b, a
-        if b in self.rails:
-            self.sources.append((a, self.rails[b], g))
-        else:
-            self.links.append((a, b, g))
-
-    def source(self, node: str | None, volts: float, g: float) -> None:
-        if node is not None and node not in self.rails:
-            self.sources.append((node, volts, g))
-
-    def emf(self, minus: str | None, plus: str | None, volts: float, g: float) -> None:
-        if minus is None or plus is None:
-            return
-        if minus in self.rails:
-            self.source(plus, self.rails[minus] + volts, g)
-        elif plus in self.rails:
-            self.source(minus, self.rails[plus] - volts, g)
-        else:
-            self.emfs.append((minus, plus, volts, g))
-
-    def solve(self, nodes: Iterable[str]) -> tuple[dict[str, float | None], set[str]]:
-        """Every node's voltage (None: no path to any source) and the strong nodes."""
-        names = sorted(set(nodes) - set(self.rails))
-        index = {n: i for i, n in enumerate(names)}
-        parent = list(range(len(names)))
-
-        def find(i: int) -> int:
-            while parent[i] != i:
-                parent[i] = parent[parent[i]]
-                i = parent[i]
-            return i
-
-        for a, b, _ in self.links:
-            parent[find(index[a])] = find(index[b])
-        for a, b, _, _ in self.emfs:
-            parent[find(index[a])] = find(index[b])
-        groups: dict[int, list[str]] = {}
-        for n in names:
-            groups.setdefault(find(index[n]), []).append(n)
-        sourced = {n for n, _, _ in self.sources}
-        volts: dict[str, float | None] = dict(self.rails)
-        for members in groups.values():
-            if sourced.isdisjoint(members):
-                for m in members:
-                    volts[m] = None  # nothing holds it to any voltage (an EMF alone floats)
-                continue
-            volts.update(self._solve_group(members))
-        return volts, self._strong(names)
-
-    def _solve_group(self, members: list[str]) -> dict[str, float]:
-        k = {n: i for i, n in enumerate(members)}
-        size = len(members)
-        a = [[0.0] * size for _ in range(size)]
-        b = [0.0] * size
-        for i in range(size):
-            a[i][i] += G_LEAK
-        for x, y, g in self.links:
-            if x in k:
-                i, j = k[x], k[y]
-                a[i][i] += g
-                a[j][j] += g
-                a[i][j] -= g
-                a[j][i] -= g
-        for n, v, g in self.sources:
-            if n in k:
-                a[k[n]][k[n]] += g
-                b[k[n]] += g * v
-        for minus, plus, v, g in self.emfs:
-            if minus in k:
-                i, j = k[minus], k[plus]
-                a[i][i] += g
-                a[j][j] += g
-                a[i][j] -= g
-                a[j][i] -= g
-                b[j] += g * v
-                b[i] -= g * v
-        x = _gauss(a, b)
-        return {n: x[k[n]] for n in members}
-
-    def _strong(self, names: list[str]) -> set[str]:
-        """Nodes joined by paths of at least G_STRONG to a rail or a strong source."""
-        parent: dict[str, str] = {n: n for n in (*names, *self.rails)}
-
-        def find(n: str) -> str:
-            while parent[n] != n:
-                parent[n] = parent[parent[n]]
-                n = parent[n]
-            return n
-
-        for a, b, g in self.links:
-            if g >= G_STRONG:
-                parent[find(a)] = find(b)
-        for a, b, _, g in self.emfs:
-            if g >= G_STRONG:
-                parent[find(a)] = find(b)
-        anchored = {find(r) for r in self.rails}
-        anchored |= {find(n) for n, _, g in self.sources if g >= G_STRONG}
-        return {n for n in names if find(n) in anchored}
-
-
-def _gauss(a: list[list[float]], b: list[float]) -> list[float]:
-    n = len(b)
-    for col in range(n):
-        pivot = max(range(col, n), key=lambda r: abs(a[r][col]))
-        a[col], a[pivot] = a[pivot], a[col]
-        b[col], b[pivot] = b[pivot], b[col]
-        p = a[col][col]
-        for r in range(col + 1, n):
-            f = a[r][col] / p
-            if f:
-                row, top = a[r], a[col]
-                for c in range(col, n):
-                    row[c] -= f * top[c]
-                b[r] -= f * b[col]
-    x = [0.0] * n
-    for r in range(n - 1, -1, -1):
-        s = b[r] - sum(a[r][c] * x[c] for c in range(r + 1, n))
-        x[r] = s / a[r][r]
-    return x
 
 
 # --- the model ---------------------------------------------------------------------------
@@ -613,8 +390,8 @@ class _Evaluation:
             return self.world.button
         raise ValueError(actuator)
 
-    def _stamp(self) -> _Network:
-        net = _Network(self._rails())
+    def _stamp(self) -> Network:
+        net = Network(self._rails())
         w, n = self.world, self.node
         if isinstance(self.fault, NetShort):
             short = self.fault
@@ -690,7 +467,7 @@ class _Evaluation:
                 raise ValueError(f"{p.ref}: no model for a {k}")
         return net
 
-    def _stamp_pi(self, net: _Network, t: Mapping[str, str | None]) -> None:
+    def _stamp_pi(self, net: Network, t: Mapping[str, str | None]) -> None:
         w = self.world
         if w.pi == "off":
             return
@@ -711,7 +488,7 @@ class _Evaluation:
     def _outputs(self) -> Iterable[tuple[int, bool]]:
         return self.highs.items()
 
-    def _stamp_driver(self, net: _Network, ref: str, t: Mapping[str, str | None],
+    def _stamp_driver(self, net: Network, ref: str, t: Mapping[str, str | None],
                       mode: str) -> None:
         spec = self.c.driver
         gnd, vm = t["GND"], t["VM"]
@@ -886,115 +663,4 @@ class _Evaluation:
 
 # --- tables of the copper, solved (hardware/power.md, docs/blocks.py) ---------------------
 
-_BOOT_TARGETS = (  # (pin key, the terminal it drives, that input's low threshold, the part)
-    ("motor_in1", "U1.AIN1", "vil_in", "DRV8833 AIN1"),
-    ("motor_in2", "U1.AIN2", "vil_in", "DRV8833 AIN2"),
-    ("motor_sleep", "U1.nSLEEP", "vil_sleep", "DRV8833 nSLEEP"),
-    ("rotator", "U1.BIN1", "vil_in", "DRV8833 BIN1"),
-    ("rotator_in2", "U1.BIN2", "vil_in", "DRV8833 BIN2"),
-    ("deadman", "U2.B", "cmos", "TPUL2G123 B"),
-    ("amp_enable", "U3.SD", "sd", "MAX98357A SD"),
-)
-SD_OFF = 0.16  # V: below it the MAX98357A is shut down (datasheet, SD_MODE)
 
-
-def _volts(model: Model, terminal: str, world: World) -> float | None:
-    node = model.node_of(terminal)
-    return model.solve({}, world).volts.get(node) if node else None
-
-
-def boot_levels_table() -> str:
-    """What each must-stay-low input sees while the Pi boots (every GPIO an input with its
-    power-on pull), at both ends of the Pi's pull range, in the unit with every pin wired
-    (hal.circuit.wired_pins: dead-man fitted), and on a unit whose nSLEEP was left on the
-    old GPIO 6 (pulled up) with its 2.2 kΩ pull-down missing."""
-    from hal.circuit import (
-        DRIVERS,
-        PI_PULL_OHMS,
-        circuit,
-        header_pin,
-        power_on_pull,
-        wired_pins,
-    )
-
-    spec = DRIVERS["DRV8833"]
-    limits = {"vil_in": spec.vil_in, "vil_sleep": spec.vil_sleep, "cmos": CMOS_VIL,
-              "sd": SD_OFF}
-    rows = ["| pin | GPIO (header) | pulled at power-on | drives | volts there at power-on "
-            "(Pi pulls 33 / 73 kΩ) | reads low below | |", "|---|---|---|---|---:|---:|---|"]
-
-    def row(label: str, model: Model, key: str, terminal: str, limit: str, part: str) -> None:
-        bcm = getattr(model.circuit.pins, key)
-        seen = [_volts(model, terminal, World(pi="boot", pull_ohms=r)) for r in PI_PULL_OHMS]
-        shown = " / ".join("floating" if v is None else f"{v:.2f} V" for v in seen)
-        low = all(v is not None and v < limits[limit] for v in seen)
-        rows.append(f"| {label} | {bcm} ({header_pin(bcm)}) | {power_on_pull(bcm)} | {part} | "
-                    f"{shown} | {limits[limit]:g} V | {'low' if low else '**not low**'} |")
-
-    nsleep = "U1.nSLEEP"
-    unit = Model(circuit(wired_pins()))
-    for key, terminal, limit, part in _BOOT_TARGETS:
-        if key == "motor_sleep":
-            row("`motor_sleep` (CLR)", unit, key, "U2.CLR", "cmos", "TPUL2G123 CLR")
-            row("nSLEEP (the one-shot's Q)", unit, key, nsleep, limit, part)
-            continue
-        row(f"`{key}`", unit, key, terminal, limit, part)
-    from dataclasses import replace as _replace
-
-    old = Model(circuit(_replace(wired_pins(), motor_sleep=6, home=25, sleep_sense=None,
-                                 deadman=None)),
-                PartFailure("R3", "open"))
-    row("`motor_sleep` on GPIO 6, no pull-down (before)", old, "motor_sleep", nsleep,
-        "vil_sleep", "DRV8833 nSLEEP")
-    return "\n".join(rows) + "\n"
-
-
-def readback_table() -> str:
-    """The read-backs' levels at the Pi (its pull-up at both ends of its range): the power
-    contacts' with the driver asleep, nSLEEP's driven and let go."""
-    from hal.circuit import PI_PULL_OHMS, circuit, default_pins
-
-    pins = default_pins()
-    sound = Model(circuit(pins))
-    rows = ["| read-back | state | volts at the GPIO (Pi pulls 33 / 73 kΩ) | the Pi reads |",
-            "|---|---|---:|---|"]
-
-    def row(label: str, state: str, model: Model, key: str, world: World,
-            levels: Mapping[int, float]) -> None:
-        bcm = getattr(pins, key)
-        seen = [model.solve(levels, replace(world, pull_ohms=r)) for r in PI_PULL_OHMS]
-        volts = [s.volts.get(model.node_of(f"PI.GPIO{bcm}") or "") for s in seen]
-        reads = {s.reads[bcm] for s in seen}
-        shown = " / ".join("floating" if v is None else f"{v:.2f} V" for v in volts)
-        rows.append(f"| {label} | {state} | {shown} | "
-                    f"{'/'.join('high' if r else 'low' for r in sorted(reads))} |")
-
-    asleep = {pins.motor_sleep: 0.0}
-    awake = {pins.motor_sleep: 1.0}
-    row("`power_contact_sense`", "lid shut: contact closed, driver asleep", sound,
-        "power_contact_sense", World(lid="closed"), asleep)
-    row("`power_contact_sense`", "lid ajar: contact open, driver asleep", sound,
-        "power_contact_sense", World(lid="ajar"), asleep)
-    row("`power_contact_sense`", "lid ajar, contact welded", Model(
-        circuit(pins), PartFailure("S3", "welded")), "power_contact_sense", World(lid="ajar"),
-        asleep)
-    for lid, state in (("full", "lid fully open: contact closed, driver asleep"),
-                       ("ajar", "lid ajar: contact open, driver asleep")):
-        row("`rotator_contact_sense`", state, sound, "rotator_contact_sense", World(lid=lid),
-            asleep)
-    row("`rotator_contact_sense`", "lid ajar, contact welded", Model(
-        circuit(pins), PartFailure("S4", "welded")), "rotator_contact_sense",
-        World(lid="ajar"), asleep)
-    row("`sleep_sense`", "nSLEEP driven high", sound, "sleep_sense", World(), awake)
-    row("`sleep_sense`", "nSLEEP driven low", sound, "sleep_sense", World(), asleep)
-    cut = Model(circuit(pins), NetOpen("motor_sleep", 1))
-    row("`sleep_sense`", "motor_sleep's wire off (the pull-down holds nSLEEP)", cut,
-        "sleep_sense", World(), awake)
-    lines = "\n".join(rows) + "\n"
-    # And what that wire off leaves at the driver's pin, against its VIL.
-    v = [cut.solve(awake, World(pull_ohms=r)).volts.get(cut.node_of("U1.nSLEEP") or "")
-         for r in PI_PULL_OHMS]
-    shown = " / ".join(f"{x:.2f} V" for x in v if x is not None)
-    return lines + (f"\nWith that wire off, nSLEEP itself sits at {shown} (the read-back's "
-                    f"pull-up against the 2.2 kΩ pull-down), under the driver's VIL of "
-                    f"{circuit(pins).driver.vil_sleep:g} V.\n")

@@ -31,7 +31,8 @@ from typing import Any, Protocol, TypeVar, overload
 
 from hal.base import NEVER, Board, Pins, Scheduler
 from hal.circuit import CMOS_VIH, ONESHOT_WIDTH, Build, circuit
-from hal.electrical import Fault, Model, Solution, World
+from hal.circuit_faults import Fault
+from hal.electrical import Model, Solution, World
 from hal.entry_points import deferred_entry_points
 from hal.gpio import build_board
 

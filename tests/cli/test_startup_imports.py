@@ -83,7 +83,8 @@ def test_help_and_run_load_no_verb_module_they_do_not_use() -> None:
 
 
 # What `launcher run` on a Pi must not load: it imports only what it runs (DESIGN.md).
-NOT_ON_THE_PI = ("launcher.sim", "hal.sim", "hal.electrical", "launcher.games",
+NOT_ON_THE_PI = ("launcher.sim", "hal.sim", "hal.electrical", "hal.network", "hal.circuit_faults",
+                 "hal.circuit_docs", "launcher.games",
                  "launcher.tools",
                  "launcher.cli.play", "launcher.cli.simulate", "launcher.cli.sounds",
                  "launcher.cli.doctor", "launcher.cli.console_client", "launcher.cli.pi",

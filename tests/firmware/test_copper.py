@@ -10,7 +10,7 @@ import pytest
 from rigs import dealing_rig, press_until_shooting
 
 from hal.base import NEVER
-from hal.electrical import NetOpen, NetShort, PartFailure
+from hal.circuit_faults import NetOpen, NetShort, PartFailure
 from launcher.core import machine as m
 from launcher.firmware.actuators import CONTACT_SETTLE, SLEEP_SETTLE
 from launcher.sim.rig import SimRig

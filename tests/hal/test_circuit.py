@@ -13,6 +13,7 @@ import pytest
 from gpiozero import pi_info
 
 from hal import circuit as c
+from hal import circuit_docs as docs
 from hal.base import Pins
 from hal.pins import reserved_pins
 
@@ -90,7 +91,7 @@ def test_every_terminal_is_on_one_net_and_every_pin_of_a_part_is_wired(pins, bui
 
 
 def test_every_part_kind_has_its_failure_modes_and_every_part_a_bom_line():
-    keys = {line.key for line in c.BOM}
+    keys = {line.key for line in docs.BOM}
     for build in BUILDS:
         unit = c.circuit(c.wired_pins(), build)
         for part in unit.parts.values():
@@ -99,7 +100,7 @@ def test_every_part_kind_has_its_failure_modes_and_every_part_a_bom_line():
 
 
 def test_the_bom_counts_come_from_the_circuit():
-    qty = c.bom_quantities()
+    qty = docs.bom_quantities()
     unit = c.circuit(c.wired_pins())
     assert qty["r2k2"] == sum(p.bom == "r2k2" for p in unit.parts.values()) == 4
     assert qty["power_contact"] == 2  # the roller's lead and the rotator's
@@ -107,7 +108,7 @@ def test_the_bom_counts_come_from_the_circuit():
     # the driver's channel), a 1 MΩ gate pull-down and a MOSFET.
     assert qty["sensing"] == 2 and qty["hall"] == 2 and qty["r100k"] == 4 and qty["r1m"] == 2
     assert qty["mosfet"] == 3  # the two read-backs', and option B's rotator switch
-    for line in c.BOM:
+    for line in docs.BOM:
         assert qty.get(line.key, 0) >= 1, f"BOM line {line.key} counts no part"
 
 

@@ -15,18 +15,16 @@ from hal.circuit import (
     default_pins,
     wired_pins,
 )
-from hal.electrical import (
+from hal.circuit_docs import boot_levels_table, readback_table
+from hal.circuit_faults import (
     CommonCause,
-    Model,
     NetOpen,
     NetShort,
     PartFailure,
-    World,
-    boot_levels_table,
     check_fault,
-    readback_table,
     single_faults,
 )
+from hal.electrical import Model, World
 
 PINS = default_pins()
 WIRED = wired_pins()  # the dead-man fitted, BIN2 on GPIO 9

@@ -14,7 +14,7 @@ from types import ModuleType
 import pytest
 
 from hal.circuit import circuit
-from hal.electrical import NetShort, PartFailure
+from hal.circuit_faults import NetShort, PartFailure
 from launcher.firmware.actuators import Actuators
 from launcher.sim.rig import sim_build
 

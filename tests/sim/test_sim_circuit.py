@@ -9,7 +9,7 @@ from dataclasses import replace
 import pytest
 
 from hal.circuit import Build, circuit
-from hal.electrical import NetShort, PartFailure
+from hal.circuit_faults import NetShort, PartFailure
 from hal.sim import SimLauncher
 from launcher.core import config
 from launcher.core.reactor import ManualReactor

@@ -1,0 +1,101 @@
+"""A circuit's single faults: a net open at a point of its wire (``NetOpen``), a net shorted
+to a rail (``NetShort``), a part failing in one of its modes (``PartFailure``;
+``hal.circuit.FAILURE_MODES``), or one mechanical cause reaching several parts
+(``CommonCause``). ``single_faults(circuit)`` lists every one of a unit; the electrical
+model (hal/electrical.py) injects one at a time, and the circuit campaign (bench/circuit.py)
+runs each against the firmware.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from hal.circuit import COMMON_CAUSES, Circuit
+
+
+@dataclass(frozen=True)
+class NetOpen:
+    """A net's wire broken before its terminal number ``at`` (``Net.terminals``): the
+    terminals from there on lose the ones before. On a rail, only that terminal's own
+    connection is lost (a part's supply or ground pin)."""
+
+    net: str
+    at: int
+
+    def describe(self, c: Circuit) -> str:
+        terms = c.nets[self.net].terminals
+        if c.nets[self.net].rail or self.net in ("PGND", "VM"):
+            return f"{self.net} open at {terms[self.at]}"
+        return f"{self.net} open between {terms[self.at - 1]} and {terms[self.at]}"
+
+
+@dataclass(frozen=True)
+class NetShort:
+    """A net shorted to a rail: "GND", "3V3" or "VM" (the motor supply)."""
+
+    net: str
+    rail: str
+
+    def describe(self, c: Circuit) -> str:
+        return f"{self.net} shorted to {self.rail}"
+
+
+@dataclass(frozen=True)
+class PartFailure:
+    """A part failing in one of its modes (``hal.circuit.FAILURE_MODES``)."""
+
+    ref: str
+    mode: str
+
+    def describe(self, c: Circuit) -> str:
+        return f"{self.ref} ({c.parts[self.ref].name}): {self.mode.replace('_', ' ')}"
+
+
+@dataclass(frozen=True)
+class CommonCause:
+    """One mechanical cause reaching several parts (``hal.circuit.COMMON_CAUSES``)."""
+
+    name: str
+
+    def describe(self, c: Circuit) -> str:
+        return COMMON_CAUSES[self.name]
+
+
+Fault = NetOpen | NetShort | PartFailure | CommonCause
+
+
+def single_faults(c: Circuit) -> list[Fault]:
+    """Every single fault of a unit: each net open at each point of its wire and shorted to
+    each rail it can reach; each part in each of its failure modes; each common cause."""
+    out: list[Fault] = []
+    for net in c.nets.values():
+        if net.rail or net.name in ("PGND", "VM"):
+            # A rail (or the motor supply, or its ground) opens at one part's pin.
+            out += [NetOpen(net.name, i) for i, t in enumerate(net.terminals)
+                    if not t.startswith("PI.")]
+        else:
+            out += [NetOpen(net.name, i) for i in range(1, len(net.terminals))]
+        out += [NetShort(net.name, rail) for rail in net.reaches]
+    for part in c.parts.values():
+        out += [PartFailure(part.ref, mode) for mode in part.failure_modes]
+    out += [CommonCause(name) for name in COMMON_CAUSES]
+    return out
+
+
+def check_fault(c: Circuit, fault: Fault) -> None:
+    """Raise ValueError if ``fault`` does not name this circuit's nets, parts or modes."""
+    if isinstance(fault, NetOpen | NetShort):
+        if fault.net not in c.nets:
+            raise ValueError(f"no net {fault.net!r}")
+        if isinstance(fault, NetOpen) and not 0 <= fault.at < len(c.nets[fault.net].terminals):
+            raise ValueError(f"{fault.net} has no terminal {fault.at}")
+        if isinstance(fault, NetShort) and fault.rail not in ("GND", "3V3", "VM"):
+            raise ValueError(f"rail {fault.rail!r}: GND, 3V3 or VM")
+    elif isinstance(fault, PartFailure):
+        if fault.ref not in c.parts:
+            raise ValueError(f"no part {fault.ref!r}")
+        if fault.mode not in c.parts[fault.ref].failure_modes:
+            raise ValueError(f"{fault.ref} has no failure mode {fault.mode!r}: "
+                             + ", ".join(c.parts[fault.ref].failure_modes))
+    elif fault.name not in COMMON_CAUSES:
+        raise ValueError(f"no common cause {fault.name!r}")
