@@ -7,7 +7,8 @@ when the tier failed, the mutant reached at least one firmware process, and one 
 tests named below failed with its own message for that bug, a test that passed in the
 kept run of the tier (docs/results/kernel/pytest.log). The verdicts are kept in
 docs/results/kernel/mutants.json and rendered into docs/kernel-tier.md; the exit status
-is 1 unless every mutant was caught.
+is 1 unless every mutant was caught. ``bash .ci/kernel/mutants --named`` runs, under each
+mutant, only the tests that must catch it (``named_tests``), and the kept verdicts say so.
 """
 
 from __future__ import annotations
@@ -46,6 +47,26 @@ MUTANTS: dict[str, tuple[str, list[tuple[str, str]]]] = {
         "IN1 (`pins.motor_in1`) written high at start-up (`hal.gpio.open_board`)",
         [("", "between exec and READY=1 (a glitch at start-up): motor_in1 written high")]),
 }
+
+
+# The test a mutant caught by any test ("") runs in ``--named`` mode: the first start.
+ANY_START = "test_death.py::test_sigstop_then_kill_9_mid_shot_then_safe_stop_drives_every_line"
+
+
+def named_tests(name: str) -> list[str]:
+    """The pytest node ids of the tests that must catch mutant ``name`` (``.ci/kernel/mutants
+    --named`` runs only these: minutes, where the whole tier under a mutant waits out every
+    other test's timeouts)."""
+    here = Path(__file__).resolve().parent
+    ids = []
+    for test, _ in MUTANTS[name][1]:
+        if not test:
+            ids.append(f"tests/kernel/{ANY_START}")
+            continue
+        (path,) = [p for p in sorted(here.glob("test_*.py"))
+                   if f"def {test}(" in p.read_text(encoding="utf-8")]
+        ids.append(f"tests/kernel/{path.name}::{test}")
+    return sorted(set(ids))
 
 
 def failures(junit: Path) -> dict[str, str]:
@@ -92,12 +113,18 @@ def main(argv: list[str]) -> int:
     if not argv:
         print(__doc__, file=sys.stderr)
         return 2
+    if argv[0] == "--tests":  # for .ci/kernel/mutants --named
+        print(*named_tests(argv[1]), sep="\n")
+        return 0
+    named = argv[0] == "--named"
+    argv = argv[1:] if named else argv
     runs = Path(argv[0])
     names = argv[1:] or list(MUTANTS)
     baseline = baseline_failures()
     results = [verdict(name, runs / name, baseline) for name in names]
     date = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC")
-    data = {"command": COMMAND, "date": date, "mutants": results}
+    data = {"command": COMMAND + (" --named" if named else ""), "date": date,
+            "mutants": results}
     (report.KEPT / "mutants.json").write_text(json.dumps(data, indent=1) + "\n")
     (report.REPO / "docs" / "kernel-tier.md").write_text(report.render_kept())
     for r in results:
