@@ -26,12 +26,6 @@ on the machine that ran it (QEMU without KVM on a shared 2-core machine: slow, a
 They are kept in `docs/results/kernel/`, from which `make test` renders this page again
 (tests/docs/test_generated.py): a figure edited here fails it.
 
-**The tier is red on this revision, and `.ci/run` does not run it for now.** The run kept
-below is an earlier one. Since the firmware's independent layers and read-backs landed, a
-run of the tier stalls inside the VM at a test that varies from run to run (a death test
-one time, the first pin-thread test another), and the read-back checks fault on the
-world's latency (issues #30 and #34 stay open until it is green).
-
 ## How it works
 
 `make test-kernel` (`.ci/kernel/run`) runs the real firmware process (`launcher run
