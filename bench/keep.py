@@ -9,22 +9,18 @@ into it (``write_atomic``), so a power cut or a Ctrl-C mid-write leaves the old 
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 from typing import Any
+
+from launcher.firmware.disk import atomic_write
 
 RESULTS = Path(__file__).resolve().parents[1] / "docs" / "results"
 
 
 def write_atomic(path: Path, text: str) -> None:
-    """``path`` holds ``text`` afterwards, or (cut short) what it held before."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.tmp")
-    with open(tmp, "w", encoding="utf-8") as f:
-        f.write(text)
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(tmp, path)
+    """``path`` holds ``text`` afterwards, or (cut short) what it held before: the firmware's
+    own atomic write (launcher/firmware/disk.py), a page keeping its mode (new ones 0644)."""
+    atomic_write(path, text, keep_mode=True, new_mode=0o644)
 
 
 def keep(path: Path, data: Any, indent: int = 2) -> None:
