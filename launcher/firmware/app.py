@@ -589,7 +589,7 @@ class Launcher:
 
         Under a fixed-count profile (``dealer``, ``deal N``...) the press asks for that many
         cards instead, and the generator is not touched. The draw and the press share one
-        time, so the press skips the guards ``luck_wanted`` found false.
+        time, so they see the same machine.
         """
         machine = self.machine
         if now is None:

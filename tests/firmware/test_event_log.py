@@ -111,7 +111,7 @@ def test_the_consoles_event_lines_keep_their_content() -> None:
 
 def test_a_press_is_handled_at_one_time_however_the_clock_moves_meanwhile() -> None:
     """The edge's time is the press's: the luck draw's guards and the machine's step see the
-    same time (so the step skips the guards the draw found false), and the run timer is set
+    same time (so the step's guards agree with the draw's), and the run timer is set
     from it, even on a clock that moves at every read, as the real reactor's does."""
     rig = _rig()
     rig.advance(1.0)

@@ -30,7 +30,6 @@ from launcher.core.machine.vocabulary import (
     TURN_WAITING,
     Command,
     Event,
-    State,
     Turn,
     emit,
     timer,
@@ -52,8 +51,6 @@ class Machine:
         self.has_beam = has_beam
         self.brakes = settings.pins.rotator_in2 is not None  # can brake and creep at home
         self.profile: Profile = settings.profile  # what a press does (``profile`` changes it)
-        # Where ``luck_wanted`` left the press rows: (state, time, index of the drawing row).
-        self._checked: tuple[State, float, int] | None = None
 
     # The one entry point (and its lazy form).
     def handle(self, event: Event, now: float) -> list[Command]:
@@ -64,22 +61,15 @@ class Machine:
         motor command comes before the rest is built, so the shell can start the roller
         first. The state is the new one on return; the memory, once every command is taken.
         """
-        checked, self._checked = self._checked, None
         name = event.name
         if event.inputs is not None:
             self.inputs = replace(event.inputs)
         if name is INTERNAL:
             self.state = FAULT
             return _internal(self, event, now)
-        rows = _BY_STATE_EVENT.get((self.state, name), ())
-        if name is PRESS:
-            # ``luck_wanted`` at this time and state has found the guards before the first
-            # drawing row false: the press starts there (nothing has changed since).
-            if checked is not None and checked[0] is self.state and checked[1] == now:
-                rows = rows[checked[2]:]
-        else:
+        if name is not PRESS:
             self._note_input(event)  # a press is no input level
-        for t in rows:
+        for t in _BY_STATE_EVENT.get((self.state, name), ()):
             if t.guard is None or t.guard(self, event, now):
                 out = t.action(self, event, now) if t.action else []
                 self.state = t.target
@@ -90,13 +80,11 @@ class Machine:
         """The luck table a press at ``now`` draws from, or None when it would draw nothing.
 
         The shell asks before it sends a press, draws, and puts the result in the event;
-        so the random source is the shell's, and replaying a seed replays every shot.
-        The press that follows at the same time and state skips the guards found false here
-        (any other event in between forgets them).
+        so the random source is the shell's, and replaying a seed replays every shot. It only
+        reads: the press that follows puts the same guards again (they are a few compares).
         """
-        for i, t in enumerate(_BY_STATE_EVENT.get((self.state, PRESS), ())):
+        for t in _BY_STATE_EVENT.get((self.state, PRESS), ()):
             if t.draws:
-                self._checked = (self.state, now, i)
                 return self.settings.luck.side(self.memory.side)
             if t.guard is None or t.guard(self, _PROBE, now):
                 return None
