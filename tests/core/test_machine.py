@@ -492,3 +492,16 @@ def test_a_turn_that_starts_off_home_arrives_at_the_first_detent():
     out = mach.handle(Event(m.HOME), 3.6)
     assert "flip" in emitted(out) and mach.memory.side == "mild"
     assert mach.memory.fault is None
+
+
+@pytest.mark.parametrize("inventory", [None, 0, 5])
+def test_luck_wanted_only_reads_the_machine(inventory):
+    """Asking what a press would draw changes nothing: no state, no memory, nothing kept for
+    the step that follows (the press puts its guards again)."""
+    mach = started()
+    mach.memory.inventory = inventory
+    before = repr(vars(mach))
+    for now in (0.0, 0.05, 10.0):
+        wanted = mach.luck_wanted(now)
+        assert (wanted is None) == (inventory == 0)  # an empty launcher draws nothing
+        assert repr(vars(mach)) == before
