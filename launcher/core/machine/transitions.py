@@ -157,8 +157,15 @@ class Transition:
 
 T = Transition
 TRANSITIONS: tuple[Transition, ...] = (
+    # Rows of several states, written once. (A state's rows for one event are tried in
+    # the table's order: these come first.)
+    # A press too soon after the last one is ignored, where a press would do something.
+    *(T(s, PRESS, s, _press_ignored, _mashed) for s in (READY, LID_OPEN, FAULT)),
+    # Loading counts the cards, whatever the state.
+    *(T(s, LOAD, s, _load) for s in STATES),
+    # Busy at the idle timeout: no sleep; it is set again.
+    *(T(s, T_IDLE, s, _rearm_idle) for s in (SHOOTING, ROTATING, DEBUG_RUN)),
     # Ready: press your luck.
-    T(READY, PRESS, READY, _press_ignored, _mashed),
     T(READY, PRESS, READY, _turn_refusal, _turn_pending),
     T(READY, PRESS, READY, _reload, _empty),
     T(READY, PRESS, FAULT, _beam_fault, _beam_stuck),
@@ -166,7 +173,6 @@ TRANSITIONS: tuple[Transition, ...] = (
     T(READY, PRESS, SHOOTING, _start_shot, _lucky, draws=True),
     T(READY, PRESS, READY, _dry, draws=True),
     T(READY, LID_LEFT_CLOSED, LID_OPEN, _lid_opened),
-    T(READY, LOAD, READY, _load),
     T(READY, T_IDLE, ASLEEP, _sleep),
     T(READY, SLEEP_NOW, ASLEEP, _sleep),
     T(READY, DEBUG_RUN_NOW, DEBUG_RUN, _debug_run),
@@ -182,16 +188,12 @@ TRANSITIONS: tuple[Transition, ...] = (
     T(SHOOTING, T_JAM, FAULT, _jam),
     T(SHOOTING, T_RUN, FAULT, _overrun),
     T(SHOOTING, LID_LEFT_CLOSED, LID_OPEN, _abort_shot),
-    T(SHOOTING, LOAD, SHOOTING, _load),
     T(SHOOTING, PRESS, SHOOTING, _press_busy),
-    T(SHOOTING, T_IDLE, SHOOTING, _rearm_idle),
     # Lid open: no shooting; fully open turns the cartridge once per opening.
     T(LID_OPEN, LID_FULL, ROTATING, _resume_turn, _turn_pending),
     T(LID_OPEN, LID_FULL, ROTATING, _start_flip, _can_rotate),
     T(LID_OPEN, LID_CLOSED, READY, _lid_closed),
-    T(LID_OPEN, PRESS, LID_OPEN, _press_ignored, _mashed),
     T(LID_OPEN, PRESS, LID_OPEN, _lid_warning),
-    T(LID_OPEN, LOAD, LID_OPEN, _load),
     T(LID_OPEN, T_IDLE, ASLEEP, _sleep),
     T(LID_OPEN, SLEEP_NOW, ASLEEP, _sleep),
     T(LID_OPEN, PROFILE, LID_OPEN, _use_profile),
@@ -218,24 +220,19 @@ TRANSITIONS: tuple[Transition, ...] = (
     T(ROTATING, LID_LEFT_FULL, LID_OPEN, _pause_turn),
     T(ROTATING, LID_CLOSED, ROTATING, _lid_moved),
     T(ROTATING, LID_LEFT_CLOSED, ROTATING, _lid_moved),
-    T(ROTATING, LOAD, ROTATING, _load),
     T(ROTATING, PRESS, ROTATING, _press_busy),
-    T(ROTATING, T_IDLE, ROTATING, _rearm_idle),
     # Asleep: the press that wakes the unit is consumed.
     T(ASLEEP, PRESS, READY, _wake, _lid_is_closed),
     T(ASLEEP, PRESS, LID_OPEN, _wake),
     T(ASLEEP, WAKE_NOW, READY, _wake, _lid_is_closed),
     T(ASLEEP, WAKE_NOW, LID_OPEN, _wake),
     T(ASLEEP, LID_LEFT_CLOSED, LID_OPEN, _wake_lid),
-    T(ASLEEP, LOAD, ASLEEP, _load),
     # Fault: motors are off; a lid cycle (open, then closed) or `clear` gets out.
-    T(FAULT, PRESS, FAULT, _press_ignored, _mashed),
     T(FAULT, PRESS, FAULT, _fault_reminder),
     T(FAULT, LID_LEFT_CLOSED, FAULT, _fault_lid_opened),
     T(FAULT, LID_CLOSED, READY, _clear_fault, _cycled_closed),
     T(FAULT, CLEAR, READY, _clear_fault, _lid_is_closed),
     T(FAULT, CLEAR, LID_OPEN, _clear_fault_open),
-    T(FAULT, LOAD, FAULT, _load),
     # Debug run: the console's capped motor run, known to the machine like a shot.
     T(DEBUG_RUN, T_DEBUG, DEBUG_RUN, _debug_drain, _card_in_slot),
     T(DEBUG_RUN, T_DEBUG, READY, _debug_run_over),
@@ -248,8 +245,6 @@ TRANSITIONS: tuple[Transition, ...] = (
     T(DEBUG_RUN, BEAM_CLEAR, READY, _debug_last_card, _draining),
     T(DEBUG_RUN, BEAM_CLEAR, DEBUG_RUN, _debug_card_out),
     T(DEBUG_RUN, PRESS, DEBUG_RUN, _debug_refused),
-    T(DEBUG_RUN, LOAD, DEBUG_RUN, _load),
-    T(DEBUG_RUN, T_IDLE, DEBUG_RUN, _rearm_idle),
     # No turn going on: a side sensor that changes is a fault, not a new side.
     *(T(s, ev, FAULT, _side_moved, _sensor_disagrees)
       for s in (READY, LID_OPEN, SHOOTING, DEBUG_RUN) for ev in (YELLOW_BACK, YELLOW_FRONT)),
@@ -275,13 +270,15 @@ for _t in TRANSITIONS:
 def mermaid() -> str:
     """The state diagram, made from ``TRANSITIONS`` (the README shows this text).
 
-    Bookkeeping rows are left out: ``load`` (counts only), timer re-arms in place, and the
-    count of a card that leaves the slot after its shot.
+    Grouped by the state a row leaves, in the table's order within it. Bookkeeping rows are
+    left out: ``load`` (counts only), timer re-arms in place, and the count of a card that
+    leaves the slot after its shot.
     """
     lines = ["stateDiagram-v2", f"    [*] --> {READY}"]
     lines.append(f"    note right of {FAULT}: from any state on {INTERNAL} (a bug; board safe)")
     seen: set[tuple[str, str, str]] = set()
-    for t in TRANSITIONS:
+    by_source = sorted(TRANSITIONS, key=lambda t: STATES.index(t.source))  # (stable)
+    for t in by_source:
         if t.event == LOAD or (t.event == T_IDLE and t.source == t.target) or (
                 t.action is _late_card_out):
             continue
