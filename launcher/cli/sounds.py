@@ -186,7 +186,7 @@ def _quiet(log: logging.Logger) -> Iterator[None]:
 def _play(args: argparse.Namespace, settings: config.Settings, audio: Any,
           reactor: RealReactor, amp: Any, warnings: list[str]) -> int:
     try:
-        player = build_cue_player(settings, amp, reactor, warnings.append)
+        player = build_cue_player(settings.audio, amp, reactor, warnings.append)
         try:
             silent = silent_reason(player.speaker, audio.backend, warnings)
             if silent is None:

@@ -153,7 +153,8 @@ class Launcher:
         saved = self.store.load()
         memory = m.Memory(side=saved.side, streak=DryStreak(saved.dry_streak),
                           inventory=saved.inventory, counters=dict(saved.counters))
-        self.machine = m.Machine(settings, memory, has_beam=board.exit_beam is not None)
+        self.machine = m.Machine(m.MachineSettings.of(settings), memory,
+                                 has_beam=board.exit_beam is not None)
         self.led = LedDriver(board.led, reactor)
         self._led_said: Any = self.led.pattern  # the pattern the last ``led`` event named
         self.listeners: list[Listener] = []
@@ -649,7 +650,7 @@ class Launcher:
             raise ValueError("pin changes need a restart")
         sleep_after = settings.timing.sleep_after != self.settings.timing.sleep_after
         self.settings = settings
-        self.machine.settings = settings
+        self.machine.settings = m.MachineSettings.of(settings)
         self.actuators.motor = settings.motor
         self.actuators.rotator_settings = settings.rotator
         if sleep_after and self.timer_due("idle") != NEVER:
@@ -680,6 +681,6 @@ def build_app(settings: Settings, reactor: Reactor, rng: random.Random, board: B
     from launcher.firmware.sound import build_cue_player
 
     actuators = Actuators(board, settings.motor, reactor, settings.rotator)
-    player = build_cue_player(settings, actuators.amp, reactor, warn)
+    player = build_cue_player(settings.audio, actuators.amp, reactor, warn)
     return Launcher(board, reactor, settings, rng, player, StateStore(settings.state_path),
                     actuators)

@@ -527,7 +527,7 @@ def run_on_hardware(settings: Settings, out: TextIO = sys.stdout,
     operator = HumanOperator(out, inp)
     try:
         with guarded_actuators(board, settings, reactor) as actuators:
-            player = build_cue_player(settings, actuators.amp, reactor, operator.show)
+            player = build_cue_player(settings.audio, actuators.amp, reactor, operator.show)
             try:
                 return SelfTest(board, settings, RealRunner(reactor), operator, player,
                                 actuators=actuators).run()

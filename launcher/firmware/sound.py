@@ -29,7 +29,7 @@ import launcher
 from hal.audio import make_speaker, read_wav
 from hal.base import Output, Speaker
 from launcher.core import cues
-from launcher.core.config import Settings
+from launcher.core.config import Audio
 from launcher.core.errors import ConfigError
 from launcher.core.reactor import NEVER, Reactor
 from launcher.firmware.registry import E_VALUE, Args, CommandError, Registry, Reply, quote
@@ -188,10 +188,9 @@ class CuePlayer:
         self.speaker.close()
 
 
-def build_cue_player(settings: Settings, amp: Output, reactor: Reactor,
+def build_cue_player(audio: Audio, amp: Output, reactor: Reactor,
                      warn: Callable[[str], None]) -> CuePlayer:
-    """The pack and speaker of ``settings.audio``, buffers loaded, ready to play."""
-    audio = settings.audio
+    """The pack and speaker of the ``[audio]`` settings, buffers loaded, ready to play."""
     pack = load_pack(audio.pack)
     speaker = make_speaker(audio.backend, warn, volume=audio.volume)
     speaker.load(pack.files)

@@ -30,7 +30,7 @@ def started(rng: random.Random | None = None, has_beam: bool = True, **timing) -
     s = config.load()
     if timing:
         s = replace(s, timing=replace(s.timing, **timing))
-    mach = m.Machine(s, has_beam=has_beam)
+    mach = m.Machine(m.MachineSettings.of(s), has_beam=has_beam)
     _RNGS[id(mach)] = rng or random.Random(1)
     mach.start(m.Inputs(), 0.0)
     return mach
@@ -61,7 +61,7 @@ SHOOT = 0.0  # below every hazard; the next value picks the shot size
 
 
 def test_start_powers_up_and_plays_the_startup_chime():
-    mach = m.Machine(config.load())
+    mach = m.Machine(m.MachineSettings.of(config.load()))
     out = mach.start(m.Inputs(), 0.0)
     assert out[:2] == [Command(m.POWER, True), Command(m.CUE, cues.STARTUP)]
     assert ("idle", 300.0) in kinds(out, m.TIMER)
@@ -287,7 +287,7 @@ def test_a_blocked_beam_before_a_shot_is_a_sensor_fault():
 
 
 def test_power_on_between_detents_waits_for_a_full_opening_then_homes_without_a_flip():
-    mach = m.Machine(config.load())
+    mach = m.Machine(m.MachineSettings.of(config.load()))
     out = mach.start(m.Inputs(home=False, yellow_back=False), 0.0)
     # Never turn with the lid closed (or ajar): say why it waits, and refuse to shoot.
     assert mach.state == m.READY and kinds(out, m.ROTATOR) == []
@@ -308,13 +308,13 @@ def test_power_on_between_detents_waits_for_a_full_opening_then_homes_without_a_
 
 
 def test_power_on_between_detents_with_the_lid_fully_open_homes_at_once():
-    mach = m.Machine(config.load())
+    mach = m.Machine(m.MachineSettings.of(config.load()))
     out = mach.start(m.Inputs(lid_closed=False, lid_full=True, home=False), 0.0)
     assert mach.state == m.ROTATING and m.turn(m.Turn.AHEAD) in out
 
 
 def test_the_lid_leaving_fully_open_pauses_a_turn_until_the_next_full_opening():
-    mach = m.Machine(config.load())
+    mach = m.Machine(m.MachineSettings.of(config.load()))
     mach.start(m.Inputs(), 0.0)
     mach.handle(Event(m.LID_LEFT_CLOSED), 1.0)
     mach.handle(Event(m.LID_FULL), 1.5)
@@ -338,7 +338,7 @@ def test_the_lid_leaving_fully_open_pauses_a_turn_until_the_next_full_opening():
 
 
 def test_a_stopped_turn_that_coasts_onto_its_detent_has_arrived():
-    mach = m.Machine(config.load())
+    mach = m.Machine(m.MachineSettings.of(config.load()))
     mach.start(m.Inputs(), 0.0)
     mach.handle(Event(m.LID_LEFT_CLOSED), 1.0)
     mach.handle(Event(m.LID_FULL), 1.5)
@@ -352,7 +352,7 @@ def test_a_stopped_turn_that_coasts_onto_its_detent_has_arrived():
 
 def test_the_lid_sensor_event_is_a_fault_from_every_state_and_once():
     for state in m.STATES:
-        mach = m.Machine(config.load())
+        mach = m.Machine(m.MachineSettings.of(config.load()))
         mach.start(m.Inputs(), 0.0)
         mach.state = state
         out = mach.handle(Event(m.LID_SENSOR), 1.0)
@@ -393,7 +393,7 @@ def braking_machine(creep_speed: float = 0.3) -> m.Machine:
     s = config.load()
     s = replace(s, pins=replace(s.pins, rotator_in2=4),
                 rotator=replace(s.rotator, creep_speed=creep_speed))
-    mach = m.Machine(s)
+    mach = m.Machine(m.MachineSettings.of(s))
     mach.start(m.Inputs(), 0.0)
     return mach
 

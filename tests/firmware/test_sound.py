@@ -365,7 +365,7 @@ def test_a_pack_wav_that_is_not_16_bit_is_refused(tmp_path):
 
 def test_build_cue_player_uses_the_configured_backend_and_pack(settings):
     s = replace(settings, audio=replace(settings.audio, backend="recording"))
-    player = build_cue_player(s, Amp(RecordingSpeaker()), ManualReactor(), pytest.fail)
+    player = build_cue_player(s.audio, Amp(RecordingSpeaker()), ManualReactor(), pytest.fail)
     assert isinstance(player.speaker, RecordingSpeaker)
     assert player.speaker.loaded == PACK.files and player.durations == PACK.durations
     player.play(cues.STARTUP)

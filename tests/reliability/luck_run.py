@@ -55,7 +55,7 @@ class FirmwarePresses:
     """A pure ``Machine`` driven by ``Launcher.press``: the firmware's draw, nothing else."""
 
     def __init__(self, settings: Settings, side: str, seed: int) -> None:
-        self.machine = m.Machine(settings, m.Memory(side=side))
+        self.machine = m.Machine(m.MachineSettings.of(settings), m.Memory(side=side))
         self.reactor = _Clock()
         self.rng = random.Random(seed)
         self.step = settings.timing.mash_guard + 0.001  # presses just clear of the mash guard

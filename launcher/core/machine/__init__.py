@@ -7,7 +7,8 @@ log). The shell turns sensor edges into events, draws each press's luck (``luck_
 says when a press needs a draw) and sends it inside the press event, runs the commands,
 and feeds timer expiries back. Guards only read; nothing here reads a clock or a random
 source. The vocabulary (states, events, commands, faults) is ``vocabulary``; what the LED
-says, ``led``; what the machine remembers, ``memory``; the machine itself, ``engine``.
+says, ``led``; what the machine remembers, ``memory``; what it reads of the configuration,
+``settings``; the machine itself, ``engine``.
 
 This face re-exports each module's public names (``from launcher.core import machine as
 m``; ``m.READY``, ``m.Machine``); the modules import one another, never this face.
@@ -18,6 +19,7 @@ from __future__ import annotations
 from launcher.core.machine.engine import Machine
 from launcher.core.machine.led import LED_SHOWS, led_fields, led_meaning, led_shows, led_table
 from launcher.core.machine.memory import Inputs, Memory, Shot, other
+from launcher.core.machine.settings import MachineSettings
 from launcher.core.machine.transitions import (
     _BY_STATE_EVENT,
     TRANSITIONS,
@@ -152,6 +154,7 @@ __all__ = [
     'Guard',
     'Inputs',
     'Machine',
+    'MachineSettings',
     'Memory',
     'Shot',
     'State',

@@ -8,9 +8,10 @@ from dataclasses import replace
 from typing import Any
 
 from launcher.core import cues
-from launcher.core.config import Settings, SideLuck
+from launcher.core.config import SideLuck
 from launcher.core.machine.actions import _internal
 from launcher.core.machine.memory import Inputs, Memory
+from launcher.core.machine.settings import MachineSettings
 from launcher.core.machine.transitions import _BY_STATE_EVENT
 from launcher.core.machine.vocabulary import (
     _INPUT_OF,
@@ -42,14 +43,13 @@ class Machine:
     """The launcher's behaviour. ``handle`` (or ``step``, the same made lazily) is the only
     way in."""
 
-    def __init__(self, settings: Settings, memory: Memory | None = None,
+    def __init__(self, settings: MachineSettings, memory: Memory | None = None,
                  has_beam: bool = True) -> None:
         self.settings = settings
         self.memory = memory or Memory()
         self.inputs = Inputs()
         self.state = READY
         self.has_beam = has_beam
-        self.brakes = settings.pins.rotator_in2 is not None  # can brake and creep at home
         self.profile: Profile = settings.profile  # what a press does (``profile`` changes it)
 
     # The one entry point (and its lazy form).

@@ -61,7 +61,7 @@ def _braking(m: Machine, e: Event, now: float) -> bool:
 
 
 def _brakes_at_home(m: Machine, e: Event, now: float) -> bool:
-    return m.brakes and m.memory.left_home
+    return m.settings.brakes and m.memory.left_home
 
 
 def _past_home(m: Machine, e: Event, now: float) -> bool:
