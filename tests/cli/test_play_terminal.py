@@ -43,6 +43,7 @@ class Terminal:
         self.screen = pyte.Screen(columns, rows)
         self.stream = pyte.ByteStream(self.screen)
         self.lock = threading.Lock()
+        self.wrote = threading.Condition(self.lock)  # notified at each write the reader sees
         self.master, slave = os.openpty()
         fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", rows, columns, 0, 0))
         conf = tmp / "alsa.conf"
@@ -72,13 +73,17 @@ class Terminal:
                 return
             if not data:
                 return
-            with self.lock:
+            with self.wrote:
                 self.raw += data
                 self.stream.feed(data)
+                self.wrote.notify_all()
 
     def text(self) -> str:
         with self.lock:
-            return "\n".join(line.rstrip() for line in self.screen.display)
+            return self._text()
+
+    def _text(self) -> str:
+        return "\n".join(line.rstrip() for line in self.screen.display)
 
     def lines(self) -> list[str]:
         return self.text().split("\n")
@@ -87,14 +92,17 @@ class Terminal:
         os.write(self.master, keys.encode())
 
     def until(self, ok: Callable[[str], bool], what: str) -> str:
+        """The screen once ``ok`` holds for it, looked at again at each write the program
+        makes (and every 0.2 s, for its exit)."""
         deadline = time.monotonic() + BOUND
         while time.monotonic() < deadline:
-            text = self.text()
-            if ok(text):
-                return text
-            if self.proc.poll() is not None:
-                break
-            time.sleep(0.02)  # polling for the screen to change, not waiting for time to pass
+            with self.wrote:
+                text = self._text()
+                if ok(text):
+                    return text
+                if self.proc.poll() is not None:
+                    break
+                self.wrote.wait(0.2)
         pytest.fail(f"never showed {what}; the screen:\n{self.text()}\n"
                     f"stderr:\n{self.stderr.read_text(errors='replace')}")
 
@@ -105,14 +113,11 @@ class Terminal:
         """The screen once the program has written nothing for ``quiet`` seconds: a redraw
         read half-way (the pane's frame drawn, its rows not yet) is not a page."""
         deadline = time.monotonic() + BOUND
-        while time.monotonic() < deadline:
-            with self.lock:
-                before = len(self.raw)
-            time.sleep(quiet)  # the program's own output pace, not a time to pass
-            with self.lock:
-                if len(self.raw) == before:
+        with self.wrote:
+            while time.monotonic() < deadline:
+                if not self.wrote.wait(quiet):  # ``quiet`` s went by with no write
                     break
-        return self.text()
+            return self._text()
 
     def row(self, label: str) -> str:
         """The status box's line that starts with ``label``."""
