@@ -127,7 +127,7 @@ def register_app_commands(reg: Registry, app: Launcher, sim: Cartridge | None,
         state = app.machine.state
         if state is m.LID_OPEN or not app.actuators.lid_closed:
             raise CommandError(E_STATE, "refused: the lid is not closed")
-        if state is m.DEBUG_RUN:
+        if state in (m.DEBUG_RUN, m.DEBUG_DRAIN):
             raise CommandError(E_STATE, "a debug motor run is going on")
         raise CommandError(E_STATE, f"refused while {state}")
 

@@ -505,3 +505,32 @@ def test_luck_wanted_only_reads_the_machine(inventory):
         wanted = mach.luck_wanted(now)
         assert (wanted is None) == (inventory == 0)  # an empty launcher draws nothing
         assert repr(vars(mach)) == before
+
+
+def test_a_debug_run_ended_with_a_card_in_the_slot_drains_until_it_leaves():
+    """``debug_drain`` is a state of its own: the motor is off, the run's end waits for the
+    card in the slot, and a press is still refused until it has left."""
+    mach = started()
+    mach.memory.inventory = 10
+    mach.handle(Event(m.DEBUG_RUN_NOW, 300), 1.0)
+    assert mach.state == m.DEBUG_RUN
+    mach.handle(Event(m.BEAM_BLOCKED), 1.2)  # the roller pushed a card into the beam
+    out = mach.handle(Event(m.T_DEBUG), 1.3)
+    assert mach.state == m.DEBUG_DRAIN
+    assert kinds(out, m.MOTOR) == [0.0] and ("debug", None) in kinds(out, m.TIMER)
+    assert emitted(press(mach, 1.4)) == ["refused"] and mach.state == m.DEBUG_DRAIN
+    out = mach.handle(Event(m.BEAM_CLEAR), 1.5)
+    assert mach.state == m.READY
+    assert emitted(out) == ["card_out", "debug_run_end"] and mach.memory.inventory == 9
+    assert emits(out)["debug_run_end"]["end"] == "done"
+
+
+def test_a_card_that_never_leaves_the_slot_after_a_debug_run_is_a_jam():
+    mach = started()
+    mach.handle(Event(m.DEBUG_RUN_NOW, 300), 1.0)
+    mach.handle(Event(m.BEAM_BLOCKED), 1.2)
+    out = mach.handle(Event(m.DEBUG_STOP), 1.25)
+    assert mach.state == m.DEBUG_DRAIN
+    jam_at = next(t for name, t in kinds(out, m.TIMER) if name == "jam")
+    mach.handle(Event(m.T_JAM), jam_at)
+    assert mach.state == m.FAULT and mach.memory.fault == "jam"

@@ -373,14 +373,12 @@ def _debug_run_over(m: Machine, e: Event, now: float) -> list[Command]:
     if e.name not in (T_DEBUG, DEBUG_STOP, BEAM_CLEAR):
         how = "interrupted"
     mem.debug_run = None
-    mem.debug_draining = False
     return [*m._stop_motor(), timer("debug", None), Command(LED, "ready"),
             emit("debug_run_end", end=how, after=round(now - started, 3)), *m._idle(now)]
 
 
 def _debug_drain(m: Machine, e: Event, now: float) -> list[Command]:
     """The run is over with a card in the slot: motor off, and wait for the card to leave."""
-    m.memory.debug_draining = True
     return [Command(MOTOR, 0.0), timer("debug", None),
             timer("jam", now + m.settings.timing.jam_timeout)]
 

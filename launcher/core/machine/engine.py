@@ -148,7 +148,6 @@ class Machine:
         m.fault = code
         m.shot = None
         m.debug_run = None
-        m.debug_draining = False
         m.braking = False
         m.turn_pending = False  # leaving the fault looks at the home sensor again
         m.lid_cycled = not self.inputs.lid_closed  # closing an open lid clears it

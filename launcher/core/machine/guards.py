@@ -118,10 +118,6 @@ def _roller_card_left(m: Machine, e: Event, now: float) -> bool:
     return m.memory.card_in_slot
 
 
-def _draining(m: Machine, e: Event, now: float) -> bool:
-    return m.memory.debug_draining
-
-
 def _card_in_slot(m: Machine, e: Event, now: float) -> bool:
     return m.has_beam and m.inputs.beam_blocked
 

@@ -48,7 +48,6 @@ class Memory:
     lid_cycled: bool = False  # the lid opened since the fault
 
     debug_run: float | None = None  # when the console's motor run started
-    debug_draining: bool = False  # the run is over; a card still in the slot may leave
     card_in_slot: bool = False  # a card the roller pushed into the beam, not yet counted out
 
     @property

@@ -71,7 +71,6 @@ from launcher.core.machine.guards import (
     _can_rotate,
     _card_in_slot,
     _cycled_closed,
-    _draining,
     _empty,
     _last_card,
     _lid_is_closed,
@@ -93,6 +92,7 @@ from launcher.core.machine.vocabulary import (
     BEAM_BLOCKED,
     BEAM_CLEAR,
     CLEAR,
+    DEBUG_DRAIN,
     DEBUG_ROTATE,
     DEBUG_RUN,
     DEBUG_RUN_NOW,
@@ -164,7 +164,7 @@ TRANSITIONS: tuple[Transition, ...] = (
     # Loading counts the cards, whatever the state.
     *(T(s, LOAD, s, _load) for s in STATES),
     # Busy at the idle timeout: no sleep; it is set again.
-    *(T(s, T_IDLE, s, _rearm_idle) for s in (SHOOTING, ROTATING, DEBUG_RUN)),
+    *(T(s, T_IDLE, s, _rearm_idle) for s in (SHOOTING, ROTATING, DEBUG_RUN, DEBUG_DRAIN)),
     # Ready: press your luck.
     T(READY, PRESS, READY, _turn_refusal, _turn_pending),
     T(READY, PRESS, READY, _reload, _empty),
@@ -233,21 +233,25 @@ TRANSITIONS: tuple[Transition, ...] = (
     T(FAULT, LID_CLOSED, READY, _clear_fault, _cycled_closed),
     T(FAULT, CLEAR, READY, _clear_fault, _lid_is_closed),
     T(FAULT, CLEAR, LID_OPEN, _clear_fault_open),
-    # Debug run: the console's capped motor run, known to the machine like a shot.
-    T(DEBUG_RUN, T_DEBUG, DEBUG_RUN, _debug_drain, _card_in_slot),
+    # Debug run: the console's capped motor run, known to the machine like a shot. Ended
+    # with a card in the slot, it drains: the motor off, until that card leaves.
+    T(DEBUG_RUN, T_DEBUG, DEBUG_DRAIN, _debug_drain, _card_in_slot),
     T(DEBUG_RUN, T_DEBUG, READY, _debug_run_over),
-    T(DEBUG_RUN, DEBUG_STOP, DEBUG_RUN, _debug_drain, _card_in_slot),
-    T(DEBUG_RUN, DEBUG_STOP, READY, _debug_run_over),
-    T(DEBUG_RUN, T_RUN, FAULT, _overrun),
-    T(DEBUG_RUN, T_JAM, FAULT, _jam),
-    T(DEBUG_RUN, LID_LEFT_CLOSED, LID_OPEN, _debug_run_lid),
-    T(DEBUG_RUN, BEAM_BLOCKED, DEBUG_RUN, _debug_card_in),
-    T(DEBUG_RUN, BEAM_CLEAR, READY, _debug_last_card, _draining),
     T(DEBUG_RUN, BEAM_CLEAR, DEBUG_RUN, _debug_card_out),
-    T(DEBUG_RUN, PRESS, DEBUG_RUN, _debug_refused),
+    T(DEBUG_DRAIN, BEAM_CLEAR, READY, _debug_last_card),
+    *(row for s in (DEBUG_RUN, DEBUG_DRAIN) for row in (
+        T(s, DEBUG_STOP, DEBUG_DRAIN, _debug_drain, _card_in_slot),
+        T(s, DEBUG_STOP, READY, _debug_run_over),
+        T(s, T_RUN, FAULT, _overrun),
+        T(s, T_JAM, FAULT, _jam),
+        T(s, LID_LEFT_CLOSED, LID_OPEN, _debug_run_lid),
+        T(s, BEAM_BLOCKED, s, _debug_card_in),
+        T(s, PRESS, s, _debug_refused),
+    )),
     # No turn going on: a side sensor that changes is a fault, not a new side.
     *(T(s, ev, FAULT, _side_moved, _sensor_disagrees)
-      for s in (READY, LID_OPEN, SHOOTING, DEBUG_RUN) for ev in (YELLOW_BACK, YELLOW_FRONT)),
+      for s in (READY, LID_OPEN, SHOOTING, DEBUG_RUN, DEBUG_DRAIN)
+      for ev in (YELLOW_BACK, YELLOW_FRONT)),
     # Any other state: a card the roller pushed into the slot is counted when it leaves.
     *(T(s, BEAM_CLEAR, s, _late_card_out, _roller_card_left)
       for s in (READY, LID_OPEN, ROTATING, ASLEEP, FAULT)),

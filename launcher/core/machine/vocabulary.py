@@ -17,9 +17,10 @@ class State(StrEnum):
     ASLEEP = "asleep"
     FAULT = "fault"
     DEBUG_RUN = "debug_run"  # the console's `motor run`: the motor on for a capped time
+    DEBUG_DRAIN = "debug_drain"  # the run is over, motor off: a card still in the slot may leave
 
 
-READY, SHOOTING, LID_OPEN, ROTATING, ASLEEP, FAULT, DEBUG_RUN = State
+READY, SHOOTING, LID_OPEN, ROTATING, ASLEEP, FAULT, DEBUG_RUN, DEBUG_DRAIN = State
 STATES = tuple(State)
 
 # Fault codes, with the number of LED blinks that shows each one.
