@@ -231,7 +231,7 @@ def scenario(u: Unit) -> float:
     sim.open_lid(full=True)
     for _ in range(200):
         u.advance(0.01)
-        if rig.state != m.ROTATING:
+        if rig.state not in m.TURNING:
             break
     u.advance(0.3)
     sim.close_lid()

@@ -409,7 +409,7 @@ def scenario(u: Unit, death: tuple[str, str] | None = None) -> None:
     u.advance(0.0471)
     at("the brake")
     for _ in range(200):
-        if u.rig.state != m.ROTATING:
+        if u.rig.state not in m.TURNING:
             break
         u.advance(0.01)
     u.advance(0.3)

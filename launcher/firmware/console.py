@@ -241,7 +241,7 @@ class Console:
         if reboot is None:
             raise CommandError(E_UNAVAILABLE, "nothing here can restart this process")
         state = self.app.machine.state
-        if state in (m.SHOOTING, m.ROTATING):
+        if state in (m.SHOOTING, *m.TURNING):
             # Both end by themselves within seconds; stopping now would lose the count of
             # a shot half out, or leave the cartridge between detents.
             raise CommandError(E_STATE, f"refused while {state}; ask again when it is done")

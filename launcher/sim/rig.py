@@ -94,7 +94,7 @@ class SimRig:
         """Run until the firmware is neither shooting nor rotating (at most ``limit`` s)."""
         end = self.now + limit
         self.advance(0)
-        while self.state in (machine.SHOOTING, machine.ROTATING) and self.now < end:
+        while self.state in (machine.SHOOTING, *machine.TURNING) and self.now < end:
             self.advance(STEP)
 
     # -- verbs --

@@ -413,7 +413,7 @@ def test_home_with_a_brake_brakes_and_reads_the_sensor_again_before_arriving():
     mach = braking_machine()
     start_flip(mach)
     out = mach.handle(Event(m.HOME), 2.0)
-    assert kinds(out, m.ROTATOR) == [m.Turn.BRAKE] and mach.state == m.ROTATING
+    assert kinds(out, m.ROTATOR) == [m.Turn.BRAKE] and mach.state == m.BRAKING
     assert timer_at(out, "settle") == pytest.approx(2.0 + 0.15)
     assert "flip" not in emitted(out)
     out = mach.handle(Event(m.T_SETTLE), 2.15)  # still on the magnet: done, let go
@@ -429,10 +429,12 @@ def test_stopped_past_the_magnet_it_creeps_back_slowly_then_brakes_again():
     mach.handle(Event(m.HOME_LEFT), 2.05)  # the brake held it past the magnet
     mach.handle(Event(m.HOME), 2.06)  # a late report while braking changes nothing
     mach.handle(Event(m.HOME_LEFT), 2.07)
+    assert mach.state == m.BRAKING
     out = mach.handle(Event(m.T_SETTLE), 2.15)
     assert out == [m.turn(m.Turn.BACK, 0.3), m.emit("creep", to=m.Turn.BACK)]
+    assert mach.state == m.ROTATING
     out = mach.handle(Event(m.HOME), 2.3)
-    assert kinds(out, m.ROTATOR) == [m.Turn.BRAKE]
+    assert kinds(out, m.ROTATOR) == [m.Turn.BRAKE] and mach.state == m.BRAKING
     mach.handle(Event(m.HOME_LEFT), 2.35)  # past it again, the other way
     out = mach.handle(Event(m.T_SETTLE), 2.45)
     assert kinds(out, m.ROTATOR) == [m.Turn.AHEAD]  # to and fro
@@ -534,3 +536,13 @@ def test_a_card_that_never_leaves_the_slot_after_a_debug_run_is_a_jam():
     jam_at = next(t for name, t in kinds(out, m.TIMER) if name == "jam")
     mach.handle(Event(m.T_JAM), jam_at)
     assert mach.state == m.FAULT and mach.memory.fault == "jam"
+
+
+def test_a_settle_timer_outside_the_brake_moves_nothing():
+    """Only ``braking`` reads the settle timer: one that fires in a turn (a stale one from a
+    brake the lid ended) neither creeps nor arrives."""
+    mach = braking_machine()
+    start_flip(mach)
+    assert mach.state == m.ROTATING
+    mach.inputs.home = False  # turning, off the magnet
+    assert mach.handle(Event(m.T_SETTLE), 1.5) == [] and mach.state == m.ROTATING

@@ -348,7 +348,7 @@ def flip_levels(rig: SimRig) -> list[float]:
     seen = []
     rig.sim.open_lid()
     rig.advance(0.0)
-    while rig.state == m.ROTATING or not seen:
+    while rig.state in m.TURNING or not seen:
         seen.append(rig.sim.level("motor_sleep"))
         rig.advance(0.005)
     return seen

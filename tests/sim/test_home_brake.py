@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 
 from hal.sim import HALL_LAG, Physics, SimLauncher
 from launcher.core import config
+from launcher.core import machine as m
 from launcher.core.reactor import ManualReactor
 from launcher.firmware.app import Launcher
 from launcher.sim.rig import CueLog, SimRig
@@ -94,7 +95,7 @@ def test_a_rotator_that_stalls_while_creeping_back_faults_with_both_inputs_low()
     for _ in range(40):
         rig.sim.open_lid(full=True)
         rig.advance(0.01)
-        while rig.state == "rotating" and "creep" not in events:
+        while rig.state in m.TURNING and "creep" not in events:
             rig.advance(0.005)
         if "creep" in events:
             break

@@ -218,7 +218,7 @@ class LauncherUnderUse(RuleBasedStateMachine):
     def the_rotator_rests_outside_a_turn(self) -> None:
         """Outside a turn its inputs are low, but for the brief brake of a turn stopped by
         the lid (it ends by itself after motor.brake_ms)."""
-        if hasattr(self, "rig") and self.rig.state != m.ROTATING:
+        if hasattr(self, "rig") and self.rig.state not in m.TURNING:
             sim, act = self.rig.sim, self.rig.app.actuators
             assert not self.rig.app.board.rotator.is_active
             if act.turn != "brake":

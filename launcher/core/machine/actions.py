@@ -242,9 +242,7 @@ def _resume_turn(m: Machine, e: Event, now: float) -> list[Command]:
 def _pause_turn(m: Machine, e: Event, now: float) -> list[Command]:
     """The lid left fully open mid-turn: the rotator is already stopped (the interlock, on
     the pin thread); the turn waits for the next full opening."""
-    mem = m.memory
-    mem.turn_pending = True
-    mem.braking = False
+    m.memory.turn_pending = True
     return [turn(Turn.STOP), timer("rotation", None), timer("settle", None),
             Command(CUE, cues.LID_OPEN), Command(LED, "busy"),
             emit("turn_paused", reason="the lid left fully open"), *m._idle(now)]
@@ -258,7 +256,6 @@ def _left_home(m: Machine, e: Event, now: float) -> list[Command]:
 def _brake_at_home(m: Machine, e: Event, now: float) -> list[Command]:
     """Home: brake, and read the sensor again once the cartridge has surely stopped (the
     switch reports late, so it may have stopped past the magnet)."""
-    m.memory.braking = True
     return [turn(Turn.BRAKE), timer("settle", now + m.settings.rotator.brake)]
 
 
@@ -266,7 +263,6 @@ def _creep_home(m: Machine, e: Event, now: float) -> list[Command]:
     """Stopped past the home magnet: turn slowly towards it (back first, then to and fro)
     until the sensor sees it again; the rotation timer still bounds the whole turn."""
     mem = m.memory
-    mem.braking = False
     how = Turn.BACK if mem.creep_back else Turn.AHEAD
     mem.creep_back = not mem.creep_back
     mem.count("creeps")
@@ -285,7 +281,6 @@ def _arrive(m: Machine, e: Event, now: float) -> list[Command]:
         mem.rotation_armed = True  # the next opening of the lid is a new one
     if not homing:
         mem.count("flips")
-    mem.braking = False
     out = [turn(Turn.OFF), timer("rotation", None),
            Command(LED, "ready" if m.inputs.lid_closed else "busy"),
            emit("homed" if homing else "flip", side=sensed), *m._idle(now), Command(SAVE)]

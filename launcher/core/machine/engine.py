@@ -129,7 +129,6 @@ class Machine:
         # Off home already (it stopped past a magnet, or powered up between detents): no
         # home_left will come, and the next home is the arrival.
         mem.left_home = not self.inputs.home
-        mem.braking = False
         mem.rotation_armed = False
         mem.turn_pending = False
         mem.creep_back = True
@@ -148,7 +147,6 @@ class Machine:
         m.fault = code
         m.shot = None
         m.debug_run = None
-        m.braking = False
         m.turn_pending = False  # leaving the fault looks at the home sensor again
         m.lid_cycled = not self.inputs.lid_closed  # closing an open lid clears it
         m.count("faults")

@@ -56,10 +56,6 @@ def _arrived_lid_closed(m: Machine, e: Event, now: float) -> bool:
     return m.memory.left_home and m.inputs.lid_closed
 
 
-def _braking(m: Machine, e: Event, now: float) -> bool:
-    return m.memory.braking
-
-
 def _brakes_at_home(m: Machine, e: Event, now: float) -> bool:
     return m.settings.brakes and m.memory.left_home
 
@@ -75,10 +71,6 @@ def _can_rotate(m: Machine, e: Event, now: float) -> bool:
 
 def _turn_pending(m: Machine, e: Event, now: float) -> bool:
     return m.memory.turn_pending
-
-
-def _braking_lid_closed(m: Machine, e: Event, now: float) -> bool:
-    return m.memory.braking and m.inputs.lid_closed
 
 
 def _lid_is_full(m: Machine, e: Event, now: float) -> bool:

@@ -42,7 +42,6 @@ class Memory:
     turn_pending: bool = False
     rotation_armed: bool = True
     left_home: bool = False
-    braking: bool = False  # at home with the brake on, until the settle timer reads the sensor
     creep_back: bool = True  # the next creep towards home goes backwards (else ahead)
     fault: str | None = None
     lid_cycled: bool = False  # the lid opened since the fault

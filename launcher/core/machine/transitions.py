@@ -66,8 +66,6 @@ from launcher.core.machine.guards import (
     _at_stock_floor,
     _beam_stuck,
     _brakes_at_home,
-    _braking,
-    _braking_lid_closed,
     _can_rotate,
     _card_in_slot,
     _cycled_closed,
@@ -91,6 +89,7 @@ from launcher.core.machine.vocabulary import (
     ASLEEP,
     BEAM_BLOCKED,
     BEAM_CLEAR,
+    BRAKING,
     CLEAR,
     DEBUG_DRAIN,
     DEBUG_ROTATE,
@@ -124,6 +123,7 @@ from launcher.core.machine.vocabulary import (
     T_RUN,
     T_SETTLE,
     T_TIMED,
+    TURNING,
     WAKE_NOW,
     YELLOW_BACK,
     YELLOW_FRONT,
@@ -164,7 +164,7 @@ TRANSITIONS: tuple[Transition, ...] = (
     # Loading counts the cards, whatever the state.
     *(T(s, LOAD, s, _load) for s in STATES),
     # Busy at the idle timeout: no sleep; it is set again.
-    *(T(s, T_IDLE, s, _rearm_idle) for s in (SHOOTING, ROTATING, DEBUG_RUN, DEBUG_DRAIN)),
+    *(T(s, T_IDLE, s, _rearm_idle) for s in (SHOOTING, *TURNING, DEBUG_RUN, DEBUG_DRAIN)),
     # Ready: press your luck.
     T(READY, PRESS, READY, _turn_refusal, _turn_pending),
     T(READY, PRESS, READY, _reload, _empty),
@@ -203,24 +203,30 @@ TRANSITIONS: tuple[Transition, ...] = (
     # Rotating: to the next detent, then the side is read from the sensor.
     T(ROTATING, HOME_LEFT, ROTATING, _left_home),
     T(ROTATING, HOME, FAULT, _mismatch, _side_mismatch),
-    T(ROTATING, HOME, ROTATING, None, _braking),
-    T(ROTATING, HOME, ROTATING, _brake_at_home, _brakes_at_home),
+    T(ROTATING, HOME, BRAKING, _brake_at_home, _brakes_at_home),
     T(ROTATING, HOME, READY, _arrive, _arrived_lid_closed),
     T(ROTATING, HOME, LID_OPEN, _arrive, _arrived),
-    # With pins.rotator_in2: the brake has held; creep back if it stopped past the magnet.
-    T(ROTATING, T_SETTLE, ROTATING, _creep_home, _past_home),
-    T(ROTATING, T_SETTLE, READY, _arrive, _lid_is_closed),
-    T(ROTATING, T_SETTLE, LID_OPEN, _arrive),
-    T(ROTATING, T_ROTATION, FAULT, _rotation_timeout),
     # The turn goes on only while the lid is fully open (fingers): leaving it pauses it.
     # (The lid may already read closed: its closing edge can come first out of debounce.)
-    T(ROTATING, LID_LEFT_FULL, READY, _arrive, _braking_lid_closed),
-    T(ROTATING, LID_LEFT_FULL, LID_OPEN, _arrive, _braking),
     T(ROTATING, LID_LEFT_FULL, READY, _pause_turn, _lid_is_closed),
     T(ROTATING, LID_LEFT_FULL, LID_OPEN, _pause_turn),
-    T(ROTATING, LID_CLOSED, ROTATING, _lid_moved),
-    T(ROTATING, LID_LEFT_CLOSED, ROTATING, _lid_moved),
-    T(ROTATING, PRESS, ROTATING, _press_busy),
+    # Braking (pins.rotator_in2 wired): at home with the brake on, until the settle timer
+    # reads the sensor again; creep back if it stopped past the magnet. The lid leaving
+    # fully open ends the turn where it is, at home.
+    T(BRAKING, HOME, FAULT, _mismatch, _side_mismatch),
+    T(BRAKING, T_SETTLE, ROTATING, _creep_home, _past_home),
+    T(BRAKING, T_SETTLE, READY, _arrive, _lid_is_closed),
+    T(BRAKING, T_SETTLE, LID_OPEN, _arrive),
+    T(BRAKING, LID_LEFT_FULL, READY, _arrive, _lid_is_closed),
+    T(BRAKING, LID_LEFT_FULL, LID_OPEN, _arrive),
+    # Either way the rotation timer bounds the whole turn; the lid closing or a press does
+    # not stop it.
+    *(row for s in TURNING for row in (
+        T(s, T_ROTATION, FAULT, _rotation_timeout),
+        T(s, LID_CLOSED, s, _lid_moved),
+        T(s, LID_LEFT_CLOSED, s, _lid_moved),
+        T(s, PRESS, s, _press_busy),
+    )),
     # Asleep: the press that wakes the unit is consumed.
     T(ASLEEP, PRESS, READY, _wake, _lid_is_closed),
     T(ASLEEP, PRESS, LID_OPEN, _wake),
@@ -254,7 +260,7 @@ TRANSITIONS: tuple[Transition, ...] = (
       for ev in (YELLOW_BACK, YELLOW_FRONT)),
     # Any other state: a card the roller pushed into the slot is counted when it leaves.
     *(T(s, BEAM_CLEAR, s, _late_card_out, _roller_card_left)
-      for s in (READY, LID_OPEN, ROTATING, ASLEEP, FAULT)),
+      for s in (READY, LID_OPEN, *TURNING, ASLEEP, FAULT)),
     # Any state: the lid switch's two contacts agree, so neither can be believed.
     *(T(s, LID_SENSOR, FAULT, _lid_sensor) for s in STATES if s is not FAULT),
     T(FAULT, LID_SENSOR, FAULT, _lid_sensor, _new_lid_fault),

@@ -14,14 +14,16 @@ class State(StrEnum):
     SHOOTING = "shooting"
     LID_OPEN = "lid_open"
     ROTATING = "rotating"
+    BRAKING = "braking"  # a turn at home with the brake on, until the sensor is read again
     ASLEEP = "asleep"
     FAULT = "fault"
     DEBUG_RUN = "debug_run"  # the console's `motor run`: the motor on for a capped time
     DEBUG_DRAIN = "debug_drain"  # the run is over, motor off: a card still in the slot may leave
 
 
-READY, SHOOTING, LID_OPEN, ROTATING, ASLEEP, FAULT, DEBUG_RUN, DEBUG_DRAIN = State
+READY, SHOOTING, LID_OPEN, ROTATING, BRAKING, ASLEEP, FAULT, DEBUG_RUN, DEBUG_DRAIN = State
 STATES = tuple(State)
+TURNING = (ROTATING, BRAKING)  # the states of a turn of the cartridge
 
 # Fault codes, with the number of LED blinks that shows each one.
 FAULT_BLINKS = {
