@@ -142,15 +142,29 @@ UART: dict[int, str] = {
     14: "the UART console's TX (TXD0)",
     15: "the UART console's RX (RXD0)",
 }
+# SPI0 and I2C1, which the launcher leaves off: its default pins use GPIO 7-11 (nSLEEP on
+# SPI0's clock) and GPIO 2. Turned on in config.txt, the kernel's bus driver takes them.
+SPI0: dict[int, str] = {
+    7: "SPI0's chip select 1 (CE1)",
+    8: "SPI0's chip select 0 (CE0)",
+    9: "SPI0's MISO",
+    10: "SPI0's MOSI",
+    11: "SPI0's clock (SCLK)",
+}
+I2C1: dict[int, str] = {
+    2: "I2C1's data (SDA1)",
+    3: "I2C1's clock (SCL1)",
+}
 
 
-def reserved_pins(i2s: bool, uart: bool, i2s_input: bool = False) -> dict[int, str]:
+def reserved_pins(i2s: bool, uart: bool, i2s_input: bool = False, spi0: bool = False,
+                  i2c1: bool = False) -> dict[int, str]:
     """BCM pin -> why the launcher must not use it as a plain GPIO.
 
     ``i2s``: the I2S amplifier overlay is on (GPIO 18, 19, 21; ``i2s_input`` adds 20, the
     capture line, which the MAX98357A does not use). ``uart``: the serial console is on the
-    UART (GPIO 14, 15). GPIO 0 and 1 are always reserved: the Pi's boot firmware reads a
-    HAT's ID EEPROM over them.
+    UART (GPIO 14, 15). ``spi0``, ``i2c1``: that bus is on (GPIO 7-11; GPIO 2, 3). GPIO 0
+    and 1 are always reserved: the Pi's boot firmware reads a HAT's ID EEPROM over them.
     """
     taken = dict(ID_EEPROM)
     if i2s:
@@ -159,4 +173,8 @@ def reserved_pins(i2s: bool, uart: bool, i2s_input: bool = False) -> dict[int, s
             taken.update(I2S_INPUT)
     if uart:
         taken.update(UART)
+    if spi0:
+        taken.update(SPI0)
+    if i2c1:
+        taken.update(I2C1)
     return dict(sorted(taken.items()))

@@ -453,15 +453,53 @@ def check_config(facts: Facts) -> list[Result]:
     if settings is None:
         return [Result(FAIL, "config", f"/{CONFIG}: {problem}", f"sudoedit /{CONFIG}")]
     block = launcher_block(facts) or []
+    buses = buses_on(facts)
     taken = reserved_pins(i2s=any(line.startswith(AMP_OVERLAY) for line in block),
-                          uart=settings.console.port in UART_PORTS)
+                          uart=settings.console.port in UART_PORTS,
+                          spi0="SPI0" in buses, i2c1="I2C1" in buses)
     clashes = [f"pins.{key} = {pin} is {taken[pin]}"
                for key, pin in vars(settings.pins).items() if pin is not None and pin in taken]
+    on = [f"{bus} is on ({why})" for bus, why in buses.items()]
     if clashes:
-        return [Result(FAIL, "config", "; ".join(clashes),
-                       f"choose other pins in /{CONFIG} (README, Pinout)")]
+        fix = f"choose other pins in /{CONFIG} (README, Pinout)"
+        if on:
+            config_txt = boot_files(facts)[0]
+            offs = [f"take {why} out of /{config_txt}" if why.startswith("dt") else
+                    f"find what turns {bus} on ({why} is there; raspi-config, Interface Options)"
+                    for bus, why in buses.items()]
+            fix = f"turn {' and '.join(buses)} off ({'; '.join(offs)}), then sudo reboot; or {fix}"
+        return [Result(FAIL, "config", "; ".join([*clashes, *on]), fix)]
+    off = [bus for bus in ("SPI0", "I2C1") if bus not in buses]
     return [Result(PASS, "config", f"/{CONFIG} is valid; its pins avoid the reserved GPIO "
-                   + ", ".join(str(p) for p in taken))]
+                   + ", ".join(str(p) for p in taken)
+                   + (f" ({' and '.join(off)} off)" if off else ""))]
+
+
+# What turns each bus on in config.txt: its base parameters (``i2c`` is ``i2c_arm``'s
+# alias) and the overlays that name it (Raspberry Pi documentation, overlays README).
+_BUS_PARAMS = {"SPI0": ("spi",), "I2C1": ("i2c_arm", "i2c")}
+_BUS_OVERLAYS = {"SPI0": ("spi0-",), "I2C1": ("i2c1",)}
+_BUS_DEVICES = {"SPI0": ("spidev0.0", "spidev0.1"), "I2C1": ("i2c-1",)}
+_OFF = ("off", "false", "no", "0")
+
+
+def buses_on(facts: Facts) -> dict[str, str]:
+    """SPI0 and I2C1, where on: bus -> what says so (the config.txt line, or the kernel's
+    device file). Both take GPIO the launcher's default pins use."""
+    base, overlays = dtparams(facts)
+    found: dict[str, str] = {}
+    for bus, params in _BUS_PARAMS.items():
+        for name in params:
+            scopes = [base, *(p for _, p in overlays)]
+            if any(scope.get(name, "off").lower() not in _OFF for scope in scopes):
+                found[bus] = f"dtparam={name}=on"
+        for name, _ in overlays:
+            if name.startswith(_BUS_OVERLAYS[bus]) and bus not in found:
+                found[bus] = f"dtoverlay={name}"
+        for dev in _BUS_DEVICES[bus]:
+            if facts.exists.get(dev) and bus not in found:
+                found[bus] = f"/dev/{dev}"
+    return found
 
 
 def _gpio_lines(block: list[str]) -> dict[int, set[str]]:

@@ -48,6 +48,8 @@ PIGPIOD_EXEC = "ExecStart=/usr/bin/pigpiod -l -t 0 -s 10"
 # April to June 2024 named it strict_gpiod, with the opposite sense (raspberrypi/linux#6117,
 # #6150).
 PERSIST_PARAM = "sys/module/{driver}/parameters/persist_gpio_outputs"
+# The device files of SPI0 and I2C1, there while the kernel drives the bus.
+BUS_DEVICES = ("spidev0.0", "spidev0.1", "i2c-1")
 STRICT_PARAM = "sys/module/{driver}/parameters/strict_gpiod"
 # Where /dev/serial0 may point: the UART on header pins 8 (TXD, GPIO 14) and 10 (RXD, GPIO 15)
 # on a Pi 1-4 and Zero (PL011 or mini UART), or a Pi 5's 3-pin debug connector.
@@ -144,7 +146,7 @@ def gather(root: Path, run: Runner) -> Facts:
     dev = root / "dev"
     chips = sorted(p.name for p in dev.glob("gpiochip*")) if dev.is_dir() else []
     exists = {name: (dev / name).exists() or (dev / name).is_symlink()
-              for name in ("serial0", "ttyGS0", "ttyAMA0", "ttyS0", PI5_DEBUG_UART)}
+              for name in ("serial0", "ttyGS0", "ttyAMA0", "ttyS0", PI5_DEBUG_UART, *BUS_DEVICES)}
     links = {name: os.readlink(dev / name) for name in ("serial0", "serial1")
              if (dev / name).is_symlink()}
     state_dir = str(Path(state_path(files.get(CONFIG))).parent)

@@ -221,3 +221,17 @@ def test_the_circuit_checks_name_each_pin_they_miss(name, item, named, tmp_path)
         assert text in result.detail, (text, result.detail)
     if item == "boot pulls":
         assert "GPIO 12" not in result.detail and "GPIO 13" not in result.detail  # on it
+
+
+@pytest.mark.parametrize(("name", "pin_text", "why"), [
+    ("fail-spi0-on", "pins.motor_sleep = 11 is SPI0's clock (SCLK)", "dtparam=spi=on"),
+    ("fail-i2c1-on-by-the-kernel", "pins.rotator_contact_sense = 2 is I2C1's data (SDA1)",
+     "/dev/i2c-1"),
+])
+def test_a_bus_left_on_over_the_firmware_s_pins_names_the_pin_and_what_turned_it_on(
+        name, pin_text, why, tmp_path):
+    root, commands, _ = build(name, tmp_path)
+    [result] = [r for r in diagnose(gather(root, recorded(commands))) if r.item == "config"]
+    assert result.status == FAIL
+    assert pin_text in result.detail and why in result.detail
+    assert why in result.fix and "sudo reboot" in result.fix
