@@ -119,11 +119,15 @@ class Terminal:
                     break
             return self._text()
 
-    def row(self, label: str) -> str:
-        """The status box's line that starts with ``label``."""
-        text = self.until(lambda t: any(re.match(rf"│ {re.escape(label)}\s", x)
-                                        for x in t.split("\n")), f"the {label} row")
-        return next(x for x in text.split("\n") if re.match(rf"│ {re.escape(label)}\s", x))
+    def row(self, label: str, having: str = "") -> str:
+        """The status box's line that starts with ``label``, once it holds ``having`` (a row
+        read just after a change may still be the one before it: the redraw is under way)."""
+        def line(t: str) -> str | None:
+            return next((x for x in t.split("\n")
+                         if re.match(rf"│ {re.escape(label)}\s", x) and having in x), None)
+
+        return line(self.until(lambda t: line(t) is not None,
+                               f"the {label} row" + (f" with {having!r}" if having else "")))
 
     def close(self) -> int:
         if self.proc.poll() is None:
@@ -257,23 +261,24 @@ def test_the_led_rotator_cue_and_fault_rows_show(term: Terminal):
     term.shows("jam=armed")
     term.send(" ")
     term.until(lambda t: "fault       jam" in t or "fault      jam" in t, "the jam fault")
-    assert "2 blinks, pause: fault jam" in term.row("LED")
-    assert FAULT_WAY_OUT["jam"] in term.row("way out")
-    assert "jam" in term.row("rotator")  # the jam cue played
+    # Each row shows what it should within the bound (``row`` fails the test otherwise).
+    term.row("LED", "2 blinks, pause: fault jam")
+    term.row("way out", FAULT_WAY_OUT["jam"])
+    term.row("rotator", "jam")  # the jam cue played
     # The hint is right: `x` with the card still stuck faults again...
     term.send("x")
     term.shows("cleared=jam")
     term.send(" ")
     term.until(lambda t: "beam_blocked" in t.split("╰")[0], "the beam_blocked fault")
-    assert FAULT_WAY_OUT["beam_blocked"] in term.row("way out")
-    assert "6 blinks, pause: fault beam_blocked" in term.row("LED")
+    term.row("way out", FAULT_WAY_OUT["beam_blocked"])
+    term.row("LED", "6 blinks, pause: fault beam_blocked")
     # ...and `u` then `x` gets out.
     term.send("u")
     term.shows("jam=cleared")
     term.send("x")
     term.shows("cleared=beam_blocked")
     term.until(lambda t: "on: ready to shoot" in t, "the LED ready again")
-    assert term.row("way out").split()[-2:] == ["-", "│"]
+    assert term.row("way out", " - ").split()[-2:] == ["-", "│"]
     # The rotator row follows a turn: open the lid fully.
     term.send("o")
     term.until(lambda t: "turning" in t or "flip" in t, "the turn")
