@@ -8,7 +8,7 @@ says when a press needs a draw) and sends it inside the press event, runs the co
 and feeds timer expiries back. Guards only read; nothing here reads a clock or a random
 source. The vocabulary (states, events, commands, faults) is ``vocabulary``; what the LED
 says, ``led``; what the machine remembers, ``memory``; what it reads of the configuration,
-``settings``; the machine itself, ``engine``.
+``settings``; how guards and actions see it, ``view``; the machine itself, ``engine``.
 
 This face re-exports each module's public names (``from launcher.core import machine as
 m``; ``m.READY``, ``m.Machine``); the modules import one another, never this face.
@@ -28,6 +28,7 @@ from launcher.core.machine.transitions import (
     Transition,
     mermaid,
 )
+from launcher.core.machine.view import MachineView
 from launcher.core.machine.vocabulary import (
     ASLEEP,
     BEAM_BLOCKED,
@@ -161,6 +162,7 @@ __all__ = [
     'Inputs',
     'Machine',
     'MachineSettings',
+    'MachineView',
     'Memory',
     'Shot',
     'State',

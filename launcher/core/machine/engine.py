@@ -5,11 +5,10 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import replace
-from typing import Any
 
 from launcher.core import cues
 from launcher.core.config import SideLuck
-from launcher.core.machine.actions import _internal
+from launcher.core.machine.actions import _idle, _internal, _rotate, _wait_for_turn
 from launcher.core.machine.memory import Inputs, Memory
 from launcher.core.machine.settings import MachineSettings
 from launcher.core.machine.transitions import _BY_STATE_EVENT
@@ -18,23 +17,17 @@ from launcher.core.machine.vocabulary import (
     _PROBE,
     CUE,
     FAULT,
-    FAULT_BLINKS,
     INTERNAL,
     LED,
     LID_OPEN,
-    MOTOR,
     POWER,
     PRESS,
     READY,
     ROTATING,
     SAVE,
-    TURN_WAITING,
     Command,
     Event,
-    Turn,
     emit,
-    timer,
-    turn,
 )
 from launcher.core.profiles import Profile
 
@@ -105,52 +98,12 @@ class Machine:
             self.memory.expected_side = None
             if inputs.lid_full:
                 self.state = ROTATING
-                return [*out, *self._rotate(now)]
-            return [*out, *self._wait_for_turn(now)]
+                return [*out, *_rotate(self, now)]
+            return [*out, *_wait_for_turn(self, now)]
         led = "ready" if inputs.lid_closed else "busy"
-        return [*out, Command(LED, led), *self._idle(now)]
+        return [*out, Command(LED, led), *_idle(self, now)]
 
     def _note_input(self, event: Event) -> None:
         level = _INPUT_OF.get(event.name)
         if level is not None:
             setattr(self.inputs, *level)
-
-    # -- helpers that build commands --
-
-    def _idle(self, now: float) -> list[Command]:
-        return [timer("idle", now + self.settings.timing.sleep_after)]
-
-    def _stop_motor(self) -> list[Command]:
-        return [Command(MOTOR, 0.0), timer("card", None), timer("jam", None),
-                timer("run", None), timer("timed", None)]
-
-    def _rotate(self, now: float) -> list[Command]:
-        mem = self.memory
-        # Off home already (it stopped past a magnet, or powered up between detents): no
-        # home_left will come, and the next home is the arrival.
-        mem.left_home = not self.inputs.home
-        mem.rotation_armed = False
-        mem.turn_pending = False
-        mem.creep_back = True
-        return [turn(Turn.AHEAD), Command(LED, "busy"),
-                timer("rotation", now + self.settings.timing.rotation_timeout)]
-
-    def _wait_for_turn(self, now: float) -> list[Command]:
-        """The cartridge is off its detent: say so, and turn it at the next full opening."""
-        self.memory.turn_pending = True
-        self.memory.left_home = True  # the next detent it reaches is the arrival
-        return [Command(CUE, cues.LID_OPEN), Command(LED, "busy"),
-                emit("turn_waiting", reason=TURN_WAITING), *self._idle(now)]
-
-    def _fault(self, code: str, now: float, **data: Any) -> list[Command]:
-        m = self.memory
-        m.fault = code
-        m.shot = None
-        m.debug_run = None
-        m.turn_pending = False  # leaving the fault looks at the home sensor again
-        m.lid_cycled = not self.inputs.lid_closed  # closing an open lid clears it
-        m.count("faults")
-        cue = cues.JAM if code == "jam" else cues.FAULT
-        return [*self._stop_motor(), turn(Turn.OFF), timer("rotation", None),
-                timer("settle", None), timer("debug", None), Command(CUE, cue),
-                Command(LED, FAULT_BLINKS[code]), emit("fault", code=code, **data), Command(SAVE)]

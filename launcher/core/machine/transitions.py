@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 from launcher.core.machine.actions import (
     _abort_shot,
@@ -85,6 +84,7 @@ from launcher.core.machine.guards import (
     _side_mismatch,
     _turn_pending,
 )
+from launcher.core.machine.view import MachineView
 from launcher.core.machine.vocabulary import (
     ASLEEP,
     BEAM_BLOCKED,
@@ -133,11 +133,8 @@ from launcher.core.machine.vocabulary import (
     State,
 )
 
-if TYPE_CHECKING:
-    from launcher.core.machine.engine import Machine
-
-Guard = Callable[["Machine", Event, float], bool]
-Action = Callable[["Machine", Event, float], Iterable[Command]]
+Guard = Callable[[MachineView, Event, float], bool]
+Action = Callable[[MachineView, Event, float], Iterable[Command]]
 
 
 @dataclass(frozen=True, slots=True)
