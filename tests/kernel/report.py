@@ -87,7 +87,10 @@ a death (below).
 The tests carry the `kernel` marker, which plain `pytest` (and `make test`) deselects;
 asked for outside the VM they fail saying so. `make test-kernel` fails if none ran
 (pytest's exit 5), and where the machine cannot boot a VM it fails with one line saying
-why.
+why. A VM that ends without the tier's exit status (under TCG the guest has been
+seen to stop mid-test, not even faulthandler's 300 s dump written) is booted again:
+`.ci/run` allows 3 VMs of 600 s each (`KERNEL_VM_TRIES`, `KERNEL_VM_TIMEOUT`); a tier that
+ran and failed is not run again.
 
 ## The tests
 
