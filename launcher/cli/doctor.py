@@ -487,10 +487,10 @@ def buses_on(facts: Facts) -> dict[str, str]:
     """SPI0 and I2C1, where on: bus -> what says so (the config.txt line, or the kernel's
     device file). Both take GPIO the launcher's default pins use."""
     base, overlays = dtparams(facts)
+    scopes = [base, *(params for _, params in overlays)]
     found: dict[str, str] = {}
     for bus, params in _BUS_PARAMS.items():
         for name in params:
-            scopes = [base, *(p for _, p in overlays)]
             if any(scope.get(name, "off").lower() not in _OFF for scope in scopes):
                 found[bus] = f"dtparam={name}=on"
         for name, _ in overlays:
