@@ -12,6 +12,7 @@ date), so that a test renders the page again from them and finds any hand edit
 from __future__ import annotations
 
 import json
+import re
 import sys
 from pathlib import Path
 from typing import Any
@@ -87,10 +88,31 @@ a death (below).
 The tests carry the `kernel` marker, which plain `pytest` (and `make test`) deselects;
 asked for outside the VM they fail saying so. `make test-kernel` fails if none ran
 (pytest's exit 5), and where the machine cannot boot a VM it fails with one line saying
-why. A VM that ends without the tier's exit status (under TCG the guest has been
-seen to stop mid-test, not even faulthandler's 300 s dump written) is booted again:
-`.ci/run` allows 3 VMs of 600 s each (`KERNEL_VM_TRIES`, `KERNEL_VM_TIMEOUT`); a tier that
-ran and failed is not run again.
+why. One VM is booted, once (`KERNEL_VM_TRIES`, default 1, is for a person chasing a rare
+stall by hand; `.ci/run` never retries: a retry would hide the fault).
+
+## When the VM stalls
+
+A stall explains itself (`.ci/kernel/run`, `.ci/kernel/stallwatch`, `.ci/kernel/guest-watch`):
+
+- The guest kernel's log is kept in `console.log` (its serial console, at loglevel 7), with
+  the kernel's own detectors on: soft lockups with every CPU's backtrace, hung tasks after
+  60 s, RCU stalls after 30 s, and sysrq.
+- On the host, `stallwatch` follows pytest's log (`-vv`: a line as each test starts and
+  ends). When it has not grown for `KERNEL_STALL_S` (default 240 s; the longest test takes
+  about 70 s on a loaded machine), it asks QEMU's monitor where each vCPU is (`info cpus`,
+  `info registers -a`, twice), has the guest kernel print every CPU's backtrace, the
+  blocked tasks and every task's stack (sysrq `l`, `w`, `t`, sent as key presses: they need
+  nothing of the guest but its keyboard interrupt), stops the VM, and fails the tier naming
+  the test that was running (`stall/verdict.txt`, printed with the console's last lines).
+- In the guest, `guest-watch` writes every process's state, wchan, CPU time and every
+  thread's kernel stack every 30 s to a virtio port of its own (`guest-watch.log`): bash
+  builtins and /proc only, not the 9p share, so it gets out if the share is what stalls.
+
+`bash .ci/kernel/stall-probe` proves it: one test stops its own pytest with SIGSTOP (a
+stopped process runs nothing, faulthandler included, as the stalls seen before looked), and
+the probe checks that the verdict names the test and that the registers, the kernel's
+backtraces and stacks and the watchdog's snapshot of the stopped process are all there.
 
 ## The tests
 
@@ -120,6 +142,7 @@ ran and failed is not run again.
     python tests/kernel/report.py DIR  # this file from a run's KERNEL_RESULTS=DIR
     bash .ci/kernel/run .venv tests/kernel/test_unit.py -k lid   # some of the tier
     bash .ci/kernel/mutants          # the tier once per mutant (below); not in CI
+    bash .ci/kernel/stall-probe      # a deliberately stalled guest, and its diagnosis
 
 While working on the tier, `.ci/kernel/dev-loop` keeps one VM up and runs each script
 dropped as `.kernel-dev/cmd.sh` (boot it with `--rwdir .kernel-dev`; see the script).
@@ -296,6 +319,7 @@ def render(folder: Path, date: str) -> str:
     out.append("| what | figure | how |\n|---|---|---|")
     out += [f"| {a} | {b} | {c} |" for a, b, c in rows]
     out.append("")
+    out.append(_minutes(folder))
     log = folder / "pytest.log"
     if log.exists():
         lines = log.read_text(errors="replace").splitlines()
@@ -313,6 +337,47 @@ def render(folder: Path, date: str) -> str:
             out.append("")
     if mutants := _load(folder, "mutants"):
         out.append(_mutants(mutants))
+    return "\n".join(out)
+
+
+# pytest --durations=0: "12.34s call     tests/kernel/test_x.py::test_y"
+_DURATION = re.compile(r"^(\d+(?:\.\d+)?)s (setup|call|teardown)\s+(\S+)$")
+
+
+def _minutes(folder: Path) -> str:
+    """Where the tier's wall time went: the host's set-up, the VM's boot and pytest's
+    start, each test (its setup, call and teardown, from pytest's --durations=0), the
+    rest (shutdown)."""
+    phases = _load(folder, "phases")
+    log = folder / "pytest.log"
+    tests: dict[str, float] = {}
+    if log.exists():
+        for line in log.read_text(errors="replace").splitlines():
+            if m := _DURATION.match(line):
+                tests[m.group(3)] = tests.get(m.group(3), 0.0) + float(m.group(1))
+    if not phases or not tests:
+        return ""
+    out = ["## Where the minutes go\n",
+           "From this run: the host's clock at each phase (`.ci/kernel/run` writes "
+           "`phases.json`; pytest's first line is when `.ci/kernel/stallwatch` saw the log "
+           "grow) and pytest's own `--durations=0` for each test (setup, call and teardown "
+           "together; a module's shared firmware starts in its first test's setup).\n",
+           "| phase | seconds |", "|---|---|"]
+    wall = phases["ended"] - phases["started"]
+    rows = [("host set-up (apt and pip checks, gpio-sim module, compileall)",
+             phases["booted"] - phases["started"])]
+    if phases.get("pytest_began"):
+        rows.append(("VM boot, gpio-sim chip, pytest start-up and collection",
+                     phases["pytest_began"] - phases["booted"]))
+        ran = sum(tests.values())
+        for name, seconds in sorted(tests.items(), key=lambda kv: -kv[1]):
+            rows.append((f"`{name.removeprefix('tests/kernel/')}`", seconds))
+        rows.append(("the rest: pytest's summary, the VM's shutdown",
+                     phases["vm_ended"] - phases["pytest_began"] - ran))
+    rows.append(("after the VM (the verdict)", phases["ended"] - phases["vm_ended"]))
+    out += [f"| {what} | {seconds:.1f} |" for what, seconds in rows]
+    out.append(f"| **wall, in all** | **{wall:.1f}** |")
+    out.append("")
     return "\n".join(out)
 
 
@@ -360,7 +425,7 @@ def keep(folder: Path, dest: Path, date: str) -> None:
     if log.exists():
         lines = [line for line in log.read_text(errors="replace").splitlines()
                  if line.startswith(("FAILED", "ERROR")) or " passed" in line
-                 or " failed" in line]
+                 or " failed" in line or _DURATION.match(line)]
         (dest / "pytest.log").write_text("".join(f"{line}\n" for line in lines))
     (dest / RUN).write_text(json.dumps({"command": COMMAND, "date": date}, indent=2) + "\n")
 
