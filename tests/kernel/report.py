@@ -100,7 +100,9 @@ A stall explains itself (`.ci/kernel/run`, `.ci/kernel/stallwatch`, `.ci/kernel/
   60 s, RCU stalls after 30 s, and sysrq.
 - On the host, `stallwatch` follows pytest's log (`-vv`: a line as each test starts and
   ends). When it has not grown for `KERNEL_STALL_S` (default 240 s; the longest test takes
-  about 70 s on a loaded machine), it asks QEMU's monitor where each vCPU is (`info cpus`,
+  about 70 s on a loaded machine), or is still empty `KERNEL_START_S` (600 s) after the guest
+  began the tier (a loaded machine has stretched pytest's imports over 9p past 2
+  minutes), it asks QEMU's monitor where each vCPU is (`info cpus`,
   `info registers -a`, twice), has the guest kernel print every CPU's backtrace, the
   blocked tasks and every task's stack (sysrq `l`, `w`, `t`, sent as key presses: they need
   nothing of the guest but its keyboard interrupt), stops the VM, and fails the tier naming
