@@ -82,6 +82,14 @@ def hand_points(state: HandState) -> int:
     return as_core(state).hand_points()
 
 
+def book_hand(scores: list[int], winner: int | None, points: int, target: int) -> bool:
+    """Book a finished hand into the game's ``scores`` (in place): ``points`` to its
+    ``winner``. Whether a player has reached ``target`` (the game is decided)."""
+    if winner is not None:
+        scores[winner] += points
+    return max(scores) >= target
+
+
 # --- dealing -----------------------------------------------------------------------
 
 

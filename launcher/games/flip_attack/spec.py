@@ -7,9 +7,19 @@ from collections.abc import Callable, Mapping, Sequence
 from functools import cached_property
 from typing import Any
 
-from launcher.games.base import OptionError, Run, Seats, finish, game_seed, launcher_for
+from launcher.games.base import (
+    OptionError,
+    Options,
+    RuleViolation,
+    Run,
+    Seats,
+    finish,
+    game_seed,
+    launcher_for,
+)
 from launcher.games.cards import Card, load_deck
 from launcher.games.flip_attack.bots import BOTS
+from launcher.games.flip_attack.contract import FlipAttackGameState
 from launcher.games.flip_attack.rules import cannot_deal
 from launcher.games.flip_attack.state import Effect, GameOptions
 from launcher.games.flip_attack.summary import FlipAttackSummary, Recorder
@@ -61,6 +71,16 @@ class FlipAttackSpec:
         assert isinstance(run.options, GameOptions)
         return Table(launcher, players, random.Random(rng.getrandbits(64)), run.options,
                      self.deck, observers=observers, check=run.check)
+
+    def new_game(self, players: int | None = None, seed: int = 0,
+                 options: Options | None = None) -> FlipAttackGameState:
+        opts = options if options is not None else GameOptions()
+        assert isinstance(opts, GameOptions)
+        n = players or self.default_players
+        why = cannot_deal(len(self.deck), n, opts)
+        if why:
+            raise RuleViolation(why)
+        return FlipAttackGameState(opts, n, seed, self.deck)
 
     def play(self, run: Run, start: int, stop: int) -> FlipAttackSummary:
         summary = FlipAttackSummary(bots=list(run.bots))

@@ -26,6 +26,7 @@ from launcher.games.flip_attack.core import (
 )
 from launcher.games.flip_attack.rules import (
     View,
+    book_hand,
     deal,
     freeze,
     legal_moves,
@@ -112,15 +113,13 @@ class Table:
         scores = [0] * self.players
         result = GameResult(scores, None)
         dealer = first_dealer
-        while max(scores) < self.options.target_score:
-            if len(result.hands) >= max_hands:
-                return result
+        while len(result.hands) < max_hands:
             end = self.play_hand(dealer)
             result.hands.append(end)
-            if end.winner is not None:
-                scores[end.winner] += end.points_won
+            if book_hand(scores, end.winner, end.points_won, self.options.target_score):
+                result.winner = max(range(self.players), key=lambda q: scores[q])
+                return result
             dealer = (dealer + 1) % self.players
-        result.winner = max(range(self.players), key=lambda q: scores[q])
         return result
 
     def play_hand(self, dealer: int) -> FinishedHand:

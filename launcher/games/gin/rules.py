@@ -206,6 +206,15 @@ def deal_order(deck: Sequence[int], hand_size: int) -> tuple[list[int], list[int
     return list(deck[0:n:2]), list(deck[1:n:2]), deck[n], list(deck[n + 1:])
 
 
+def next_dealer(rules: GinRules, dealer: int, result: HandResult) -> int:
+    """Who deals the hand after ``result`` (``rules.next_dealer``; a drawn hand: the same
+    dealer unless the deal alternates)."""
+    how = rules.next_dealer
+    if how == "alternate" or result.winner is None:
+        return 1 - dealer if how == "alternate" else dealer
+    return result.winner if how == "winner" else 1 - result.winner
+
+
 class GinHand:
     """One hand in progress: who is to move, the hands, the discard pile, the stock count.
 

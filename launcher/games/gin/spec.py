@@ -6,9 +6,10 @@ import random
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from launcher.games.base import Run, Seats, game_seed
+from launcher.games.base import Options, RuleViolation, Run, Seats, game_seed
 from launcher.games.dealers import LauncherDealer
 from launcher.games.gin.bots import BOTS
+from launcher.games.gin.contract import GinGameState
 from launcher.games.gin.rules import GinRules
 from launcher.games.gin.summary import GinSummary
 from launcher.games.gin.table import GinTable, Observer
@@ -58,6 +59,15 @@ class GinSpec:
         assert isinstance(run.options, GinRules)
         return GinTable(run.options, players, random.Random(rng.getrandbits(64)), dealer,
                         observers)
+
+    def new_game(self, players: int | None = None, seed: int = 0,
+                 options: Options | None = None) -> GinGameState:
+        why = self.refuse_seats(options, players or 2)
+        if why:
+            raise RuleViolation(why)
+        rules = options if options is not None else self.options({})
+        assert isinstance(rules, GinRules)
+        return GinGameState(rules, seed)
 
     def play(self, run: Run, start: int, stop: int) -> GinSummary:
         summary = GinSummary(bots=list(run.bots))

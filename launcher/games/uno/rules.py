@@ -55,6 +55,7 @@ from launcher.games.uno.game import (
     UNO,
     UNTIL_COLOUR,
     Rules,
+    UnoOptions,
     UnoState,
     describe,
     player_steps,
@@ -134,6 +135,29 @@ def start(rules: Rules, hands: list[list[int]], rest: list[int], dealer: int,
     state = UnoState(rules, hands, [first], dealer, agenda, len(rest), 0, direction=direction)
     state.todo.append((LOAD, rest, 0))
     return state
+
+
+def score_hand(options: UnoOptions, scores: list[int], winner: int | None, points: int,
+               charges: Sequence[int]) -> tuple[bool, int | None]:
+    """Book a finished hand into the game's ``scores`` (in place): ``points`` to its
+    ``winner`` ("winner" scoring) or each player's own ``charges`` ("penalty"). Returns
+    whether the game is decided, and its winner (a single round: the hand's)."""
+    if options.single_round:
+        if winner is not None:
+            scores[winner] += points
+        return True, winner
+    n = len(scores)
+    if options.scoring == "winner":
+        if winner is not None:
+            scores[winner] += points
+        if max(scores) >= options.target_score:
+            return True, max(range(n), key=scores.__getitem__)
+    else:
+        for q in range(n):
+            scores[q] += charges[q]
+        if max(scores) >= options.target_score:
+            return True, min(range(n), key=scores.__getitem__)
+    return False, None
 
 
 # --- the rules, played: what may be done, and what it does -------------------------------------

@@ -7,9 +7,10 @@ import random
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from launcher.games.base import OptionError, Run, Seats, finish, game_seed, launcher_for
+from launcher.games.base import OptionError, Options, Run, Seats, finish, game_seed, launcher_for
 from launcher.games.launchers import DirectDealer
 from launcher.games.uno.bots import UNO_BOTS
+from launcher.games.uno.contract import UnoGameState
 from launcher.games.uno.flip import UNO_FLIP_GAME
 from launcher.games.uno.game import CLASSIC_UNO, Game, UnoOptions
 from launcher.games.uno.splash import UNO_SPLASH
@@ -68,6 +69,13 @@ class UnoSpec:
             if run.firmware is not None:
                 launcher.close()  # type: ignore[attr-defined]
             raise
+
+    def new_game(self, players: int | None = None, seed: int = 0,
+                 options: Options | None = None) -> UnoGameState:
+        if options is None:
+            options = self.game.options()
+        assert isinstance(options, UnoOptions)
+        return UnoGameState(self.game.rules(options), players or self.default_players, seed)
 
     def play(self, run: Run, start: int, stop: int) -> UnoSummary:
         game = self.game

@@ -11,7 +11,15 @@ from launcher.games.base import LauncherFault, RuleViolation, trusted
 from launcher.games.engine import shuffle
 from launcher.games.launchers import Launcher, deal_profile
 from launcher.games.uno.game import LOAD, Rules, UnoState
-from launcher.games.uno.rules import Choose, check_action, choose_dealer, deal, run, start
+from launcher.games.uno.rules import (
+    Choose,
+    check_action,
+    choose_dealer,
+    deal,
+    run,
+    score_hand,
+    start,
+)
 
 
 @dataclass
@@ -77,36 +85,21 @@ class UnoTable:
     def play_game(self, first_dealer: int | None = None, max_hands: int = 1000) -> UnoGameResult:
         """Hands until the game is decided; the deal passes to the left. ``first_dealer``
         None: the players draw for it (highest card deals)."""
-        o = self.rules.options
         n = self.players
         if first_dealer is None:
             first_dealer, _ = choose_dealer(self.rules, n, self.rng)
         scores = [0] * n
         result = UnoGameResult(scores, None)
         dealer = first_dealer
-        while True:
-            if len(result.hands) >= max_hands:
-                return result
+        while len(result.hands) < max_hands:
             hand = self.play_hand(dealer)
             result.hands.append(hand)
-            if o.single_round:
-                result.winner = hand.winner
-                if hand.winner is not None:
-                    scores[hand.winner] += hand.points
+            decided, result.winner = score_hand(self.rules.options, scores, hand.winner,
+                                                hand.points, hand.charges)
+            if decided:
                 return result
-            if o.scoring == "winner":
-                if hand.winner is not None:
-                    scores[hand.winner] += hand.points
-                if max(scores) >= o.target_score:
-                    result.winner = max(range(n), key=lambda q: scores[q])
-                    return result
-            else:
-                for q in range(n):
-                    scores[q] += hand.charges[q]
-                if max(scores) >= o.target_score:
-                    result.winner = min(range(n), key=lambda q: scores[q])
-                    return result
             dealer = (dealer + 1) % n
+        return result
 
     def play_hand(self, dealer: int) -> HandResult:
         """Gather the cards, deal, and play the hand out."""
