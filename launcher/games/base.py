@@ -36,7 +36,7 @@ from launcher.core.errors import ConfigError, LauncherError
 
 if TYPE_CHECKING:
     from launcher.core.config import Settings
-    from launcher.games.launchers import Launcher, OnFirmware
+    from launcher.games.launchers import Launcher, OnFirmware, Profile
     from launcher.games.roster import Roster
 
 
@@ -273,11 +273,20 @@ class GameSpec(Protocol):
         """The summary's title line for ``run``."""
         ...
 
+    profile: Profile  # what a press must do (``launchers``): the launcher as chance player
+    sides: tuple[str, str]  # the cartridge's halves as the game calls them (front first)
+
+    def player(self, bot: str, rng: random.Random, settings: Settings) -> Player:
+        """The bot ``bot`` (one of ``bots``) on the contract, seeded from ``rng``."""
+        ...
+
     def new_game(self, players: int | None = None, seed: int = 0,
-                 options: Options | None = None) -> GameState:
+                 options: Options | None = None, settings: Settings | None = None
+                 ) -> GameState:
         """A whole game at its start, on the contract (``GameState``): ``players`` seats
         (the game's default when None), every random choice but the launcher's from
-        ``seed``, ``options`` the game's defaults when None."""
+        ``seed``, ``options`` the game's defaults when None; ``settings``: the
+        configuration whose luck the launcher's chance outcomes follow (the defaults)."""
         ...
 
 
@@ -384,6 +393,18 @@ class GameState:
     def view(self, seat: int) -> SeatView:
         """What ``seat`` may know now: its own hand, the table, the others' card counts."""
         raise NotImplementedError
+
+    def launcher_side(self) -> int:
+        """The cartridge half at the back of the launcher (0: the front side, Mild or
+        Light; 1 after a flip), for a launcher that shoots this state's cards."""
+        return 0
+
+
+class Player(Protocol):
+    """A seat's bot on the contract: handed the state, it answers one of its legal
+    actions."""
+
+    def act(self, state: GameState) -> int: ...
 
 
 @dataclass(frozen=True)

@@ -21,8 +21,11 @@ from launcher.core.config import Luck
 from launcher.games.base import CHANCE, TERMINAL, GameState, SeatView
 from launcher.games.cards import Card, load_deck
 from launcher.games.engine import NO_COLOUR
+from launcher.games.flip_attack.bots import HeuristicBot, RandomBot
 from launcher.games.flip_attack.core import (
+    K_DA,
     K_FLIP,
+    K_WDA,
     M_CATCH,
     M_DISCARD,
     M_PASS,
@@ -127,11 +130,14 @@ class FlipAttackGameState(GameState):
         w = self.w
         moves = legal_moves(w)[1]
         left = len(w.hands[w.agenda[0].player])
+        behaviour = w.sides[w.side].behaviour
         out = []
         for m in moves:
             out.append(encode(m))
-            # "UNO!" with the card that leaves one, or with the stop that does
-            if (m[0] == M_PLAY and left == 2) or (m[0] == M_STOP_LUCK and left == 1):
+            # "UNO!" with a card that may leave one (a Discard All takes others with it),
+            # or with the stop that does
+            if (m[0] == M_PLAY and (left == 2 or behaviour[m[1]] in (K_DA, K_WDA))) or (
+                    m[0] == M_STOP_LUCK and left == 1):
                 out.append(encode((*m[:4], True)))  # type: ignore[arg-type]
         return out
 
@@ -167,8 +173,11 @@ class FlipAttackGameState(GameState):
 
     def action_to_string(self, action: int) -> str:
         if self.current_player() == CHANCE:
-            return ("the launcher: a dry press" if action == 0 else
-                    f"the launcher shoots {action} card" + ("" if action == 1 else "s"))
+            step = self.w.agenda[0]
+            if action == 0:
+                return f"the launcher: a dry press (seat {step.player} pressed)"
+            return (f"the launcher shoots {action} card" + ("" if action == 1 else "s")
+                    + f" at seat {step.arg if step.arg >= 0 else step.player}")
         what, card, colour, discard, uno = decode(action)
         w = self.w
         call = " (UNO!)" if uno else ""
@@ -187,6 +196,9 @@ class FlipAttackGameState(GameState):
                 M_STOP_LUCK: "stop pressing", M_CATCH: "catch them",
                 M_PASS: "pass"}.get(what, "take the hit") + call
 
+    def launcher_side(self) -> int:
+        return self.side
+
     def view(self, seat: int) -> SeatView:
         w = self.w
         colour = "any" if w.colour == NO_COLOUR else SIDE_COLOURS[w.side][w.colour]
@@ -204,3 +216,16 @@ class FlipAttackGameState(GameState):
             step = w.agenda[0]
             lines.append(f"now: seat {step.player}, {step.kind}")
         return SeatView(seat, tuple(map(self._face, w.hands[seat])), tuple(lines))
+
+
+class FlipAttackPlayer:
+    """One of this package's bots (``flip_attack.bots``) at a contract's seat: it decides on
+    the state's core, as at the table."""
+
+    def __init__(self, bot: RandomBot | HeuristicBot) -> None:
+        self.bot = bot
+
+    def act(self, state: GameState) -> int:
+        assert isinstance(state, FlipAttackGameState)
+        w = state.w
+        return encode(self.bot.decide(w, w.agenda[0].player))

@@ -15,6 +15,7 @@ import random
 
 from launcher.games.base import CHANCE, TERMINAL, GameState, SeatView
 from launcher.games.draws import shuffle_as_random
+from launcher.games.gin.bots import GinBot
 from launcher.games.gin.cards import DECK_SIZE, cards_of, name
 from launcher.games.gin.rules import (
     DRAW_STOCK,
@@ -105,7 +106,7 @@ class GinGameState(GameState):
 
     def action_to_string(self, action: int) -> str:
         if self.drawing:
-            return "the launcher shoots 1 card (the stock's top)"
+            return f"the launcher shoots 1 card at seat {self.hand.player} (the stock's top)"
         return describe(action)
 
     def view(self, seat: int) -> SeatView:
@@ -120,3 +121,16 @@ class GinGameState(GameState):
                  + (" ".join(map(name, cards_of(v.opponent_known))) or "-"),
                  f"your deadwood: {hand.solver.deadwood(v.hand)}"]
         return SeatView(seat, tuple(map(name, cards_of(v.hand))), tuple(lines))
+
+
+class GinPlayer:
+    """One of this package's bots (``gin.bots``) at a contract's seat: it chooses from its
+    view, which carries the engine's legal actions (``GinHand.view``)."""
+
+    def __init__(self, bot: GinBot) -> None:
+        self.bot = bot
+
+    def act(self, state: GameState) -> int:
+        assert isinstance(state, GinGameState)
+        hand = state.hand
+        return self.bot.choose(hand.view(hand.player))

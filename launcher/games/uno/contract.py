@@ -13,6 +13,7 @@ not chance nodes.
 from __future__ import annotations
 
 import random
+from typing import Any
 
 from launcher.games.base import CHANCE, TERMINAL, GameState, RuleViolation, SeatView
 from launcher.games.engine import NO_COLOUR
@@ -130,7 +131,8 @@ class UnoGameState(GameState):
 
     def action_to_string(self, action: int) -> str:
         if self.current_player() == CHANCE:
-            return f"the launcher shoots {action} card" + ("" if action == 1 else "s")
+            return (f"the launcher shoots {action} card" + ("" if action == 1 else "s")
+                    + f" at seat {self.hand.agenda[-1][1]}")
         hand = self.hand
         if action >= CHOOSE and hand.agenda and hand.agenda[-1][0] != TARGET:  # a colour
             colours = self.rules.table.sides[hand.side].colours
@@ -139,6 +141,9 @@ class UnoGameState(GameState):
         if action >= CHOOSE:
             return f"swap hands with seat {action - CHOOSE}"
         return describe(self.rules, action, hand.side)
+
+    def launcher_side(self) -> int:
+        return self.hand.side
 
     def view(self, seat: int) -> SeatView:
         hand = self.hand
@@ -164,3 +169,16 @@ class UnoGameState(GameState):
             kind, p, _ = hand.agenda[-1]
             lines.append(f"now: seat {p}, {STEP_NAMES[kind]}")
         return SeatView(seat, tuple(hand.names(hand.hands[seat])), tuple(lines))
+
+
+class UnoPlayer:
+    """One of this package's bots (``uno.bots``) at a contract's seat: it chooses from the
+    engine's legal actions (``rules.legal``), "UNO!" called as the contract offers it."""
+
+    def __init__(self, bot: Any) -> None:
+        self.bot = bot
+
+    def act(self, state: GameState) -> int:
+        assert isinstance(state, UnoGameState)
+        hand = state.hand
+        return self.bot.choose(hand, hand.agenda[-1][1], legal(hand))
