@@ -13,6 +13,7 @@ not chance nodes.
 from __future__ import annotations
 
 import random
+from collections.abc import Sequence
 from typing import Any
 
 from launcher.games.base import CHANCE, TERMINAL, GameState, RuleViolation, SeatView
@@ -52,6 +53,7 @@ class UnoGameState(GameState):
         self.over = False
         self.dealer, _ = choose_dealer(rules, players, self.rng)
         self.stack: list[int] = []  # the launcher's cards, the next to shoot last
+        self._options: Sequence[int] | None = None
         self.hand = self._deal()
 
     def _deal(self) -> UnoState:
@@ -103,7 +105,7 @@ class UnoGameState(GameState):
             return []
         hand = self.hand
         kind, p, _ = hand.agenda[-1]
-        options = legal(hand)
+        options = self.options()
         if kind not in (TURN, DRAWN) or len(hand.hands[p]) != 2:
             return list(options)
         out = []
@@ -113,7 +115,16 @@ class UnoGameState(GameState):
                 out.append(a | UNO)
         return out
 
+    def options(self) -> Sequence[int]:
+        """The engine's legal actions here (``rules.legal``: no "UNO!" forms), worked out
+        once per position (a bot reads them, then ``apply_action`` checks its answer)."""
+        now = self._options
+        if now is None:
+            now = self._options = legal(self.hand)
+        return now
+
     def _apply(self, action: int) -> None:
+        self._options = None
         hand = self.hand
         if self.current_player() == CHANCE:
             stack = self.stack
@@ -181,4 +192,4 @@ class UnoPlayer:
     def act(self, state: GameState) -> int:
         assert isinstance(state, UnoGameState)
         hand = state.hand
-        return self.bot.choose(hand, hand.agenda[-1][1], legal(hand))
+        return self.bot.choose(hand, hand.agenda[-1][1], state.options())
