@@ -23,6 +23,7 @@ from functools import cache
 from typing import (
     TYPE_CHECKING,
     Any,
+    Generic,
     Literal,
     NamedTuple,
     Protocol,
@@ -228,6 +229,53 @@ class Table(Protocol):
     """A game's table: it plays whole games with its bots and its launcher."""
 
     def play_game(self, first_dealer: Any = ...) -> Any: ...
+
+
+HandT = TypeVar("HandT")
+
+
+@dataclass
+class GameResult(Generic[HandT]):
+    """One game: its hands, played until it was decided, and the scores."""
+
+    scores: list[int]
+    winner: int | None
+    hands: list[HandT] = field(default_factory=list)
+
+
+class HandsTable(Generic[HandT]):
+    """What the tables of hands share (UNO Flip Attack's and the UNO family's): a game is
+    hands until ``book`` says it is decided, the deal passing to the left."""
+
+    bots: list[Any]
+
+    @property
+    def players(self) -> int:
+        return len(self.bots)
+
+    def play_hand(self, dealer: int) -> HandT:
+        raise NotImplementedError
+
+    def book(self, scores: list[int], hand: HandT) -> tuple[bool, int | None]:
+        """Book a finished hand into ``scores`` (in place): whether the game is decided,
+        and its winner."""
+        raise NotImplementedError
+
+    def hands_until_decided(self, first_dealer: int, max_hands: int) -> GameResult[HandT]:
+        """Hands from ``first_dealer``'s deal on; a game still undecided after ``max_hands``
+        hands (only when hands keep hitting their turn limit) ends with no winner."""
+        scores = [0] * self.players
+        result: GameResult[HandT] = GameResult(scores, None)
+        dealer = first_dealer
+        while len(result.hands) < max_hands:
+            hand = self.play_hand(dealer)
+            result.hands.append(hand)
+            decided, winner = self.book(scores, hand)
+            if decided:
+                result.winner = winner
+                return result
+            dealer = (dealer + 1) % self.players
+        return result
 
 
 class GameSpec(Protocol):

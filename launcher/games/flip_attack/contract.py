@@ -153,8 +153,8 @@ class FlipAttackGameState(GameState):
         if not w.over:
             return
         self.hands_played += 1
-        if book_hand(self.scores, w.winner, w.hand_points(), self.options.target_score) \
-                or self.hands_played >= MAX_HANDS:
+        decided = book_hand(self.scores, w.winner, w.hand_points(), self.options.target_score)[0]
+        if decided or self.hands_played >= MAX_HANDS:
             self.over = True
             return
         self.dealer = (self.dealer + 1) % self.n

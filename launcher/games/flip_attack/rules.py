@@ -4,7 +4,7 @@ The engine never touches the launcher. A hand is a ``HandState`` whose ``agenda`
 what happens next: a player's decision (``act``) or a press of the launcher, whose
 cards come back through ``shot``. Both return the new state and the effects the shell
 must carry out on the launcher (``Load``, ``FlipLid``) or may show (the rest). The shell
-that plays whole hands with bots and a launcher is ``table.Table``.
+that plays whole hands with bots and a launcher is ``table.FlipAttackTable``.
 
 The rules themselves are ``core``'s, on small integers; this module reads the objects of
 ``state`` into the core and back (``as_core``, ``View``, ``as_action``).
@@ -82,12 +82,16 @@ def hand_points(state: HandState) -> int:
     return as_core(state).hand_points()
 
 
-def book_hand(scores: list[int], winner: int | None, points: int, target: int) -> bool:
+def book_hand(scores: list[int], winner: int | None, points: int,
+              target: int) -> tuple[bool, int | None]:
     """Book a finished hand into the game's ``scores`` (in place): ``points`` to its
-    ``winner``. Whether a player has reached ``target`` (the game is decided)."""
+    ``winner``. Whether a player has reached ``target`` (the game is decided), and the
+    game's winner (the highest score)."""
     if winner is not None:
         scores[winner] += points
-    return max(scores) >= target
+    if max(scores) >= target:
+        return True, max(range(len(scores)), key=scores.__getitem__)
+    return False, None
 
 
 # --- dealing -----------------------------------------------------------------------
@@ -151,7 +155,7 @@ def _starts_pile(face: Face, options: GameOptions) -> bool:
 #
 # The rules live once, in ``core`` (integers, stepped in place). ``act``, ``shot`` and
 # ``legal_actions`` read a HandState into a ``Core``, step it, and read it back; a
-# ``Table`` keeps one Core for the whole hand and shows other bots a ``View`` of it.
+# ``FlipAttackTable`` keeps one Core for the whole hand and shows other bots a ``View`` of it.
 
 
 def as_core(state: HandState | View, extra: Sequence[Card] = ()) -> Core:
@@ -215,8 +219,8 @@ def freeze(w: Core, hands: tuple[tuple[Card, ...], ...] | None = None,
 
 
 class View:
-    """A ``Core`` read as a HandState, live: what a ``Table`` shows bots that are not this
-    package's. It changes as the table steps the hand; ``Table.state`` is a snapshot."""
+    """A ``Core`` read as a HandState, live: what a ``FlipAttackTable`` shows bots that are not this
+    package's. It changes as the table steps the hand; ``FlipAttackTable.state`` is a snapshot."""
 
     __slots__ = ("core",)
 

@@ -23,7 +23,7 @@ from launcher.games.flip_attack.contract import FlipAttackGameState, FlipAttackP
 from launcher.games.flip_attack.rules import cannot_deal
 from launcher.games.flip_attack.state import Effect, GameOptions
 from launcher.games.flip_attack.summary import FlipAttackSummary, Recorder
-from launcher.games.flip_attack.table import Table
+from launcher.games.flip_attack.table import FlipAttackTable
 from launcher.games.launchers import FLIP_ATTACK, DirectLauncher
 
 if TYPE_CHECKING:
@@ -66,13 +66,13 @@ class FlipAttackSpec:
         return load_deck()
 
     def table(self, run: Run, rng: random.Random,
-              observers: Sequence[Callable[[Effect], None]] = ()) -> Table:
+              observers: Sequence[Callable[[Effect], None]] = ()) -> FlipAttackTable:
         launcher = launcher_for(run, rng, lambda: DirectLauncher(
             run.settings.luck, random.Random(rng.getrandbits(64))))
         players = [BOTS.make(name, random.Random(rng.getrandbits(64)), run.settings.luck)
                    for name in run.bots]
         assert isinstance(run.options, GameOptions)
-        return Table(launcher, players, random.Random(rng.getrandbits(64)), run.options,
+        return FlipAttackTable(launcher, players, random.Random(rng.getrandbits(64)), run.options,
                      self.deck, observers=observers, check=run.check)
 
     profile = FLIP_ATTACK

@@ -83,10 +83,9 @@ def choose_dealer(rules: Rules, players: int, rng: random.Random) -> tuple[int, 
             return who[0], rounds
 
 
-def deal(rules: Rules, players: int, dealer: int, rng: random.Random) -> UnoState:
-    """Shuffle, deal one card at a time from the dealer's left, turn the first card (with its
-    first-card rule), and leave the rest in ``todo`` to load into the launcher."""
-    o = rules.options
+def shuffled_deck(rules: Rules, players: int, dealer: int, rng: random.Random) -> list[int]:
+    """The whole deck, shuffled for a deal by ``dealer`` to ``players``: RuleViolation if
+    it cannot be dealt to them, or the dealer is not one of them."""
     why = rules.cannot_deal(players)
     if why:
         raise RuleViolation(why)
@@ -94,6 +93,14 @@ def deal(rules: Rules, players: int, dealer: int, rng: random.Random) -> UnoStat
         raise RuleViolation(f"dealer {dealer} is not one of the {players} players")
     cards = list(rules.table.ids)
     shuffle(cards, rng)
+    return cards
+
+
+def deal(rules: Rules, players: int, dealer: int, rng: random.Random) -> UnoState:
+    """Shuffle, deal one card at a time from the dealer's left, turn the first card (with its
+    first-card rule), and leave the rest in ``todo`` to load into the launcher."""
+    o = rules.options
+    cards = shuffled_deck(rules, players, dealer, rng)
     # One card at a time from the dealer's left: the k-th player left of the dealer gets
     # every players-th card from the (k-1)-th.
     dealt = players * o.hand_size
