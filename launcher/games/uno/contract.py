@@ -95,8 +95,14 @@ class UnoGameState(GameState):
         kind, p, _ = self.hand.agenda[-1]
         return CHANCE if kind >= PRESS_STEPS else p
 
+    def is_terminal(self) -> bool:
+        return self.over
+
+    def is_chance_node(self) -> bool:
+        return not self.over and self.hand.agenda[-1][0] >= PRESS_STEPS
+
     def chance_outcomes(self) -> list[tuple[int, float]]:
-        if self.current_player() != CHANCE:
+        if not self.is_chance_node():
             return []
         return [(1, 1.0)] if self.hand.pile else [(0, 1.0)]
 
@@ -126,7 +132,7 @@ class UnoGameState(GameState):
     def _apply(self, action: int) -> None:
         self._options = None
         hand = self.hand
-        if self.current_player() == CHANCE:
+        if self.is_chance_node():
             stack = self.stack
             shot(hand, [stack.pop() for _ in range(action)], self.rng)
         else:
