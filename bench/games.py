@@ -291,7 +291,7 @@ PEER_NOTES = {
                 "Draw Four is not returned; the reshuffle takes the top card too; player 0 "
                 "starts",
     OURS_UNO_CONTRACT: "the same game and bots, stepped through the contract alone "
-                       "(``legal_actions`` checked at every ``apply_action``; the launcher's "
+                       "(`legal_actions` checked at every `apply_action`; the launcher's "
                        "draws are chance nodes)",
     OURS_GIN_CONTRACT: "the same hands and bots, stepped through the contract alone (whole "
                        "games to 100, hands counted; each stock draw a chance node)",

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import random
 import re
 import subprocess
 import sys
@@ -94,3 +95,43 @@ def test_the_command_line_plays_a_game_from_a_script() -> None:
                           input="1\n" * 20000, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr
     assert done.stdout.splitlines()[-1].startswith("game over: seat 0 ")
+
+
+def _firmware_chance(name: str) -> tuple[object, object]:
+    from launcher.sim.games import FirmwareChance, FirmwareLauncher
+
+    spec = GAMES[name]
+    state = spec.new_game(seed=2)
+    chance = FirmwareChance(FirmwareLauncher(seed=2, sides=spec.sides), spec.profile,
+                            spec.sides)
+    rng = random.Random(2)
+    players = [spec.player("random", rng, config.load())
+               for _ in range(state.num_players())]
+    while not state.is_chance_node():
+        state.apply_action(players[state.current_player()].act(state))
+    return state, chance
+
+
+@pytest.mark.parametrize("name", ["uno", "flip-attack"])
+def test_the_firmware_answers_a_shot_with_the_cards_that_crossed_the_beam(name: str) -> None:
+    state, chance = _firmware_chance(name)
+    try:
+        want = state.stack[::-1]
+        n, cards = chance.answer(state)
+        assert cards == want[:n] and n in dict(state.chance_outcomes())
+    finally:
+        chance.launcher.close()
+
+
+def test_a_shot_the_game_does_not_know_is_a_launcher_fault() -> None:
+    from launcher.games.base import LauncherFault
+
+    state, chance = _firmware_chance("uno")
+    try:
+        launcher = chance.launcher
+        real = launcher.press
+        launcher.press = lambda: [*real()[::-1], state.stack[0]]  # another card with it
+        with pytest.raises(LauncherFault, match="not one of the game's outcomes"):
+            chance.answer(state)
+    finally:
+        chance.launcher.close()
