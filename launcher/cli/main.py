@@ -168,15 +168,16 @@ def _add_play(sub: argparse._SubParsersAction) -> None:
                       help="read whole command lines, no live view (default when stdin "
                            "is not a terminal, or TERM is dumb)")
     play.add_argument("--game", choices=GAME_NAMES, default=None,
-                      help="take a seat at this game against the bots (default: none, the "
-                           "unit alone)")
+                      help="take a seat at this game against the bots; --seed then seeds the "
+                           "deal, the bots and the launcher (default: no game, the unit "
+                           "alone)")
     play.add_argument("--players", type=whole_number(2), default=None,
                       help="--game: seats at the table (default: the game's, 4; gin 2)")
     play.add_argument("--seat", type=whole_number(), default=0,
                       help="--game: your seat, 0 first (default 0)")
     play.add_argument("--bots", default=None,
-                      help="--game: the bots by seat, repeated to fill the table, your seat "
-                           "skipped (default heuristic)")
+                      help="--game: the bots by seat, repeated to fill the table (the name "
+                           "at your seat is not used; default heuristic)")
     play.add_argument("--rule", action="append", default=[], metavar="NAME=VALUE",
                       help="--game: a house rule, as launcher simulate's; repeatable")
     play.add_argument("--direct", action="store_true",
