@@ -29,7 +29,10 @@ def _flip_attack() -> tuple[Any, Any, Any]:
     try:
         from launcher.games.flip_attack.bots import make_bot
         from launcher.games.flip_attack.state import GameOptions
-        from launcher.games.flip_attack.table import Table
+        try:
+            from launcher.games.flip_attack.table import FlipAttackTable as Table
+        except ImportError:  # a checkout from before the table's name was its own
+            from launcher.games.flip_attack.table import Table  # type: ignore[no-redef]
     except ImportError:
         try:  # a checkout from before flip_attack/ had table.py and state.py
             from launcher.games.flip_attack.rules import GameOptions, Table  # type: ignore

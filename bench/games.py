@@ -237,7 +237,43 @@ def rlcard_gin(seed: int = 1) -> Callable[[], int] | str:
     return play
 
 
+def _on_contract(game: str, bot: str, seed: int, hands: bool = False, **rules: Any
+                 ) -> Runner:
+    """Whole games of ``game`` through the game-state contract alone (``GAMES[game].new_game``
+    and ``apply_action``), two ``bot``s seated by ``GameSpec.player``, the launcher's shots
+    drawn from ``chance_outcomes``; a step is an ``apply_action`` call (a chance outcome
+    too, as in the peers). ``hands``: count hands (Gin: ``results``), not games."""
+    from launcher.core import config
+    from launcher.games.base import sample_chance
+    from launcher.games.registry import GAMES
+
+    spec = GAMES[game]
+    options = spec.options(rules)
+    rng = random.Random(seed)
+    seats = [spec.player(bot, rng, config.load()) for _ in range(2)]
+    clock = time.process_time
+
+    def run(budget: float) -> tuple[int, int, float]:
+        games = steps = 0
+        start = clock()
+        while True:
+            state = spec.new_game(players=2, seed=rng.getrandbits(64), options=options)
+            apply, terminal, chance = state.apply_action, state.is_terminal, state.is_chance_node
+            who = state.current_player
+            while not terminal():
+                apply(sample_chance(state, rng) if chance() else seats[who()].act(state))
+                steps += 1
+            games += len(state.results) if hands else 1  # type: ignore[attr-defined]
+            spent = clock() - start
+            if spent >= budget:
+                return games, steps, spent
+
+    return run
+
+
 OURS_UNO = "ours (random-play bots)"
+OURS_UNO_CONTRACT = "ours through GameState (random-play bots)"
+OURS_GIN_CONTRACT = "ours through GameState (random bots)"
 RLCARD_UNO = "RLCard UnoGame"
 OURS_GIN = "ours (random bots)"
 OPENSPIEL_GIN = "OpenSpiel gin_rummy (C++)"
@@ -254,6 +290,11 @@ PEER_NOTES = {
                 "nothing to play; no UNO call or penalty; no scoring (+1/-1); a first Wild "
                 "Draw Four is not returned; the reshuffle takes the top card too; player 0 "
                 "starts",
+    OURS_UNO_CONTRACT: "the same game and bots, stepped through the contract alone "
+                       "(`legal_actions` checked at every `apply_action`; the launcher's "
+                       "draws are chance nodes)",
+    OURS_GIN_CONTRACT: "the same hands and bots, stepped through the contract alone (whole "
+                       "games to 100, hands counted; each stock draw a chance node)",
     OURS_GIN: "our full hand: upcard phase, exact knock checks each turn, layoffs, "
               "undercuts, a player view per decision, the card check at the end",
     OPENSPIEL_GIN: "one hand, no game to 100 or its bonuses; knocking and laying each meld "
@@ -266,6 +307,8 @@ PEER_NOTES = {
 
 # The goals of games issue 22: ours at least this many times the peer's games per second.
 PEER_TARGETS = {RLCARD_UNO: 3.0, OPENSPIEL_GIN: 5.0}
+# And of games issue 42: ours through the contract against the peer, in the same rounds.
+CONTRACT_TARGETS = {OURS_UNO_CONTRACT: (RLCARD_UNO, 2.0), OURS_GIN_CONTRACT: (OPENSPIEL_GIN, 4.0)}
 
 
 def peer_pairs(seed: int = 1) -> list[tuple[str, str, dict[str, Runner | str]]]:
@@ -274,12 +317,16 @@ def peer_pairs(seed: int = 1) -> list[tuple[str, str, dict[str, Runner | str]]]:
     out: list[tuple[str, str, dict[str, Runner | str]]] = []
     for title, unit, made in (
             ("2-player classic UNO, one round a game, random legal players", "games",
-             {OURS_UNO: uno_round("random-play", seed), RLCARD_UNO: rlcard_uno(seed)}),
+             {OURS_UNO: uno_round("random-play", seed), RLCARD_UNO: rlcard_uno(seed),
+              OURS_UNO_CONTRACT: _on_contract("uno", "random-play", seed,
+                                              single_round=True)}),
             ("Gin Rummy, one hand a game, uniformly random legal players", "hands",
              {OURS_GIN: gin_hand(seed), OPENSPIEL_GIN: openspiel_gin(seed),
-              RLCARD_GIN: rlcard_gin(seed)})):
-        out.append((title, unit, {k: v if isinstance(v, str) else _timed(v)
-                                  for k, v in made.items()}))
+              RLCARD_GIN: rlcard_gin(seed),
+              OURS_GIN_CONTRACT: _on_contract("gin", "random", seed, hands=True)})):
+        # (the contract's runners are runners already)
+        out.append((title, unit, {k: v if isinstance(v, str) or k in CONTRACT_TARGETS else
+                                  _timed(v) for k, v in made.items()}))
     return out
 
 
@@ -472,6 +519,13 @@ def peer_markdown(r: dict[str, Any]) -> str:
                 lines.append(f"| {e['name']} | skipped: {e['skipped']} | | | | "
                              f"{PEER_NOTES[e['name']]} |")
         lines.append("")
+        rates = {e["name"]: e["games_per_s"] for e in ran}
+        for name, (peer, goal) in CONTRACT_TARGETS.items():
+            if name in rates and peer in rates:
+                ratio = [a / b for a, b in zip(rates[name], rates[peer], strict=True)]
+                met = "met" if statistics.median(ratio) >= goal else "NOT met"
+                lines += [f"{name} ÷ {peer}, in each round: {_spread(ratio, '{:.2f}')} "
+                          f"(goal ≥ {goal:g}x: {met})", ""]
     lines += ["Gin's deadwood solver alone (random hands, a fresh memo each):", ""]
     lines += [f"- {label}: {rate:,.0f} hands per CPU second" for label, rate in r["solver"]]
     return "\n".join(lines) + "\n"

@@ -57,6 +57,13 @@ def cmd_play(args: argparse.Namespace) -> int:
     from launcher.core import config
     from launcher.firmware.places import check_places
 
+    if args.game is not None:
+        from launcher.cli.play_game import run_seat
+
+        settings = config.load(args.config)
+        return run_seat(args.game, args.players, args.seat, args.bots, args.rule,
+                        _seed(settings, args.seed), settings, args.direct, sys.stdin,
+                        sys.stdout, scripted=not sys.stdin.isatty())
     settings = simulated_state(config.load(args.config), "play-state.json", args.state)
     check_places(settings)
     # One seed, one output: a fixed seed or a script starts from a fresh unit, unless told.
@@ -130,15 +137,23 @@ def _add_play(sub: argparse._SubParsersAction) -> None:
         "unless --state or the config's state.path names another file. A run at a terminal "
         "resumes from it, as a unit does at power-on; a run with a fixed seed (--seed, "
         "luck.seed) or fed a script starts from a fresh unit, so that one seed and one "
-        "script give one output. --resume and --no-resume decide it either way.",
+        "script give one output. --resume and --no-resume decide it either way.\n\n"
+        "With --game NAME it is a seat at a whole game instead, against the bots: the seat's "
+        "view and its legal actions, numbered, one number a line (q to stop); the others' "
+        "moves and the launcher's shots are printed as they come. The firmware on the "
+        "simulated launcher shoots the cards (--direct: the game's own luck model). It plays "
+        "through the one game-state contract (docs/games.md), at a terminal or from a "
+        "script alike; --state, --resume and --lines are for the unit alone.",
         examples=["launcher play                     # keys; resumes the last session",
                   "launcher play --seed 1            # a fresh unit: one seed, one game",
                   "launcher play --seed 1 --resume   # the same seed, from the last state",
                   "printf 'press\\nwait 1\\nlid full\\nwait 2\\nstatus\\n' | "
-                  "launcher play --seed 1"],
-        exit_status="0 after q, `quit` or the end of the input, 1 a line of a script (not "
-        "a terminal) answered `error`, 2 a bad option or config value, 130 Ctrl-C or "
-        "SIGINT, 143 SIGTERM, 141 its output was closed.")
+                  "launcher play --seed 1",
+                  "launcher play --game uno --players 3 --seed 1   # a seat at UNO",
+                  "yes 1 | launcher play --game gin --rule game_target=25 --seed 1"],
+        exit_status="0 after q, `quit`, the end of the input or (--game) the end of the game, "
+        "1 a line of a script (not a terminal) answered `error`, 2 a bad option or config "
+        "value, 130 Ctrl-C or SIGINT, 143 SIGTERM, 141 its output was closed.")
     play.add_argument("--config", metavar="FILE", help="TOML config (pins are ignored)")
     play.add_argument("--seed", type=whole_number(),
                       help="luck seed (default: luck.seed, else random)")
@@ -152,7 +167,28 @@ def _add_play(sub: argparse._SubParsersAction) -> None:
     play.add_argument("--lines", action="store_true",
                       help="read whole command lines, no live view (default when stdin "
                            "is not a terminal, or TERM is dumb)")
+    play.add_argument("--game", choices=GAME_NAMES, default=None,
+                      help="take a seat at this game against the bots; --seed then seeds the "
+                           "deal, the bots and the launcher (default: no game, the unit "
+                           "alone)")
+    play.add_argument("--players", type=whole_number(2), default=None,
+                      help="--game: seats at the table (default: the game's, 4; gin 2)")
+    play.add_argument("--seat", type=whole_number(), default=0,
+                      help="--game: your seat, 0 first (default 0)")
+    play.add_argument("--bots", default=None,
+                      help="--game: the bots by seat, repeated to fill the table (the name "
+                           "at your seat is not used; default heuristic)")
+    play.add_argument("--rule", action="append", default=[], metavar="NAME=VALUE",
+                      help="--game: a house rule, as launcher simulate's; repeatable")
+    play.add_argument("--direct", action="store_true",
+                      help="--game: the game's luck model shoots, not the firmware on the "
+                           "simulated launcher")
     play.set_defaults(func=cmd_play)
+
+
+# The games' names only, so that `launcher play --help` imports no engine (checked against
+# games.registry.GAMES by tests/games/test_play_seat.py).
+GAME_NAMES = ("flip-attack", "uno", "uno-splash", "uno-flip", "gin")
 
 
 def _add_config(sub: argparse._SubParsersAction) -> None:

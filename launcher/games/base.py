@@ -23,6 +23,7 @@ from functools import cache
 from typing import (
     TYPE_CHECKING,
     Any,
+    Generic,
     Literal,
     NamedTuple,
     Protocol,
@@ -36,7 +37,7 @@ from launcher.core.errors import ConfigError, LauncherError
 
 if TYPE_CHECKING:
     from launcher.core.config import Settings
-    from launcher.games.launchers import Launcher, OnFirmware
+    from launcher.games.launchers import Launcher, OnFirmware, Profile
     from launcher.games.roster import Roster
 
 
@@ -230,6 +231,53 @@ class Table(Protocol):
     def play_game(self, first_dealer: Any = ...) -> Any: ...
 
 
+HandT = TypeVar("HandT")
+
+
+@dataclass
+class GameResult(Generic[HandT]):
+    """One game: its hands, played until it was decided, and the scores."""
+
+    scores: list[int]
+    winner: int | None
+    hands: list[HandT] = field(default_factory=list)
+
+
+class HandsTable(Generic[HandT]):
+    """What the tables of hands share (UNO Flip Attack's and the UNO family's): a game is
+    hands until ``book`` says it is decided, the deal passing to the left."""
+
+    bots: list[Any]
+
+    @property
+    def players(self) -> int:
+        return len(self.bots)
+
+    def play_hand(self, dealer: int) -> HandT:
+        raise NotImplementedError
+
+    def book(self, scores: list[int], hand: HandT) -> tuple[bool, int | None]:
+        """Book a finished hand into ``scores`` (in place): whether the game is decided,
+        and its winner."""
+        raise NotImplementedError
+
+    def hands_until_decided(self, first_dealer: int, max_hands: int) -> GameResult[HandT]:
+        """Hands from ``first_dealer``'s deal on; a game still undecided after ``max_hands``
+        hands (only when hands keep hitting their turn limit) ends with no winner."""
+        scores = [0] * self.players
+        result: GameResult[HandT] = GameResult(scores, None)
+        dealer = first_dealer
+        while len(result.hands) < max_hands:
+            hand = self.play_hand(dealer)
+            result.hands.append(hand)
+            decided, winner = self.book(scores, hand)
+            if decided:
+                result.winner = winner
+                return result
+            dealer = (dealer + 1) % self.players
+        return result
+
+
 class GameSpec(Protocol):
     """One game, as ``launcher simulate`` plays it (``registry.GAMES`` by ``name``)."""
 
@@ -272,3 +320,169 @@ class GameSpec(Protocol):
     def heading(self, run: Run) -> str:
         """The summary's title line for ``run``."""
         ...
+
+    profile: Profile  # what a press must do (``launchers``): the launcher as chance player
+    sides: tuple[str, str]  # the cartridge's halves as the game calls them (front first)
+
+    def player(self, bot: str, rng: random.Random, settings: Settings) -> Player:
+        """The bot ``bot`` (one of ``bots``) on the contract, seeded from ``rng``."""
+        ...
+
+    def new_game(self, players: int | None = None, seed: int = 0,
+                 options: Options | None = None, settings: Settings | None = None
+                 ) -> GameState:
+        """A whole game at its start, on the contract (``GameState``): ``players`` seats
+        (the game's default when None), every random choice but the launcher's from
+        ``seed``, ``options`` the game's defaults when None; ``settings``: the
+        configuration whose luck the launcher's chance outcomes follow (the defaults)."""
+        ...
+
+
+# --- the game-state contract ------------------------------------------------------------
+#
+# OpenSpiel's state shape, one for every game: whose turn it is (a seat, the chance player
+# or nobody), the legal actions as ints, the chance outcomes with their probabilities,
+# ``apply_action``, ``returns`` and ``clone``. The chance player is the launcher: its shot
+# is a chance node in every game that shoots cards. Each game's ``GameState`` asks its own
+# engine what is legal (``legal_actions`` is the engine's legality, never a second copy).
+
+CHANCE = -1  # ``current_player()`` at a chance node: the launcher shoots
+TERMINAL = -4  # ``current_player()`` once the game is over
+
+
+StateT = TypeVar("StateT", bound="GameState")
+
+
+class GameState:
+    """One whole game in progress, stepped by ``apply_action`` (see the section above).
+
+    A subclass gives ``num_players``, ``current_player``, ``chance_outcomes``,
+    ``legal_actions`` (from its engine), ``_apply`` (an action already known to be legal),
+    ``returns``, ``clone``, ``action_to_string`` and ``view``. ``apply_action`` checks the
+    action against ``chance_outcomes`` or ``legal_actions`` before anything changes, so an
+    illegal one raises ``RuleViolation`` and leaves the state as it was. One seed and one
+    list of actions give one game: every other random choice (the deal, a reshuffle)
+    comes from the state's own ``random.Random``, seeded by ``new_game``.
+    """
+
+    history: list[int]
+    rng: random.Random  # the deal's, the reshuffles': every random choice but the launcher's
+    stack: list[Any]  # the launcher's cartridge, the next card to shoot last
+
+    def num_players(self) -> int:
+        raise NotImplementedError
+
+    def current_player(self) -> int:
+        """The seat to move (0..n-1), ``CHANCE`` (the launcher shoots) or ``TERMINAL``."""
+        raise NotImplementedError
+
+    def is_chance_node(self) -> bool:
+        return self.current_player() == CHANCE
+
+    def is_terminal(self) -> bool:
+        return self.current_player() == TERMINAL
+
+    def chance_outcomes(self) -> list[tuple[int, float]]:
+        """At a chance node: ``[(action, probability)]``, the probabilities summing to 1."""
+        raise NotImplementedError
+
+    def legal_actions(self) -> list[int]:
+        """At a seat's turn: its legal actions, as the engine decides them (empty
+        otherwise)."""
+        raise NotImplementedError
+
+    def apply_action(self, action: int) -> None:
+        """Play ``action`` (a chance outcome at a chance node); ``RuleViolation`` if it is
+        not one of those allowed now, and then nothing has changed."""
+        who = self.current_player()
+        if who == TERMINAL:
+            raise RuleViolation("the game is over")
+        allowed = ([a for a, _ in self.chance_outcomes()] if who == CHANCE else
+                   self.legal_actions())
+        if action not in allowed:
+            what = "chance outcome" if who == CHANCE else f"action for seat {who}"
+            raise RuleViolation(
+                f"{self._words(action)} ({action}) is not a legal {what}; legal: "
+                + ", ".join(f"{a} {self.action_to_string(a)}" for a in allowed))
+        self._apply(action)
+        self.history.append(action)
+
+    def _apply(self, action: int) -> None:
+        raise NotImplementedError
+
+    def _words(self, action: int) -> str:
+        """``action_to_string``, or a plain name for an int that is no action at all."""
+        try:
+            return self.action_to_string(action)
+        except LookupError:
+            return f"action {action}"
+
+    def returns(self) -> list[float]:
+        """One number a seat: the points of the game so far (final once terminal)."""
+        raise NotImplementedError
+
+    def clone(self) -> GameState:
+        """An independent copy: stepping one leaves the other as it was."""
+        raise NotImplementedError
+
+    def _copy(self: StateT, **fresh: Any) -> StateT:
+        """A clone's start: this state's fields, with its own generator (``rng``), history,
+        launcher cartridge (``stack``), and ``fresh`` (copies of what else a step changes)."""
+        other = object.__new__(type(self))
+        other.__dict__.update(self.__dict__)
+        other.__dict__.update(fresh, rng=copy_rng(self.rng), history=list(self.history),
+                              stack=list(self.stack))
+        return other
+
+    def action_to_string(self, action: int) -> str:
+        """``action`` as text, in the words of the game (a chance outcome too)."""
+        raise NotImplementedError
+
+    def view(self, seat: int) -> SeatView:
+        """What ``seat`` may know now: its own hand, the table, the others' card counts."""
+        raise NotImplementedError
+
+    def launcher_side(self) -> int:
+        """The cartridge half at the back of the launcher (0: the front side, Mild or
+        Light; 1 after a flip), for a launcher that shoots this state's cards."""
+        return 0
+
+
+class Player(Protocol):
+    """A seat's bot on the contract: handed the state, it answers one of its legal
+    actions."""
+
+    def act(self, state: GameState) -> int: ...
+
+
+@dataclass(frozen=True)
+class SeatView:
+    """A seat's view of the game, for a person (``str``) or a bot (the fields)."""
+
+    seat: int
+    hand: tuple[str, ...]  # the seat's own cards, as text
+    table: tuple[str, ...]  # one line each: the discard pile's top, the scores, the others
+
+    def __str__(self) -> str:
+        return "\n".join([*self.table, f"your hand ({len(self.hand)}): " + ", ".join(self.hand)])
+
+
+def copy_rng(rng: random.Random) -> random.Random:
+    """A generator that draws what ``rng`` would draw next, independently of it."""
+    other = random.Random()
+    other.setstate(rng.getstate())
+    return other
+
+
+def sample_chance(state: GameState, rng: random.Random) -> int:
+    """One chance outcome of ``state``, drawn with its probability from ``rng``."""
+    outcomes = state.chance_outcomes()
+    if len(outcomes) == 1:
+        return outcomes[0][0]
+    x = rng.random()
+    total = 0.0
+    for action, p in outcomes:
+        total += p
+        if x < total:
+            return action
+    return outcomes[-1][0]

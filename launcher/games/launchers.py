@@ -21,7 +21,7 @@ from collections.abc import Sequence
 from typing import Any, Protocol
 
 from launcher.core import config
-from launcher.core.config import Luck
+from launcher.core.config import Luck, SideLuck
 from launcher.core.errors import LauncherError
 from launcher.core.luck import DryStreak
 from launcher.core.profiles import (  # noqa: F401  (the games' names for them)
@@ -159,6 +159,25 @@ class DirectLauncher(_Cartridge):
     @property
     def dry_streak(self) -> int:
         return self.streak.count
+
+
+def shot_outcomes(side: SideLuck, dry_streak: int, held: int) -> list[tuple[int, float]]:
+    """A press's chance outcomes, as ``DirectLauncher.press`` draws them: ``[(cards,
+    probability)]`` at this dry streak, with ``held`` cards in the cartridge (a shot
+    larger than that gives them all; an empty cartridge gives nothing)."""
+    if held <= 0:
+        return [(0, 1.0)]
+    hazard = side.hazard
+    fire = hazard[dry_streak] if dry_streak < len(hazard) else hazard[-1]
+    out: dict[int, float] = {}
+    if fire < 1.0:
+        out[0] = 1.0 - fire
+    total = sum(side.weights)
+    for size, weight in zip(side.sizes, side.weights, strict=True):
+        if weight > 0 and fire > 0:
+            n = min(size, held)
+            out[n] = out.get(n, 0.0) + fire * weight / total
+    return sorted(out.items())
 
 
 class DirectDealer(_Cartridge):

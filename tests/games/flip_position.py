@@ -10,7 +10,7 @@ from dataclasses import replace
 from launcher.games.cards import MILD, NUMBER, Card, Face, check_face, other_side
 from launcher.games.flip_attack.core import TURN, Step
 from launcher.games.flip_attack.state import Action, Effect, GameOptions, HandState
-from launcher.games.flip_attack.table import FinishedHand, Table
+from launcher.games.flip_attack.table import FinishedHand, FlipAttackTable
 
 
 def face(text: str) -> Face:
@@ -140,7 +140,7 @@ def position(hands: Sequence[Sequence[Card]], discard: Sequence[Card], side: str
 
 
 class Run:
-    """Plays a position with a script through a ``Table`` (so every step is checked)."""
+    """Plays a position with a script through a ``FlipAttackTable`` (so every step is checked)."""
 
     def __init__(self, state: HandState, launcher: ScriptedLauncher,
                  moves: Sequence[tuple[int, Action]], seed: int = 0) -> None:
@@ -149,7 +149,7 @@ class Run:
         self.script = Script(moves)
         self.effects: list[Effect] = []
         self.launcher = launcher
-        self.table = Table(launcher, [self.script.bot(i) for i in range(state.players)],
+        self.table = FlipAttackTable(launcher, [self.script.bot(i) for i in range(state.players)],
                            random.Random(seed), state.options, cards,
                            observers=[self.effects.append])
         self.finished: FinishedHand | None = None

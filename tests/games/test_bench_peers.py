@@ -48,9 +48,36 @@ def test_a_missing_peer_is_skipped_with_the_reason(no_peers: None) -> None:
 def test_every_engine_has_its_notes_and_the_peers_their_goals() -> None:
     games = _games()
     names = {games.OURS_UNO, games.RLCARD_UNO, games.OURS_GIN, games.OPENSPIEL_GIN,
-             games.RLCARD_GIN}
+             games.RLCARD_GIN, games.OURS_UNO_CONTRACT, games.OURS_GIN_CONTRACT}
     assert set(games.PEER_NOTES) == names
     assert games.PEER_TARGETS == {games.RLCARD_UNO: 3.0, games.OPENSPIEL_GIN: 5.0}
+    assert games.CONTRACT_TARGETS == {games.OURS_UNO_CONTRACT: (games.RLCARD_UNO, 2.0),
+                                      games.OURS_GIN_CONTRACT: (games.OPENSPIEL_GIN, 4.0)}
+
+
+def test_the_contract_runners_play_whole_games_through_the_contract() -> None:
+    games = _games()
+    for title, _, runners in games.peer_pairs(1):
+        name = games.OURS_UNO_CONTRACT if "UNO" in title else games.OURS_GIN_CONTRACT
+        played, steps, spent = runners[name](0.0)
+        assert played >= 1 and steps > 10 and spent >= 0
+
+
+def test_the_contract_goal_is_judged_on_the_median_of_the_rounds() -> None:
+    games = _games()
+    ours, peer, contract = games.OURS_UNO, games.RLCARD_UNO, games.OURS_UNO_CONTRACT
+    r = {"command": "c", "date": "d", "python": "3", "machine": "m", "cores": 2,
+         "load_1min": 0.5, "versions": {"RLCard": "1"}, "rounds": 3, "seconds": 1,
+         "slices": 1, "solver": [],
+         "comparisons": [{"title": "t", "unit": "games", "engines": [
+             {"name": ours, "games_per_s": [30.0, 30.0, 30.0], "steps_per_s": [1, 1, 1]},
+             {"name": peer, "games_per_s": [10.0, 10.0, 10.0], "steps_per_s": [1, 1, 1]},
+             {"name": contract, "games_per_s": [15.0, 25.0, 30.0],
+              "steps_per_s": [1, 1, 1]}]}]}
+    text = games.peer_markdown(r)
+    assert f"{contract} ÷ {peer}, in each round: 1.50 / 2.50 / 3.00 (goal ≥ 2x: met)" in text
+    r["comparisons"][0]["engines"][2]["games_per_s"] = [15.0, 15.0, 30.0]
+    assert "(goal ≥ 2x: NOT met)" in games.peer_markdown(r)
 
 
 def test_alternate_gives_each_runner_its_budget_in_slices() -> None:

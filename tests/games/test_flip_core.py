@@ -1,7 +1,7 @@
 """Our bots deciding on the core play the same games as through the object interface.
 
-``Table`` lets every bot of ours decide on the integer core (``decide``), and asks any other
-bot ``choose`` with a view of the hand and ``legal_actions`` (its answer read back into a
+``FlipAttackTable`` lets every bot of ours decide on the integer core (``decide``), and asks
+any other bot ``choose`` with a view of the hand and ``legal_actions`` (its answer read back into a
 core decision). A bot wrapped in a pass-through player is "another bot", so the same seeds
 played both ways must give the same effects, the same decisions' outcomes and the same
 final states.
@@ -28,7 +28,7 @@ from launcher.games.flip_attack.state import (
     Played,
     Pressed,
 )
-from launcher.games.flip_attack.table import Table
+from launcher.games.flip_attack.table import FlipAttackTable
 from launcher.games.launchers import DirectLauncher
 
 LUCK = config.load().luck
@@ -65,7 +65,7 @@ def _play(options: GameOptions, players: int, names: list[str], seed: int, wrap:
     bots = [make_bot(names[i % len(names)], random.Random(seed + i), LUCK)
             for i in range(players)]
     seen: list[str] = []
-    table = Table(DirectLauncher(LUCK, random.Random(seed)),
+    table = FlipAttackTable(DirectLauncher(LUCK, random.Random(seed)),
                   [Wrapped(b) for b in bots] if wrap else bots, random.Random(seed), options,
                   DECK, observers=[lambda e: seen.append(repr(e))], check=check)
     results = []
@@ -100,7 +100,7 @@ def test_a_subclass_of_our_bots_gets_the_object_interface():
         def choose(self, state, player, legal):
             return legal[0]  # always presses
 
-    table = Table(DirectLauncher(LUCK, random.Random(1)),
+    table = FlipAttackTable(DirectLauncher(LUCK, random.Random(1)),
                   [Picky(random.Random(1)), RandomBot(random.Random(2))], random.Random(1))
     hand = table.play_hand(dealer=0)
     assert not table._fast_bots
@@ -123,7 +123,7 @@ class Leaky(DirectLauncher):
 
 
 def test_the_core_checks_conservation_after_every_step():
-    table = Table(Leaky(LUCK, random.Random(3)),
+    table = FlipAttackTable(Leaky(LUCK, random.Random(3)),
                   [make_bot("random", random.Random(i), LUCK) for i in range(3)],
                   random.Random(3), check=True)
     with pytest.raises(RuleViolation, match="not conserved"):
@@ -132,7 +132,7 @@ def test_the_core_checks_conservation_after_every_step():
 
 def test_the_core_tells_observers_every_press():
     seen: list[Pressed] = []
-    table = Table(DirectLauncher(LUCK, random.Random(2)),
+    table = FlipAttackTable(DirectLauncher(LUCK, random.Random(2)),
                   [make_bot(n, random.Random(i), LUCK) for i, n in
                    enumerate(["heuristic", "random"] * 2)], random.Random(2),
                   observers=[lambda e: seen.append(e) if isinstance(e, Pressed) else None])
@@ -151,7 +151,7 @@ def test_the_pure_interface_plays_the_same_hands_as_the_table(name):
         seen: list[Effect] = []
         table_bots = [make_bot(n, random.Random(seed + i), LUCK)
                       for i, n in enumerate(["heuristic", "random", "random"])]
-        table = Table(DirectLauncher(LUCK, random.Random(seed)), table_bots,
+        table = FlipAttackTable(DirectLauncher(LUCK, random.Random(seed)), table_bots,
                       random.Random(seed), options, DECK,
                       observers=[seen.append])
         expected = table.play_hand(dealer=1)

@@ -10,7 +10,7 @@ from launcher.core import config
 from launcher.games.cards import load_deck
 from launcher.games.flip_attack.bots import HeuristicBot, RandomBot
 from launcher.games.flip_attack.state import FlipLid, GameOptions, Load, Pressed
-from launcher.games.flip_attack.table import Table
+from launcher.games.flip_attack.table import FlipAttackTable
 from launcher.sim.games import FirmwareLauncher
 
 GAMES = 20
@@ -46,7 +46,7 @@ def test_twenty_whole_games_through_the_firmware_without_violations_or_faults(op
     bots = [HeuristicBot(random.Random(1), settings.luck), RandomBot(random.Random(2)),
             HeuristicBot(random.Random(3), settings.luck), RandomBot(random.Random(4))]
     effects = []
-    table = Table(launcher, bots, rng, options, load_deck(), observers=[effects.append])
+    table = FlipAttackTable(launcher, bots, rng, options, load_deck(), observers=[effects.append])
     try:
         results = [table.play_game(first_dealer=g % 4) for g in range(GAMES)]
         counters = dict(launcher.rig.app.machine.memory.counters)

@@ -14,7 +14,7 @@ from launcher.games.flip_attack.bots import HeuristicBot, RandomBot
 from launcher.games.flip_attack.core import TURN
 from launcher.games.flip_attack.rules import act
 from launcher.games.flip_attack.state import GameOptions, Play
-from launcher.games.flip_attack.table import Table
+from launcher.games.flip_attack.table import FlipAttackTable
 from launcher.games.launchers import DirectLauncher
 
 DECK = load_deck()
@@ -72,7 +72,7 @@ class CheckingBot:
 def test_random_hands_conserve_cards_and_offer_only_legal_moves(seed, players, opts):
     rng = random.Random(seed)
     bots = [CheckingBot(RandomBot(random.Random(rng.random()))) for _ in range(players)]
-    table = Table(DirectLauncher(rng=random.Random(rng.random())), bots, rng, opts, DECK)
+    table = FlipAttackTable(DirectLauncher(rng=random.Random(rng.random())), bots, rng, opts, DECK)
     hand = table.play_hand(dealer=seed % players)
     # The table checked conservation after every step; make sure it really ran.
     assert table.checks > hand.state.turns
@@ -86,7 +86,7 @@ def test_heuristic_hands_end_with_a_winner_well_within_the_bound(seed, players, 
     rng = random.Random(seed)
     bots = [HeuristicBot(random.Random(rng.random())) for _ in range(players)]
     opts = replace(opts, max_turns=2000)
-    table = Table(DirectLauncher(rng=random.Random(rng.random())), bots, rng, opts, DECK)
+    table = FlipAttackTable(DirectLauncher(rng=random.Random(rng.random())), bots, rng, opts, DECK)
     hand = table.play_hand(dealer=0)
     assert hand.winner is not None and hand.state.turns < 600
     side = hand.state.side

@@ -29,7 +29,7 @@ from launcher.games.flip_attack.state import (
     StopLuck,
     TakeHit,
 )
-from launcher.games.flip_attack.table import Table
+from launcher.games.flip_attack.table import FlipAttackTable
 
 
 class NoShuffle(random.Random):
@@ -108,7 +108,7 @@ def test_first_wild_may_stay_and_then_anything_follows(c):
 def test_the_table_loads_the_launcher_with_mild_at_the_back():
     launcher = ScriptedLauncher([], side=WILD)
     deck = load_deck()
-    table = Table(launcher, [_Stop(), _Stop()], random.Random(0), deck=deck)
+    table = FlipAttackTable(launcher, [_Stop(), _Stop()], random.Random(0), deck=deck)
     with pytest.raises(_Halt):
         table.play_hand(dealer=0)
     assert launcher.side == MILD and launcher.flips == 1
@@ -559,7 +559,7 @@ def test_a_game_is_played_to_500_points():
     from launcher.games.launchers import DirectLauncher
 
     rng = random.Random(3)
-    table = Table(DirectLauncher(rng=random.Random(4)),
+    table = FlipAttackTable(DirectLauncher(rng=random.Random(4)),
                      [HeuristicBot(random.Random(i)) for i in range(3)], rng)
     result = table.play_game()
     assert max(result.scores) >= 500 and result.scores[result.winner] == max(result.scores)
@@ -620,7 +620,7 @@ def test_a_game_of_hands_that_never_finish_ends_without_a_winner():
     from launcher.games.flip_attack.bots import RandomBot
     from launcher.games.launchers import DirectLauncher
 
-    table = Table(DirectLauncher(rng=random.Random(1)),
+    table = FlipAttackTable(DirectLauncher(rng=random.Random(1)),
                      [RandomBot(random.Random(i)) for i in range(3)], random.Random(2),
                      GameOptions(max_turns=1))
     result = table.play_game(max_hands=3)

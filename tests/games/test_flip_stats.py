@@ -12,7 +12,7 @@ from launcher.core import config, luck
 from launcher.core.config import SideLuck
 from launcher.games.cards import MILD, WILD, load_deck
 from launcher.games.flip_attack.bots import HeuristicBot, RandomBot
-from launcher.games.flip_attack.table import Table
+from launcher.games.flip_attack.table import FlipAttackTable
 from launcher.games.launchers import DirectLauncher
 from launcher.games.stats import chi_square, chi_square_sf
 from launcher.sim.games import FirmwareLauncher
@@ -110,7 +110,7 @@ def test_heuristic_bot_beats_random_bot_heads_up():
     for seat in (0, 1):
         bots = [RandomBot(random.Random(rng.random())), RandomBot(random.Random(rng.random()))]
         bots[seat] = HeuristicBot(random.Random(rng.random()))
-        table = Table(DirectLauncher(rng=random.Random(rng.random())), bots, rng)
+        table = FlipAttackTable(DirectLauncher(rng=random.Random(rng.random())), bots, rng)
         for h in range(100):
             hand = table.play_hand(dealer=h % 2)
             if hand.winner is not None:

@@ -70,7 +70,7 @@ def _uno_move(move: Move, w: Core, player: int, rng: random.Random, forget: floa
 
 
 class _OnCore:
-    """What both bots share: they decide on the rules' core (``decide``, which ``Table``
+    """What both bots share: they decide on the rules' core (``decide``, which ``FlipAttackTable``
     calls directly); ``choose`` is that decision read from and back into objects."""
 
     def choose(self, state: HandState, player: int, legal: Sequence[Action]) -> Action:
@@ -87,8 +87,8 @@ class RandomBot(_OnCore):
     """Picks uniformly among pressing and the playable cards, then any legal colour."""
 
     name = "random"
-    # ``base.trusted``: ``Table`` asks ``decide`` of this class exactly (a subclass may have
-    # its own ``choose``).
+    # ``base.trusted``: ``FlipAttackTable`` asks ``decide`` of this class exactly (a subclass
+    # may have its own ``choose``).
     trusted = True
 
     def __init__(self, rng: random.Random, forget_uno: float = 0.25, catch: float = 0.5) -> None:

@@ -7,7 +7,7 @@ per turn: a decision is a small tuple (``Move``), an effect is a call to the tab
 and the Flip Attack objects (``Card``, ``Play``, the ``Effect``s, ``HandState``) are made at
 the boundary only, when a listener or a caller asks for them.
 
-This is the only rule engine. ``Table`` steps a ``Core`` for the whole hand: this
+This is the only rule engine. ``FlipAttackTable`` steps a ``Core`` for the whole hand: this
 package's bots decide on it directly (``decide``); other bots, and the pure ``act`` /
 ``shot`` / ``legal_actions``, go through ``rules``, which reads its objects into a Core and
 back. The agenda's ``Step``s live here too.

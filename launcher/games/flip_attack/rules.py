@@ -4,7 +4,7 @@ The engine never touches the launcher. A hand is a ``HandState`` whose ``agenda`
 what happens next: a player's decision (``act``) or a press of the launcher, whose
 cards come back through ``shot``. Both return the new state and the effects the shell
 must carry out on the launcher (``Load``, ``FlipLid``) or may show (the rest). The shell
-that plays whole hands with bots and a launcher is ``table.Table``.
+that plays whole hands with bots and a launcher is ``table.FlipAttackTable``.
 
 The rules themselves are ``core``'s, on small integers; this module reads the objects of
 ``state`` into the core and back (``as_core``, ``View``, ``as_action``).
@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import random
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from operator import attrgetter
 
 from launcher.games.base import LauncherFault, RuleViolation
@@ -24,7 +25,6 @@ from launcher.games.flip_attack.core import (
     CATCH,
     HIT,
     K_FLIP,
-    K_WDA,
     LUCK,
     LUCK_DISCARD,
     M_CATCH,
@@ -80,6 +80,18 @@ _PRESS = Press()
 def hand_points(state: HandState) -> int:
     """What the winner of a finished hand scores: the other hands, on the side in play."""
     return as_core(state).hand_points()
+
+
+def book_hand(scores: list[int], winner: int | None, points: int,
+              target: int) -> tuple[bool, int | None]:
+    """Book a finished hand into the game's ``scores`` (in place): ``points`` to its
+    ``winner``. Whether a player has reached ``target`` (the game is decided), and the
+    game's winner (the highest score)."""
+    if winner is not None:
+        scores[winner] += points
+    if max(scores) >= target:
+        return True, max(range(len(scores)), key=scores.__getitem__)
+    return False, None
 
 
 # --- dealing -----------------------------------------------------------------------
@@ -143,7 +155,7 @@ def _starts_pile(face: Face, options: GameOptions) -> bool:
 #
 # The rules live once, in ``core`` (integers, stepped in place). ``act``, ``shot`` and
 # ``legal_actions`` read a HandState into a ``Core``, step it, and read it back; a
-# ``Table`` keeps one Core for the whole hand and shows other bots a ``View`` of it.
+# ``FlipAttackTable`` keeps one Core for the whole hand and shows other bots a ``View`` of it.
 
 
 def as_core(state: HandState | View, extra: Sequence[Card] = ()) -> Core:
@@ -207,8 +219,8 @@ def freeze(w: Core, hands: tuple[tuple[Card, ...], ...] | None = None,
 
 
 class View:
-    """A ``Core`` read as a HandState, live: what a ``Table`` shows bots that are not this
-    package's. It changes as the table steps the hand; ``Table.state`` is a snapshot."""
+    """A ``Core`` read as a HandState, live: what a ``FlipAttackTable`` shows bots that are not this
+    package's. It changes as the table steps the hand; ``FlipAttackTable.state`` is a snapshot."""
 
     __slots__ = ("core",)
 
@@ -356,87 +368,19 @@ _SIMPLE: dict[int, Action] = {M_PRESS_LUCK: PressLuck(), M_CATCH: Catch(), M_PAS
 
 
 def to_move(w: Core, a: Action) -> Move:
-    """The core's decision for ``a``; raises RuleViolation if the rules forbid it now."""
+    """The core's decision for ``a``; raises RuleViolation unless it is one of the legal
+    actions (``legal_moves``, the one place the rules decide them), "UNO!" called or not."""
     if not w.agenda or w.over:
         raise RuleViolation("the hand is over")
+    uno = getattr(a, "uno", False)
+    plain = replace(a, uno=False) if uno else a  # type: ignore[type-var]
+    actions, moves = legal_moves(w)
+    for offered, move in zip(actions, moves, strict=True):
+        if offered == plain:
+            return (*move[:4], True) if uno else move  # type: ignore[return-value]
     step = w.agenda[0]
-    p, kind = step.player, step.kind
-    if kind == TURN:
-        if isinstance(a, Press):
-            return PRESS_MOVE
-        if isinstance(a, Play):
-            return _play_move(w, p, a)
-        raise RuleViolation(f"player {p} must play or press, not {a}")
-    if kind == LUCK:
-        if isinstance(a, PressLuck):
-            if not any(w.luck_can_discard(c) for c in w.hands[p]):
-                raise RuleViolation("no card to discard for another press: stop")
-            return _PRESS_LUCK
-        if isinstance(a, StopLuck):
-            return (M_STOP_LUCK, -1, -1, -1, a.uno)
-        raise RuleViolation(f"player {p} is pressing their luck: press or stop, not {a}")
-    if kind == LUCK_DISCARD:
-        if not isinstance(a, Discard):
-            raise RuleViolation(f"player {p} must discard a card for that press")
-        c = _held_card(w, p, a.card)
-        if not w.luck_can_discard(c):
-            raise RuleViolation(f"{a.card.face(SIDE_NAMES[w.side])} may not be discarded "
-                                f"(pyl_discard = {w.options.pyl_discard})")
-        return (M_DISCARD, c, -1, -1, False)
-    if kind == CATCH:
-        if isinstance(a, Catch):
-            return (M_CATCH, -1, -1, -1, False)
-        if isinstance(a, Pass):
-            return (M_PASS, -1, -1, -1, False)
-        raise RuleViolation(f"player {p} may catch player {step.arg} or pass, not {a}")
-    if kind == HIT:
-        if isinstance(a, TakeHit):
-            return (M_TAKE_HIT, -1, -1, -1, False)
-        if isinstance(a, Play):
-            if _held_card(w, p, a.card) not in w.hit_passers(w.hands[p]):
-                top = w.cards[w.top].face(SIDE_NAMES[w.side]).kind
-                raise RuleViolation(f"only a {top} passes a {top} on")
-            return _play_move(w, p, a)
-        raise RuleViolation(f"player {p} must take the hit or pass it on, not {a}")
-    raise RuleViolation(f"waiting for player {p} to press the launcher, not {a}")
-
-
-def _held_card(w: Core, p: int, card: Card) -> int:
-    c = w.deck.index.get(card, -1)
-    if c < 0 or c not in w.hands[p]:
-        raise RuleViolation(f"player {p} does not hold {card}")
-    return c
-
-
-def _play_move(w: Core, p: int, a: Play) -> Move:
-    c = _held_card(w, p, a.card)
-    side = SIDE_NAMES[w.side]
-    st = w.sides[w.side]
-    face = a.card.face(side)
-    if not w.mask[c]:
-        top = None if w.top < 0 else w.cards[w.top].face(side)
-        colour = None if w.colour == NO_COLOUR else SIDE_COLOURS[w.side][w.colour]
-        raise RuleViolation(f"{face} cannot be played on {top} (colour {colour})")
-    colours = SIDE_COLOURS[w.side]
-    if st.wild[c]:
-        if a.colour not in colours:
-            raise RuleViolation(f"{face} needs a colour out of {', '.join(colours)}")
-        if (st.behaviour[c] == K_WDA) != (a.discard_colour is not None):
-            raise RuleViolation("only a Wild Discard All names a colour to discard")
-        if a.discard_colour is not None and a.discard_colour not in colours:
-            raise RuleViolation(f"{a.discard_colour} is not a {side} colour")
-        discard = -1 if a.discard_colour is None else colours.index(a.discard_colour)
-        return (M_PLAY, c, colours.index(a.colour), discard, a.uno)
-    if a.discard_colour is not None:
-        raise RuleViolation("only a Wild Discard All names a colour to discard")
-    if st.behaviour[c] == K_FLIP and w.flip_needs_colour(c):
-        turned = SIDE_COLOURS[1 - w.side]
-        if a.colour not in turned:
-            raise RuleViolation("the Flip turns a wild face up: name the new colour")
-        return (M_PLAY, c, turned.index(a.colour), -1, a.uno)
-    if a.colour is not None:
-        raise RuleViolation(f"{face} does not take a colour")
-    return (M_PLAY, c, -1, -1, a.uno)
+    raise RuleViolation(f"player {step.player} may not {a} at this {step.kind} step; legal: "
+                        + ", ".join(map(str, actions)))
 
 
 # --- actions and shots in ----------------------------------------------------------

@@ -5,16 +5,29 @@ from __future__ import annotations
 import random
 from collections.abc import Callable, Mapping, Sequence
 from functools import cached_property
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from launcher.games.base import OptionError, Run, Seats, finish, game_seed, launcher_for
-from launcher.games.cards import Card, load_deck
+from launcher.games.base import (
+    OptionError,
+    Options,
+    RuleViolation,
+    Run,
+    Seats,
+    finish,
+    game_seed,
+    launcher_for,
+)
+from launcher.games.cards import MILD, WILD, Card, load_deck
 from launcher.games.flip_attack.bots import BOTS
+from launcher.games.flip_attack.contract import FlipAttackGameState, FlipAttackPlayer
 from launcher.games.flip_attack.rules import cannot_deal
 from launcher.games.flip_attack.state import Effect, GameOptions
 from launcher.games.flip_attack.summary import FlipAttackSummary, Recorder
-from launcher.games.flip_attack.table import Table
-from launcher.games.launchers import DirectLauncher
+from launcher.games.flip_attack.table import FlipAttackTable
+from launcher.games.launchers import FLIP_ATTACK, DirectLauncher
+
+if TYPE_CHECKING:
+    from launcher.core.config import Settings
 
 
 class FlipAttackSpec:
@@ -53,14 +66,33 @@ class FlipAttackSpec:
         return load_deck()
 
     def table(self, run: Run, rng: random.Random,
-              observers: Sequence[Callable[[Effect], None]] = ()) -> Table:
+              observers: Sequence[Callable[[Effect], None]] = ()) -> FlipAttackTable:
         launcher = launcher_for(run, rng, lambda: DirectLauncher(
             run.settings.luck, random.Random(rng.getrandbits(64))))
         players = [BOTS.make(name, random.Random(rng.getrandbits(64)), run.settings.luck)
                    for name in run.bots]
         assert isinstance(run.options, GameOptions)
-        return Table(launcher, players, random.Random(rng.getrandbits(64)), run.options,
+        return FlipAttackTable(launcher, players, random.Random(rng.getrandbits(64)), run.options,
                      self.deck, observers=observers, check=run.check)
+
+    profile = FLIP_ATTACK
+    sides = (MILD, WILD)
+
+    def player(self, bot: str, rng: random.Random, settings: Settings) -> FlipAttackPlayer:
+        return FlipAttackPlayer(BOTS.make(bot, random.Random(rng.getrandbits(64)),
+                                          settings.luck))
+
+    def new_game(self, players: int | None = None, seed: int = 0,
+                 options: Options | None = None, settings: Settings | None = None
+                 ) -> FlipAttackGameState:
+        opts = options if options is not None else GameOptions()
+        assert isinstance(opts, GameOptions)
+        n = players or self.default_players
+        why = cannot_deal(len(self.deck), n, opts)
+        if why:
+            raise RuleViolation(why)
+        return FlipAttackGameState(opts, n, seed, self.deck,
+                                   None if settings is None else settings.luck)
 
     def play(self, run: Run, start: int, stop: int) -> FlipAttackSummary:
         summary = FlipAttackSummary(bots=list(run.bots))

@@ -1,6 +1,6 @@
 """The UNO Flip Attack table: bots, a launcher, and a check of every card after every step.
 
-``Table`` plays hands and games on one ``Core`` stepped in place; this package's bots
+``FlipAttackTable`` plays hands and games on one ``Core`` stepped in place; this package's bots
 (``trusted``) decide on the core itself, any other bot is asked with a ``rules.View``.
 """
 
@@ -8,10 +8,11 @@ from __future__ import annotations
 
 import random
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from operator import attrgetter
 from typing import TYPE_CHECKING, Protocol
 
+from launcher.games import base
 from launcher.games.base import LauncherFault, RuleViolation, trusted
 from launcher.games.cards import Card, load_deck
 from launcher.games.flip_attack.core import (
@@ -26,6 +27,7 @@ from launcher.games.flip_attack.core import (
 )
 from launcher.games.flip_attack.rules import (
     View,
+    book_hand,
     deal,
     freeze,
     legal_moves,
@@ -56,18 +58,10 @@ class Bot(Protocol):
     def observe(self, effect: Effect) -> None: ...
 
 
-@dataclass
-class GameResult:
-    """One game: hands played to ``target_score``."""
-
-    scores: list[int]
-    winner: int | None
-    hands: list[FinishedHand] = field(default_factory=list)
+GameResult = base.GameResult["FinishedHand"]  # one game: hands played to ``target_score``
 
 
-
-
-class Table:
+class FlipAttackTable(base.HandsTable["FinishedHand"]):
     """Plays hands and games with bots and a launcher; checks every step.
 
     After every action and every shot it checks (unless ``check=False``) that each card
@@ -99,29 +93,12 @@ class Table:
         # tests and ``simulate --check``, off for long simulations and benchmarks.
         self.check_steps = check
 
-    @property
-    def players(self) -> int:
-        return len(self.bots)
-
     def play_game(self, first_dealer: int = 0, max_hands: int = 1000) -> GameResult:
-        """Hands until a player reaches ``target_score``; the deal passes to the left.
+        """Hands until a player reaches ``target_score``; the deal passes to the left."""
+        return self.hands_until_decided(first_dealer, max_hands)
 
-        A game still short of the target after ``max_hands`` hands (only possible when
-        hands keep hitting ``max_turns``) ends with no winner.
-        """
-        scores = [0] * self.players
-        result = GameResult(scores, None)
-        dealer = first_dealer
-        while max(scores) < self.options.target_score:
-            if len(result.hands) >= max_hands:
-                return result
-            end = self.play_hand(dealer)
-            result.hands.append(end)
-            if end.winner is not None:
-                scores[end.winner] += end.points_won
-            dealer = (dealer + 1) % self.players
-        result.winner = max(range(self.players), key=lambda q: scores[q])
-        return result
+    def book(self, scores: list[int], hand: FinishedHand) -> tuple[bool, int | None]:
+        return book_hand(scores, hand.winner, hand.points_won, self.options.target_score)
 
     def play_hand(self, dealer: int) -> FinishedHand:
         """Gather the cards, deal, and play the hand out."""

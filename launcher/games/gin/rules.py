@@ -206,6 +206,15 @@ def deal_order(deck: Sequence[int], hand_size: int) -> tuple[list[int], list[int
     return list(deck[0:n:2]), list(deck[1:n:2]), deck[n], list(deck[n + 1:])
 
 
+def next_dealer(rules: GinRules, dealer: int, result: HandResult) -> int:
+    """Who deals the hand after ``result`` (``rules.next_dealer``; a drawn hand: the same
+    dealer unless the deal alternates)."""
+    how = rules.next_dealer
+    if how == "alternate" or result.winner is None:
+        return 1 - dealer if how == "alternate" else dealer
+    return result.winner if how == "winner" else 1 - result.winner
+
+
 class GinHand:
     """One hand in progress: who is to move, the hands, the discard pile, the stock count.
 
@@ -213,9 +222,9 @@ class GinHand:
     the opponent knows of ``p``'s hand: the cards ``p`` took from the discard pile.
     """
 
-    __slots__ = ("_passes", "dealer", "discarded", "hands", "limit", "multiplier", "phase",
-                 "pile", "player", "public", "result", "rules", "solver", "stock_left", "taken",
-                 "turns", "upcard")
+    __slots__ = ("_legal_now", "_passes", "dealer", "discarded", "hands", "limit",
+                 "multiplier", "phase", "pile", "player", "public", "result", "rules", "solver",
+                 "stock_left", "taken", "turns", "upcard")
 
     def __init__(self, rules: GinRules, dealer: int, non_dealer_cards: Sequence[int],
                  dealer_cards: Sequence[int], upcard: int, stock_left: int) -> None:
@@ -248,6 +257,7 @@ class GinHand:
         self.turns = 0
         self.result: HandResult | None = None
         self._passes = 0
+        self._legal_now: tuple[int, ...] | None = None
 
     def copy(self) -> GinHand:
         other = GinHand.__new__(GinHand)
@@ -278,16 +288,20 @@ class GinHand:
         return list(self._legal())
 
     def _legal(self) -> tuple[int, ...]:
+        """The legal actions of the player to move: the one place the rules decide them
+        (``is_legal`` and ``apply`` ask here), worked out once per position."""
+        legal = self._legal_now
+        if legal is not None:
+            return legal
         phase = self.phase
         if phase == DISCARD:
-            return self._discard_actions()
-        if phase == DRAW:
-            if self.stock_forced or not self.pile:
-                return _STOCK_ONLY
-            return _EITHER_PILE
-        if phase == UPCARD:
-            return _UPCARD_CHOICE
-        return ()
+            legal = self._discard_actions()
+        elif phase == DRAW:
+            legal = _STOCK_ONLY if self.stock_forced or not self.pile else _EITHER_PILE
+        else:
+            legal = _UPCARD_CHOICE if phase == UPCARD else ()
+        self._legal_now = legal
+        return legal
 
     def _discard_actions(self) -> tuple[int, ...]:
         hand = self.hands[self.player]
@@ -301,23 +315,7 @@ class GinHand:
         return actions
 
     def is_legal(self, action: int) -> bool:
-        phase = self.phase
-        if phase == DISCARD:
-            hand = self.hands[self.player]
-            if action == BIG_GIN:
-                return self.rules.big_gin and self.solver.deadwood(hand) == 0
-            c = action - KNOCK if action >= KNOCK else action
-            if not 0 <= c < DECK_SIZE or not hand >> c & 1:
-                return False
-            if c == self.taken and not self.rules.discard_taken:
-                return False
-            if action >= KNOCK:
-                return self.solver.deadwood(hand & ~(1 << c)) <= self.limit
-            return True
-        if phase == DRAW:
-            return action == DRAW_STOCK or (action == DRAW_UPCARD and bool(self.pile)
-                                            and not self.stock_forced)
-        return phase == UPCARD and action in (DRAW_UPCARD, PASS)
+        return action in self._legal()
 
     # --- doing it ---------------------------------------------------------------------------
 
@@ -340,6 +338,7 @@ class GinHand:
         if not self.is_legal(action):
             raise RuleViolation(f"player {self.player} may not {describe(action)} "
                                 f"in the {self.phase} phase")
+        self._legal_now = None  # the position changes below
         if melds is not None and not KNOCK <= action < KNOCK + DECK_SIZE:
             raise RuleViolation(f"{describe(action)} lays nothing out")
         p = self.player

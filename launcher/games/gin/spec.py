@@ -4,15 +4,21 @@ from __future__ import annotations
 
 import random
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from launcher.games.base import Run, Seats, game_seed
+from launcher.games.base import Options, RuleViolation, Run, Seats, game_seed
+from launcher.games.cards import MILD, WILD
 from launcher.games.dealers import LauncherDealer
 from launcher.games.gin.bots import BOTS
+from launcher.games.gin.contract import GinGameState, GinPlayer
 from launcher.games.gin.rules import GinRules
 from launcher.games.gin.summary import GinSummary
 from launcher.games.gin.table import GinTable, Observer
 from launcher.games.gin.variants import VARIANTS, variant_rules
+from launcher.games.launchers import GIN
+
+if TYPE_CHECKING:
+    from launcher.core.config import Settings
 
 
 class GinSpec:
@@ -58,6 +64,22 @@ class GinSpec:
         assert isinstance(run.options, GinRules)
         return GinTable(run.options, players, random.Random(rng.getrandbits(64)), dealer,
                         observers)
+
+    profile = GIN
+    sides = (MILD, WILD)
+
+    def player(self, bot: str, rng: random.Random, settings: Settings) -> GinPlayer:
+        return GinPlayer(BOTS.make(bot, random.Random(rng.getrandbits(64))))
+
+    def new_game(self, players: int | None = None, seed: int = 0,
+                 options: Options | None = None, settings: Settings | None = None
+                 ) -> GinGameState:
+        why = self.refuse_seats(options, players or 2)
+        if why:
+            raise RuleViolation(why)
+        rules = options if options is not None else self.options({})
+        assert isinstance(rules, GinRules)
+        return GinGameState(rules, seed)
 
     def play(self, run: Run, start: int, stop: int) -> GinSummary:
         summary = GinSummary(bots=list(run.bots))

@@ -25,6 +25,7 @@ from launcher.games.gin.rules import (
     HandResult,
     RuleViolation,
     deal_order,
+    next_dealer,
 )
 from launcher.games.gin.scoring import Scoreboard
 
@@ -113,11 +114,5 @@ class GinTable:
             result = self.play_hand(dealer)
             results.append(result)
             board.record(result)
-            dealer = self._next_dealer(dealer, result)
+            dealer = next_dealer(self.rules, dealer, result)
         return GameRecord(tuple(results), board, first_dealer)
-
-    def _next_dealer(self, dealer: int, result: HandResult) -> int:
-        how = self.rules.next_dealer
-        if how == "alternate" or result.winner is None:
-            return 1 - dealer if how == "alternate" else dealer
-        return result.winner if how == "winner" else 1 - result.winner

@@ -55,6 +55,7 @@ from launcher.games.uno.game import (
     UNO,
     UNTIL_COLOUR,
     Rules,
+    UnoOptions,
     UnoState,
     describe,
     player_steps,
@@ -82,10 +83,9 @@ def choose_dealer(rules: Rules, players: int, rng: random.Random) -> tuple[int, 
             return who[0], rounds
 
 
-def deal(rules: Rules, players: int, dealer: int, rng: random.Random) -> UnoState:
-    """Shuffle, deal one card at a time from the dealer's left, turn the first card (with its
-    first-card rule), and leave the rest in ``todo`` to load into the launcher."""
-    o = rules.options
+def shuffled_deck(rules: Rules, players: int, dealer: int, rng: random.Random) -> list[int]:
+    """The whole deck, shuffled for a deal by ``dealer`` to ``players``: RuleViolation if
+    it cannot be dealt to them, or the dealer is not one of them."""
     why = rules.cannot_deal(players)
     if why:
         raise RuleViolation(why)
@@ -93,6 +93,14 @@ def deal(rules: Rules, players: int, dealer: int, rng: random.Random) -> UnoStat
         raise RuleViolation(f"dealer {dealer} is not one of the {players} players")
     cards = list(rules.table.ids)
     shuffle(cards, rng)
+    return cards
+
+
+def deal(rules: Rules, players: int, dealer: int, rng: random.Random) -> UnoState:
+    """Shuffle, deal one card at a time from the dealer's left, turn the first card (with its
+    first-card rule), and leave the rest in ``todo`` to load into the launcher."""
+    o = rules.options
+    cards = shuffled_deck(rules, players, dealer, rng)
     # One card at a time from the dealer's left: the k-th player left of the dealer gets
     # every players-th card from the (k-1)-th.
     dealt = players * o.hand_size
@@ -134,6 +142,29 @@ def start(rules: Rules, hands: list[list[int]], rest: list[int], dealer: int,
     state = UnoState(rules, hands, [first], dealer, agenda, len(rest), 0, direction=direction)
     state.todo.append((LOAD, rest, 0))
     return state
+
+
+def score_hand(options: UnoOptions, scores: list[int], winner: int | None, points: int,
+               charges: Sequence[int]) -> tuple[bool, int | None]:
+    """Book a finished hand into the game's ``scores`` (in place): ``points`` to its
+    ``winner`` ("winner" scoring) or each player's own ``charges`` ("penalty"). Returns
+    whether the game is decided, and its winner (a single round: the hand's)."""
+    if options.single_round:
+        if winner is not None:
+            scores[winner] += points
+        return True, winner
+    n = len(scores)
+    if options.scoring == "winner":
+        if winner is not None:
+            scores[winner] += points
+        if max(scores) >= options.target_score:
+            return True, max(range(n), key=scores.__getitem__)
+    else:
+        for q in range(n):
+            scores[q] += charges[q]
+        if max(scores) >= options.target_score:
+            return True, min(range(n), key=scores.__getitem__)
+    return False, None
 
 
 # --- the rules, played: what may be done, and what it does -------------------------------------

@@ -5,16 +5,20 @@ from __future__ import annotations
 
 import random
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from launcher.games.base import OptionError, Run, Seats, finish, game_seed, launcher_for
+from launcher.games.base import OptionError, Options, Run, Seats, finish, game_seed, launcher_for
 from launcher.games.launchers import DirectDealer
 from launcher.games.uno.bots import UNO_BOTS
+from launcher.games.uno.contract import UnoGameState, UnoPlayer
 from launcher.games.uno.flip import UNO_FLIP_GAME
 from launcher.games.uno.game import CLASSIC_UNO, Game, UnoOptions
 from launcher.games.uno.splash import UNO_SPLASH
 from launcher.games.uno.summary import UnoSummary
 from launcher.games.uno.table import UnoTable
+
+if TYPE_CHECKING:
+    from launcher.core.config import Settings
 
 
 class UnoSpec:
@@ -33,6 +37,8 @@ class UnoSpec:
         self.name = game.name
         self.title = game.title
         self.help = help
+        self.profile = game.profile
+        self.sides = game.sides if len(game.sides) == 2 else game.sides * 2
 
     def options(self, changes: Mapping[str, Any], variant: str | None = None) -> UnoOptions:
         if variant:
@@ -68,6 +74,17 @@ class UnoSpec:
             if run.firmware is not None:
                 launcher.close()  # type: ignore[attr-defined]
             raise
+
+    def player(self, bot: str, rng: random.Random, settings: Settings) -> UnoPlayer:
+        return UnoPlayer(UNO_BOTS.make(bot, random.Random(rng.getrandbits(64))))
+
+    def new_game(self, players: int | None = None, seed: int = 0,
+                 options: Options | None = None, settings: Settings | None = None
+                 ) -> UnoGameState:
+        if options is None:
+            options = self.game.options()
+        assert isinstance(options, UnoOptions)
+        return UnoGameState(self.game.rules(options), players or self.default_players, seed)
 
     def play(self, run: Run, start: int, stop: int) -> UnoSummary:
         game = self.game

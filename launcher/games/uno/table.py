@@ -4,14 +4,22 @@ from __future__ import annotations
 
 import random
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
-from launcher.games.base import LauncherFault, RuleViolation, trusted
-from launcher.games.engine import shuffle
+from launcher.games.base import GameResult, HandsTable, LauncherFault, RuleViolation, trusted
 from launcher.games.launchers import Launcher, deal_profile
 from launcher.games.uno.game import LOAD, Rules, UnoState
-from launcher.games.uno.rules import Choose, check_action, choose_dealer, deal, run, start
+from launcher.games.uno.rules import (
+    Choose,
+    check_action,
+    choose_dealer,
+    deal,
+    run,
+    score_hand,
+    shuffled_deck,
+    start,
+)
 
 
 @dataclass
@@ -31,16 +39,10 @@ class HandResult:
     side: int
 
 
-@dataclass
-class UnoGameResult:
-    """One game: hands played until it was decided."""
-
-    scores: list[int]
-    winner: int | None
-    hands: list[HandResult] = field(default_factory=list)
+UnoGameResult = GameResult[HandResult]  # one game: hands played until it was decided
 
 
-class UnoTable:
+class UnoTable(HandsTable[HandResult]):
     """Plays hands and games of one game of the family with bots and a launcher.
 
     The launcher is the draw pile: ``use(game.profile)`` first (one card a press, and lid
@@ -70,43 +72,15 @@ class UnoTable:
         self.state: UnoState | None = None
         self.checks = 0
 
-    @property
-    def players(self) -> int:
-        return len(self.bots)
-
     def play_game(self, first_dealer: int | None = None, max_hands: int = 1000) -> UnoGameResult:
         """Hands until the game is decided; the deal passes to the left. ``first_dealer``
         None: the players draw for it (highest card deals)."""
-        o = self.rules.options
-        n = self.players
         if first_dealer is None:
-            first_dealer, _ = choose_dealer(self.rules, n, self.rng)
-        scores = [0] * n
-        result = UnoGameResult(scores, None)
-        dealer = first_dealer
-        while True:
-            if len(result.hands) >= max_hands:
-                return result
-            hand = self.play_hand(dealer)
-            result.hands.append(hand)
-            if o.single_round:
-                result.winner = hand.winner
-                if hand.winner is not None:
-                    scores[hand.winner] += hand.points
-                return result
-            if o.scoring == "winner":
-                if hand.winner is not None:
-                    scores[hand.winner] += hand.points
-                if max(scores) >= o.target_score:
-                    result.winner = max(range(n), key=lambda q: scores[q])
-                    return result
-            else:
-                for q in range(n):
-                    scores[q] += hand.charges[q]
-                if max(scores) >= o.target_score:
-                    result.winner = min(range(n), key=lambda q: scores[q])
-                    return result
-            dealer = (dealer + 1) % n
+            first_dealer, _ = choose_dealer(self.rules, self.players, self.rng)
+        return self.hands_until_decided(first_dealer, max_hands)
+
+    def book(self, scores: list[int], hand: HandResult) -> tuple[bool, int | None]:
+        return score_hand(self.rules.options, scores, hand.winner, hand.points, hand.charges)
 
     def play_hand(self, dealer: int) -> HandResult:
         """Gather the cards, deal, and play the hand out."""
@@ -122,12 +96,7 @@ class UnoTable:
         from what is left (``start``) and go on with the game's own profile."""
         rules, n, launcher = self.rules, self.players, self.launcher
         size = rules.options.hand_size
-        why = rules.cannot_deal(n)
-        if why or not 0 <= dealer < n:
-            raise RuleViolation(why or f"dealer {dealer} is not one of the {n} players")
-        cards = list(rules.table.ids)
-        shuffle(cards, self.rng)
-        launcher.load(cards)
+        launcher.load(shuffled_deck(rules, n, dealer, self.rng))
         launcher.use(deal_profile(size))
         hands: list[list[int]] = [[] for _ in range(n)]
         for k in range(1, n + 1):
