@@ -132,6 +132,7 @@ def line_info(path: str, offset: int) -> tuple[str, int]:
 
 
 TRACING = Path("/sys/kernel/tracing")  # tracefs, mounted by .ci/kernel/guest
+TRACE_EVENT = "events/gpio/gpio_value"  # on for the whole session (.ci/kernel/guest)
 
 
 def gpio_base() -> int:
@@ -180,11 +181,15 @@ class GpioTrace:
         self.base = gpio_base()
         self.names = {self.base + number: name for name, number in vars(PINS).items()
                       if isinstance(number, int)}
-        for path, text in (("tracing_on", "0"), ("trace_clock", "mono"),
-                           ("options/record-tgid", "1"),
-                           ("buffer_size_kb", "8192"), ("trace", ""),
-                           ("events/gpio/gpio_value/filter", "get == 0"),
-                           ("events/gpio/gpio_value/enable", "1"), ("tracing_on", "1")):
+        # The event, its filter, the clock and the tgid recording were set up once, before
+        # pytest (.ci/kernel/guest): enabling or disabling an event here would patch live
+        # kernel code (the gpio tracepoint's jump label in gpiolib and, through
+        # record-tgid, sched_switch's in __schedule) while both vCPUs run it, which wedged
+        # the guest (docs/kernel-tier.md, "The stall, found"). Only the ring buffer's
+        # switch and its contents change here.
+        assert (TRACING / TRACE_EVENT / "enable").read_text().strip() == "1", (
+            "the gpio_value event is not on: .ci/kernel/guest sets it up before pytest")
+        for path, text in (("tracing_on", "0"), ("trace", ""), ("tracing_on", "1")):
             (TRACING / path).write_text(text)
         self.start = time.monotonic()
         self.end: float | None = None
@@ -197,7 +202,6 @@ class GpioTrace:
         GpioTrace.running = None
         (TRACING / "tracing_on").write_text("0")
         text = (TRACING / "trace").read_text()
-        (TRACING / "events/gpio/gpio_value/enable").write_text("0")
         (TRACING / "trace").write_text("")
         kept = re.search(r"entries-in-buffer/entries-written: (\d+)/(\d+)", text)
         assert kept and kept.group(1) == kept.group(2), (
