@@ -55,6 +55,7 @@ def cmd_play(args: argparse.Namespace) -> int:
     from launcher.cli.paths import simulated_state
     from launcher.cli.play import run_play
     from launcher.core import config
+    from launcher.firmware.owner import owning
     from launcher.firmware.places import check_places
 
     settings = simulated_state(config.load(args.config), "play-state.json", args.state)
@@ -63,8 +64,9 @@ def cmd_play(args: argparse.Namespace) -> int:
     replayable = args.seed is not None or settings.luck.seed is not None
     resume = args.resume if args.resume is not None else not (
         replayable or not sys.stdin.isatty())
-    return run_play(settings, seed=_seed(settings, args.seed), lines=args.lines,
-                    config_path=args.config, resume=resume)
+    with owning(settings.state_path):  # one process on a state file (firmware/owner.py)
+        return run_play(settings, seed=_seed(settings, args.seed), lines=args.lines,
+                        config_path=args.config, resume=resume)
 
 
 # The verbs of the other cli modules, with the help line `launcher --help` shows for each.
@@ -111,6 +113,9 @@ def _add_run(sub: argparse._SubParsersAction) -> None:
                      help="luck seed (default: luck.seed, else random)")
     run.add_argument("--simulated", action="store_true",
                      help="the firmware on the simulated launcher, not on GPIO pins")
+    run.add_argument("--state", metavar="FILE",
+                     help="state file (default: the config's state.path; with --simulated, "
+                          "except that the Pi's is $XDG_STATE_HOME/launcher/run-state.json)")
     run.add_argument("--port", metavar="PORT",
                      help="the console's serial device or pyserial URL, \"\" for none "
                           "(default: console.port, /dev/serial0 in the built-in config; "
