@@ -27,7 +27,7 @@ from typing import Any, TextIO
 from launcher.cli.play_screen import Snapshot, shot_text, snapshot
 from launcher.core import config
 from launcher.core.reactor import NEVER, RealReactor
-from launcher.sim.unit import console_extras, fill_cartridge, simulated_app
+from launcher.sim.unit import console_extras, fill_cartridge, resume_cartridge, simulated_app
 
 EVENT_LINES = 200  # kept for the event list; the screen shows the newest that fit
 FRAME = 0.25  # s between redraws of the live view (and one right after each key)
@@ -292,7 +292,7 @@ def run_play(settings: config.Settings, seed: int, lines: bool = False,
                    "`wait S` lets time pass, `quit` ends.\n")
     with _signals_stop(play):
         play.app.start()
-        play.reload_cartridge()
+        resume_cartridge(play.app, play.sim)  # the saved count (a fresh unit: full)
         try:
             if live:
                 _run_live(play, screen)
@@ -306,7 +306,27 @@ def run_play(settings: config.Settings, seed: int, lines: bool = False,
         print(f"launcher play: the state is kept in {path}", file=sys.stderr)
     if play.output_closed:
         raise BrokenPipeError("standard output was closed")
+    if live and play.signal == signal.SIGINT:
+        interrupt_the_job(stdin)
     return play.exit_status()
+
+
+def interrupt_the_job(tty: TextIO) -> None:
+    """Do what the terminal would have done for Ctrl-C: SIGINT to its foreground job.
+
+    The live screen reads Ctrl-C as a key (the terminal's ISIG is off while it draws), so
+    only this process heard it; a ``make play`` around it would then see a program that
+    failed with 130 and end with 2. Sent to the job, ``make`` ends as interrupted (130), as
+    it does when the key reaches it as a signal. This process ignores its own copy: it is
+    ending with 130 already.
+    """
+    try:
+        job = os.tcgetpgrp(tty.fileno())
+    except (AttributeError, OSError, ValueError):
+        return  # not a controlling terminal: no job to tell
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    with contextlib.suppress(OSError):
+        os.killpg(job, signal.SIGINT)
 
 
 def start_fresh(path: Path) -> None:

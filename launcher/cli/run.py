@@ -91,7 +91,7 @@ def _run_simulated(settings: config.Settings, reactor: Any, rng: random.Random, 
     from launcher.firmware.console import Console
     from launcher.firmware.runner import run_firmware
     from launcher.firmware.transport import PtyTransport, Transport
-    from launcher.sim.unit import console_extras, fill_cartridge, simulated_app
+    from launcher.sim.unit import console_extras, resume_cartridge, simulated_app
 
     log.warning("running on the SIMULATED launcher, state in %s", settings.state_path)
     app, sim = simulated_app(settings, reactor, rng, log.warning)
@@ -102,7 +102,7 @@ def _run_simulated(settings: config.Settings, reactor: Any, rng: random.Random, 
         return made[0]
 
     def ready() -> None:
-        fill_cartridge(app, sim)  # as `launcher play` starts: a full launcher
+        resume_cartridge(app, sim)  # as `launcher play` starts: the saved count
         if not made:
             return
         path = made[0].path

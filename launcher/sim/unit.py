@@ -57,6 +57,14 @@ def fill_cartridge(app: Launcher, sim: SimLauncher, cards: int = FULL_LAUNCHER) 
     app.load(len(sim.cartridge))
 
 
+def resume_cartridge(app: Launcher, sim: SimLauncher) -> None:
+    """At the start: the simulated cartridge holds the cards the state file says the launcher
+    held (a real cartridge keeps them while the power is off), a full launcher if it says
+    none (a fresh unit, or a count never entered)."""
+    saved = app.machine.memory.inventory
+    fill_cartridge(app, sim, FULL_LAUNCHER if saved is None else saved)
+
+
 def console_extras(sim: SimLauncher) -> dict[str, Any]:
     """What a console on the simulated board gets: the sim-only verbs and the self-test."""
 

@@ -1,0 +1,111 @@
+"""What a newcomer met in issue 44, each as a user meets it: the card count resumed, `make
+play` ending with Ctrl-C's 130, one-line bad options, the words of the docs.
+
+The programs run in their own processes; waits are for output to show up, with a generous
+bound for a loaded machine, never a fixed sleep.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import select
+import shutil
+import signal
+import struct
+import subprocess
+import sys
+import termios
+import time
+from pathlib import Path
+
+import pytest
+
+from launcher.core.store import Saved
+
+ROOT = Path(__file__).resolve().parents[2]
+LAUNCHER = [sys.executable, "-m", "launcher.cli.main"]
+BOUND = 60.0  # s: the most a start may take on a loaded machine
+
+
+def _env(tmp_path: Path, **more: str) -> dict[str, str]:
+    conf = tmp_path / "alsa.conf"
+    conf.write_text("pcm.!default { type null }\n")
+    return {**os.environ, "ALSA_CONFIG_PATH": str(conf), "GPIOZERO_PIN_FACTORY": "",
+            "XDG_STATE_HOME": str(tmp_path / "xdg"), **more}
+
+
+def _play(tmp_path: Path, *args: str, script: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([*LAUNCHER, "play", "--lines", *args], input=script,
+                          capture_output=True, text=True, timeout=BOUND,
+                          env=_env(tmp_path), check=False)
+
+
+def test_a_resumed_session_keeps_the_card_count(tmp_path):
+    """Quit at 74 cards: the next session resumed the side and escalation, and 84 cards."""
+    state = tmp_path / "state.json"
+    state.write_text(Saved(side="mild", dry_streak=1, inventory=74).to_json())
+    resumed = _play(tmp_path, "--state", str(state), "--resume", script="status\n")
+    assert resumed.returncode == 0, resumed.stderr
+    assert "# event loaded cards=74" in resumed.stdout
+    assert "inventory=74" in resumed.stdout and "escalation=1" in resumed.stdout
+    # A fresh unit (the default for a script) starts full, as before.
+    fresh = _play(tmp_path, "--state", str(state), script="status\n")
+    assert "# event loaded cards=84" in fresh.stdout and "inventory=84" in fresh.stdout
+
+
+def _on_a_terminal(argv: list[str], env: dict[str, str], cwd: Path) -> tuple[int, bytes]:
+    """Run ``argv`` with a pty as its controlling terminal (a person's shell: its own job);
+    once play's screen shows, type Ctrl-C; the exit status a shell would see, the output."""
+    master, slave = os.openpty()
+    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 30, 100, 0, 0))
+
+    def own_terminal() -> None:  # in the child, after setsid: the pty becomes its terminal
+        fcntl.ioctl(0, termios.TIOCSCTTY, 0)
+
+    proc = subprocess.Popen(argv, stdin=slave, stdout=slave, stderr=slave, env=env, cwd=cwd,
+                            start_new_session=True, preexec_fn=own_terminal)
+    os.close(slave)
+    seen = b""
+    typed = False
+    deadline = time.monotonic() + BOUND
+    try:
+        while time.monotonic() < deadline:
+            ready, _, _ = select.select([master], [], [], 0.2)
+            if ready:
+                try:
+                    data = os.read(master, 65536)
+                except OSError:  # the other side has gone
+                    break
+                if not data:
+                    break
+                seen += data
+            if not typed and b"SIMULATED BOARD" in seen:
+                os.write(master, b"\x03")
+                typed = True
+        code = proc.wait(timeout=BOUND)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+        os.close(master)
+    assert typed, f"the screen never showed: {seen[-2000:]!r}"
+    # A shell reports a child killed by signal N as 128 + N.
+    return (128 - code if code < 0 else code), seen
+
+
+@pytest.mark.skipif(shutil.which("make") is None, reason="no make")
+def test_ctrl_c_in_make_play_ends_make_with_130(tmp_path):
+    pytest.importorskip("prompt_toolkit")
+    pytest.importorskip("rich")
+    venv = Path(sys.executable).parent.parent  # this venv: `make play` runs its launcher
+    env = _env(tmp_path, TERM="xterm-256color", COLUMNS="", LINES="")
+    env.pop("MAKEFLAGS", None)
+    env.pop("MAKELEVEL", None)
+    # -o: the venv is made already; make must not set it up again.
+    status, seen = _on_a_terminal(["make", "-s", "play", f"VENV={venv}", "-o",
+                                   f"{venv}/.installed-stamp"], env, ROOT)
+    assert status == 130, seen[-2000:]
+    # Alone, at a terminal, the program's own status is 130 too.
+    alone, _ = _on_a_terminal([*LAUNCHER, "play", "--seed", "3"], env, tmp_path)
+    assert alone == 130
