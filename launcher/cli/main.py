@@ -7,7 +7,7 @@ import os
 import sys
 
 from launcher import __version__
-from launcher.cli.options import verb, whole_number
+from launcher.cli.options import Parser, verb, whole_number
 
 # Only what `launcher --help` needs is imported here: each command imports what it runs
 # (the config, the firmware, logging) inside its function (tests/cli/test_startup_imports.py).
@@ -197,7 +197,7 @@ def build_parser(verb: str | None = None, *, alone: bool = False) -> argparse.Ar
     verbs are listed by name and help alone (what ``main`` uses); None: every module.
     ``alone``: the parser has that verb and no other (a command line that starts with it
     needs no other: ``launcher run`` does not build a parser per verb at every start)."""
-    p = argparse.ArgumentParser(
+    p = Parser(
         prog="launcher",
         description="Firmware for the UNO Flip Attack card launcher. With no command: "
         "`run` on a Raspberry Pi, `play` (the simulated launcher) anywhere else.",

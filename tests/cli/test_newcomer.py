@@ -109,3 +109,27 @@ def test_ctrl_c_in_make_play_ends_make_with_130(tmp_path):
     # Alone, at a terminal, the program's own status is 130 too.
     alone, _ = _on_a_terminal([*LAUNCHER, "play", "--seed", "3"], env, tmp_path)
     assert alone == 130
+
+
+@pytest.mark.parametrize(("argv", "line"), [
+    (["play", "--bogus"], "launcher play: error: unrecognized arguments: --bogus "
+                          "(`launcher play --help` says what it takes)"),
+    (["run", "--simulated", "--bogus"], "launcher run: error: unrecognized arguments: --bogus "
+                                        "(`launcher run --help` says what it takes)"),
+    (["console", "/dev/null", "-x"], "launcher console: error: unrecognized arguments: -x "
+                                     "(`launcher console --help` says what it takes)"),
+    (["config", "check"], "launcher config check: error: the following arguments are "
+                          "required: FILE"),
+    (["config", "check", "a", "b"], "launcher config check: error: unrecognized arguments: b "
+                                    "(`launcher config check --help` says what it takes)"),
+    (["play", "--seed", "x"], "launcher play: error: argument --seed: not a whole number: 'x'"),
+    (["--bogus"], "launcher: error: unrecognized arguments: --bogus "
+                  "(`launcher --help` says what it takes)"),
+])
+def test_a_bad_option_is_one_line_naming_the_verb_and_the_option(capsys, argv, line):
+    from launcher.cli.main import main
+
+    with pytest.raises(SystemExit) as exit_:
+        main(argv)
+    assert exit_.value.code == 2
+    assert capsys.readouterr().err.splitlines() == [line]  # no 7-line usage before it
