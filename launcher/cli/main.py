@@ -55,11 +55,17 @@ def cmd_play(args: argparse.Namespace) -> int:
     from launcher.cli.paths import simulated_state
     from launcher.cli.play import run_play
     from launcher.core import config
+    from launcher.core.errors import ConfigError
     from launcher.firmware.owner import owning
     from launcher.firmware.places import check_places
 
     settings = simulated_state(config.load(args.config), "play-state.json", args.state)
-    check_places(settings)
+    try:
+        check_places(settings)
+    except ConfigError as exc:
+        if not (args.state and exc.key == "state.path"):
+            raise
+        raise ConfigError("--state", exc.value, exc.reason) from None  # the user's own words
     # One seed, one output: a fixed seed or a script starts from a fresh unit, unless told.
     replayable = args.seed is not None or settings.luck.seed is not None
     resume = args.resume if args.resume is not None else not (

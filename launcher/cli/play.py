@@ -137,6 +137,10 @@ class Playground:
                 self.failed += 1
                 self._console_line("error usage wait SECONDS (0 to 600): let time pass")
                 return 0.0
+            if self.live:  # a person is typing: nothing to hold back, time runs by itself
+                self._console_line(f"ok waiting=0 (on the screen time runs by itself; "
+                                   f"`wait {seconds:g}` spaces the lines of a script)")
+                return 0.0
             self._console_line(f"ok waiting={seconds:g}")
             return seconds
         errors = self.console.counters["errors"]
@@ -176,7 +180,7 @@ class Playground:
         self.reactor.post(run)
 
     def _run_now(self, line: str) -> None:
-        self.run_line(line)  # a `wait` holds nothing back here: a person is typing
+        self.run_line(line)  # a `wait` holds nothing back here, and says so
         self.reactor.update_timer(self._view_timer, self.reactor.monotonic())  # draw now
 
 
@@ -283,9 +287,14 @@ def run_play(settings: config.Settings, seed: int, lines: bool = False,
     if not resume:
         start_fresh(path)
     play = Playground(settings, seed, config_path, out, live=live, resumed=resumed)
+    unreadable = resumed and play.app.store.problem is not None
+    if unreadable:  # the warning said "starting from defaults": so it is, not resumed
+        play.resumed = resumed = False
     play.scripted = not live and not stdin.isatty()
     if not live:
         how = (f"resumed from {path} (--no-resume starts fresh)" if resumed else
+               f"a fresh unit, as {path} could not be read (the warning says why); it is "
+               f"written again as the unit plays" if unreadable else
                f"a fresh unit, its state kept in {path} (--resume starts from it)")
         play.write(f"# SIMULATED launcher (no hardware), luck seed {seed}, {how}. One console "
                    "command per line; `help` lists them, `reload` refills the cartridge, "

@@ -135,7 +135,10 @@ def check_state_path(path: Path, env: Mapping[str, str] | None = None) -> None:
                                                            f"another user's (uid {st.st_uid})")
             if _others_may_write(st):
                 raise ConfigError("state.path", str(path), f"is in {folder}, a folder other "
-                                                           "users may write to")
+                                                           "users may write to (one could "
+                                                           "swap the file): name a file in "
+                                                           "a folder of your own (mkdir -m "
+                                                           f"700 {folder / 'mine'})")
         if folder == root or folder.parent == root:
             return
         folder = folder.parent

@@ -8,6 +8,7 @@ bound for a loaded machine, never a fixed sleep.
 from __future__ import annotations
 
 import fcntl
+import io
 import os
 import select
 import shutil
@@ -133,3 +134,93 @@ def test_a_bad_option_is_one_line_naming_the_verb_and_the_option(capsys, argv, l
         main(argv)
     assert exit_.value.code == 2
     assert capsys.readouterr().err.splitlines() == [line]  # no 7-line usage before it
+
+
+@pytest.mark.parametrize("live", [True, False])
+def test_wait_holds_back_a_scripts_next_line_and_on_the_screen_says_it_holds_nothing(
+        settings, tmp_path, live):
+    """The README said `wait` worked only in line mode; on the screen it answered as if it
+    had waited."""
+    from dataclasses import replace
+
+    from launcher.cli.play import Playground
+
+    quiet = replace(settings, state_path=tmp_path / "s.json",
+                    audio=replace(settings.audio, backend="null"))
+    play = Playground(quiet, 1, None, io.StringIO(), live=live)
+    try:
+        held = play.run_line("wait 2")
+        reloaded = play.run_line("reload")
+        words = list(play.events) if live else play.out.getvalue().splitlines()
+    finally:
+        play.app.stop()
+        play.app.board.close()
+    assert reloaded == 0.0 and "ok reloaded the simulated cartridge" in words
+    if live:
+        assert held == 0.0
+        assert "ok waiting=0 (on the screen time runs by itself; `wait 2` spaces the lines " \
+               "of a script)" in words
+    else:
+        assert held == 2.0 and "ok waiting=2" in words
+
+
+def test_the_benchmarks_run_from_the_repositorys_root_as_the_readme_says():
+    readme = (ROOT / "README.md").read_text()
+    assert "The suite runs from the\nrepository's root" in readme
+    proc = subprocess.run([sys.executable, "-m", "bench", "--help"], cwd=ROOT,
+                          capture_output=True, text=True, timeout=BOUND, check=False)
+    assert proc.returncode == 0 and "--quick" in proc.stdout, proc.stderr
+
+
+@pytest.mark.skipif(shutil.which("make") is None, reason="no make")
+def test_make_clean_removes_what_the_set_up_leaves_and_keeps_the_state_folder(tmp_path):
+    clone = tmp_path / "clone"
+    clone.mkdir()
+    shutil.copy(ROOT / "Makefile", clone)
+    (clone / "launcher" / "__pycache__").mkdir(parents=True)
+    (clone / "launcher" / "app.py").write_text("")
+    left = [".venv/bin", "uno_launcher.egg-info", ".import_linter_cache", "bench-report",
+            ".pytest_cache", ".ruff_cache", ".hypothesis"]
+    for name in left:
+        (clone / name).mkdir(parents=True)
+    state = tmp_path / "xdg" / "launcher"
+    state.mkdir(parents=True)
+    (state / "play-state.json").write_text("{}")
+    (state / "console-history").write_text("status\n")
+    env = {**os.environ, "XDG_STATE_HOME": str(tmp_path / "xdg")}
+    env.pop("MAKEFLAGS", None)
+    clean = subprocess.run(["make", "-s", "clean"], cwd=clone, env=env, capture_output=True,
+                           text=True, timeout=BOUND, check=False)
+    assert clean.returncode == 0, clean.stderr
+    assert sorted(p.name for p in clone.iterdir()) == ["Makefile", "launcher"]
+    assert [p.name for p in (clone / "launcher").iterdir()] == ["app.py"]
+    assert f"kept {state} (make clean-state removes it)" in clean.stdout
+    assert (state / "play-state.json").exists()  # yours, unless asked
+    asked = subprocess.run(["make", "-s", "clean-state"], cwd=clone, env=env,
+                           capture_output=True, text=True, timeout=BOUND, check=False)
+    assert asked.returncode == 0, asked.stderr
+    assert not state.exists()
+
+
+def test_a_state_file_right_in_tmp_is_refused_with_the_fix(tmp_path, capsys):
+    import tempfile
+
+    from launcher.cli.main import main
+
+    temp = Path(tempfile.gettempdir())
+    assert main(["play", "--lines", "--state", str(temp / "x.json")]) == 2
+    (line,) = capsys.readouterr().err.splitlines()
+    assert line.startswith(f"error: --state = '{temp / 'x.json'}': is in {temp}, a folder "
+                           "other users may write to")
+    assert line.endswith(f"(mkdir -m 700 {temp / 'mine'})")
+
+
+def test_an_unreadable_state_file_is_not_said_to_be_resumed(tmp_path):
+    state = tmp_path / "state.json"
+    state.write_text("{not json")
+    proc = _play(tmp_path, "--state", str(state), "--resume", script="status\n")
+    assert proc.returncode == 0, proc.stderr
+    assert "starting from defaults" in proc.stderr
+    first = proc.stdout.splitlines()[0]
+    assert "resumed" not in first
+    assert f"a fresh unit, as {state} could not be read (the warning says why)" in first
