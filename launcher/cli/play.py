@@ -63,6 +63,7 @@ class Playground:
                                config_path=Path(config_path) if config_path else None,
                                write=self._console_line, reboot=self.reactor.stop)
         self.last_shot = "none yet"
+        self._shooting: tuple[dict[str, Any], int] | None = None  # the shot under way
         self.last_cue = "none yet"
         self.reply: list[str] = []  # the reply to the last line run
         self.app.listeners.append(self._event)
@@ -95,8 +96,18 @@ class Playground:
             self.events.append(line)
 
     def _event(self, kind: str, data: dict[str, Any]) -> None:
-        if kind == "shot":
+        if kind == "shoot":  # a shot starts: what it asked, and the cards out so far
+            self._shooting = (data, self.sim.ejected_total)
+        elif kind == "shot":
             self.last_shot = shot_text(data)
+            self._shooting = None
+        elif kind in ("fault", "shot_aborted") and self._shooting is not None:
+            # A shot that ended in a jam (or an overrun, or an opened lid) was a shot too.
+            started, before = self._shooting
+            self._shooting = None
+            out = shot_text({"cards": self.sim.ejected_total - before, "side": started["side"]})
+            end = f"fault {data['code']}" if kind == "fault" else data["reason"]
+            self.last_shot = f"{out} of {started['cards']}, then {end}"
         elif kind == "cue":
             self.last_cue = data["name"]
 

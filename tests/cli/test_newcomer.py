@@ -224,3 +224,52 @@ def test_an_unreadable_state_file_is_not_said_to_be_resumed(tmp_path):
     first = proc.stdout.splitlines()[0]
     assert "resumed" not in first
     assert f"a fresh unit, as {state} could not be read (the warning says why)" in first
+
+
+@pytest.mark.parametrize("fault", ["beam_blocked", "jam"])
+def test_a_fault_shows_no_sleep_countdown_and_never_sleeps(rig, fault):
+    """A beam_blocked fault showed `sleep in 297 s` and never slept; a jam fault showed `-`."""
+    from launcher.core import machine as m
+
+    rig.load([f"card {i}" for i in range(84)])
+    assert rig.app.status()["sleep_in"] is not None  # ready: the countdown runs
+    if fault == "jam":
+        rig.sim.jam()
+        while rig.state != m.FAULT:
+            rig.press()
+    else:
+        rig.sim.stick("exit_beam", True)
+        rig.advance(0)
+        rig.sim.press()
+        rig.advance(0)
+    assert rig.app.machine.memory.fault == fault
+    assert rig.app.status()["sleep_in"] is None
+    rig.advance(rig.settings.timing.sleep_after + 1)
+    assert rig.state == m.FAULT and rig.app.status()["sleep_in"] is None
+
+
+def test_last_shot_says_how_a_jammed_or_stopped_shot_ended(settings, tmp_path):
+    """"last shot" kept the shot before a jammed one."""
+    from dataclasses import replace
+
+    from launcher.cli.play import Playground
+
+    quiet = replace(settings, state_path=tmp_path / "s.json",
+                    audio=replace(settings.audio, backend="null"))
+    play = Playground(quiet, 1, None, io.StringIO())
+    try:
+        play._event("shot", {"side": "mild", "cards": 2, "asked": 2})
+        assert play.last_shot == "2 cards (mild)"
+        play._event("shoot", {"side": "wild", "cards": 5})
+        play.sim.ejected_total += 1  # one card out, then the next stays in the beam
+        play._event("fault", {"code": "jam"})
+        assert play.last_shot == "1 card (wild) of 5, then fault jam"
+        play._event("shoot", {"side": "mild", "cards": 3})
+        play._event("shot_aborted", {"side": "mild", "cards": 0, "asked": 3,
+                                     "reason": "lid opened"})
+        assert play.last_shot == "0 cards (mild) of 3, then lid opened"
+        play._event("fault", {"code": "lid_sensor"})  # no shot under way: the last one stays
+        assert play.last_shot == "0 cards (mild) of 3, then lid opened"
+    finally:
+        play.app.stop()
+        play.app.board.close()
