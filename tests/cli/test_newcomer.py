@@ -13,6 +13,7 @@ import os
 import select
 import shutil
 import signal
+import stat
 import struct
 import subprocess
 import sys
@@ -273,3 +274,33 @@ def test_last_shot_says_how_a_jammed_or_stopped_shot_ended(settings, tmp_path):
     finally:
         play.app.stop()
         play.app.board.close()
+
+
+@pytest.mark.parametrize("mild", [False, True])
+def test_the_tune_report_explains_its_rates_and_is_written_as_its_plots_are(
+        capsys, tmp_path, mild):
+    """Observed rates under configured and an unchanged Wild Press Your Luck rate went
+    unexplained; report.md was 0600 beside 0644 plots."""
+    from launcher.cli.main import main
+
+    pytest.importorskip("matplotlib")
+    cfg = tmp_path / "luck.toml"
+    cfg.write_text("[luck.wild]\nhazard = [0.3, 1.0]\nsizes = [3, 4]\nweights = [1, 1]\n"
+                   + ("[luck.mild]\nhazard = [0.5, 1.0]\nsizes = [1, 2]\nweights = [1, 1]\n"
+                      if mild else ""))
+    out = tmp_path / "t"
+    old = os.umask(0o022)
+    try:
+        assert main(["tune", "--config", str(cfg), "--games", "4", "--seed", "1", "--jobs",
+                     "1", "--no-progress", "--out", str(out)]) == 0
+    finally:
+        os.umask(old)
+    capsys.readouterr()
+    report = (out / "report.md").read_text()
+    notes = report.split("## Notes", 1)[1].split("\n## ", 1)[0]
+    assert "observed under configured because every flip starts a new dry streak" in notes
+    assert "- Wild Press Your Luck runs that shot: the card is of the Mild side" in notes
+    assert ("which this config changes." in notes) == mild
+    assert ("differ by chance alone." in notes) == (not mild)
+    modes = {p.name: stat.S_IMODE(p.stat().st_mode) for p in out.iterdir()}
+    assert set(modes.values()) == {0o644}, modes
