@@ -304,3 +304,34 @@ def test_the_tune_report_explains_its_rates_and_is_written_as_its_plots_are(
     assert ("differ by chance alone." in notes) == (not mild)
     modes = {p.name: stat.S_IMODE(p.stat().st_mode) for p in out.iterdir()}
     assert set(modes.values()) == {0o644}, modes
+
+
+def test_a_simulated_service_keeps_few_pin_states_however_long_it_runs(tmp_path):
+    """`launcher run` on the simulated board grew 320-330 KiB between its 1,000th and its
+    10,000th press: every pin kept 200 state changes, and the pins that change once or twice
+    a shot took 12,000 presses to fill theirs (python -m bench.service measures it)."""
+    import random
+    from dataclasses import replace
+
+    from hal.sim import SimPin
+    from launcher.core import config
+    from launcher.core.reactor import ManualReactor
+    from launcher.sim.unit import SERVICE_PIN_KEEP, simulated_app
+
+    settings = replace(config.load(), state_path=tmp_path / "state.json")
+    reactor = ManualReactor()
+    app, sim = simulated_app(settings, reactor, random.Random(1), lambda text: None)
+    app.start()
+    try:
+        sim.load(f"card {i}" for i in range(500))
+        app.load(500)
+        for _ in range(150):
+            sim.press()
+            reactor.advance(2.0)  # the press, its shot if any, the mash guard
+        pins = [p for p in sim.factory.pins.values() if isinstance(p, SimPin)]
+        changes = {p.info.name: len(p.states) for p in pins}
+        assert app.machine.memory.counters["shots"] > 5
+        assert max(changes.values()) == SERVICE_PIN_KEEP, changes  # full, and no more
+    finally:
+        app.stop()
+        app.board.close()
