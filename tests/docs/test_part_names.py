@@ -65,3 +65,58 @@ def test_the_readme_price_is_the_boms_total():
     prices = re.findall(r"\bAbout (\d+(?:\.\d+)?) USD", readme)
     assert prices == [f"{total:.2f}"], prices
     assert f"{total - extra:.2f} USD without the optional dead-man parts" in readme
+
+
+# --- the tools: each step names what it needs, the README lists their union ---------------
+
+# A word of a step, and the tool of docs/blocks.py's TOOLS it means.
+INSTRUMENTS = {"multimeter": "multimeter", "bench supply": "bench supply",
+               "logic analyser": "scope or logic analyser", "scope": "scope or logic analyser",
+               "solder": "soldering iron", "hot glue": "hot glue"}
+
+
+def _blocks():
+    import importlib.util
+    import sys
+
+    spec = importlib.util.spec_from_file_location("doc_blocks", ROOT / "docs" / "blocks.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def _needs(text: str, blocks) -> set[str]:
+    return {n for m in blocks.NEEDS.finditer(text)
+            for n in " ".join(m.group(1).split()).split(", ")}
+
+
+@pytest.mark.parametrize("page", ["hardware/bring-up.md", "hardware/fitting.md"])
+def test_every_step_that_uses_an_instrument_names_it(page: str):
+    blocks = _blocks()
+    text = (ROOT / page).read_text(encoding="utf-8")
+    missing = []
+    for section in text.split("\n## "):
+        head = section.split("\n\n", 2)
+        ambient = _needs(head[1], blocks) if len(head) > 1 else set()  # the section's own
+        for step in re.split(r"\n(?=- |\d+\. )|\n\n", section):
+            said = ambient | _needs(step, blocks)
+            for word, tool in INSTRUMENTS.items():
+                # A table row or a heading is no step (the records, the section titles).
+                if word in step.lower() and tool not in said \
+                        and not step.lstrip().startswith(("|", "#")):
+                    missing.append(f"{tool}: {step.strip()[:70]}")
+    assert not missing, missing
+
+
+def test_the_readme_tools_are_the_union_of_what_the_steps_need():
+    blocks = _blocks()
+    used = set(blocks.needed_tools())
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    line = next(x for x in readme.splitlines() if x.startswith("- Tools: "))
+    assert line + "\n" == blocks.tools_text()
+    for name, words in blocks.TOOLS.items():
+        assert (words in line) == (name in used), name
+    assert {"multimeter", "bench supply", "scope or logic analyser",
+            "USB-serial adapter"} <= used
