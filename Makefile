@@ -13,7 +13,7 @@ ifeq ($(origin VENV), undefined)
 endif
 STAMP := $(VENV)/.installed-stamp
 
-.PHONY: setup play test test-slow test-kernel lint benchmarks sounds figures clean
+.PHONY: setup play test test-slow test-kernel lint benchmarks sounds figures clean clean-state
 
 $(STAMP): pyproject.toml .ci/setup .ci/find-python
 	PYTHON=$(PYTHON) bash .ci/setup $(VENV)
@@ -56,5 +56,20 @@ figures: $(STAMP)
 	$(VENV)/bin/python docs/make_figures.py
 	$(VENV)/bin/python docs/blocks.py
 
+# What the dev set-up, the tests and the benchmarks leave in this folder. Your state folder
+# (play's state, the console's history) is yours, kept: `make clean-state` removes it.
 clean:
-	rm -rf $(VENV) .pytest_cache .ruff_cache .hypothesis
+	rm -rf $(VENV) .pytest_cache .ruff_cache .hypothesis .import_linter_cache bench-report \
+		build dist *.egg-info
+	find . -name __pycache__ -type d -not -path './.venv*' -prune -exec rm -rf {} +
+	@echo "make clean: kept $(STATE_FOLDER) (make clean-state removes it)"
+
+# The files launcher play, run --simulated and console keep in your state folder.
+STATE_FOLDER = $${XDG_STATE_HOME:-$$HOME/.local/state}/launcher
+clean-state:
+	@d="$(STATE_FOLDER)"; if [ -d "$$d" ]; then \
+		( cd "$$d" && rm -f play-state.json run-state.json play-state.json.lock \
+			run-state.json.lock console-history last-good-pins.json \
+			.play-state.json.* .run-state.json.* ) && rmdir "$$d" 2>/dev/null; \
+		echo "make clean-state: removed the launcher's files from $$d"; \
+	else echo "make clean-state: no $$d, nothing to remove"; fi

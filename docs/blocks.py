@@ -226,7 +226,50 @@ def _circuit(name: str, module: str = "circuit_docs") -> Callable[[], str]:
     return table
 
 
+# The tools a builder needs, by the name a step of the hardware pages gives it in its
+# "**Needs:** ..." line; the README's and bom.md's tools list is the union of those.
+TOOLS: dict[str, str] = {
+    "soldering iron": "a soldering iron",
+    "multimeter": "a multimeter",
+    "bench supply": "a bench supply with a current limit (0.5 A for the first power-on, 5 A "
+                    "for the stall current)",
+    "scope or logic analyser": "a scope or a logic analyser (any 8-channel USB one at 1 MS/s, "
+                               "with sigrok/PulseView: the boot, dead-man and timing figures)",
+    "USB-serial adapter": "a 3.3 V USB-serial adapter for the console (or `install.sh "
+                          "--usb-gadget`)",
+    "hot glue": "a hot glue gun",
+    "screwdriver": "small screwdrivers",
+    "flush cutters": "flush cutters",
+}
+TOOL_PAGES = ("hardware/fitting.md", "hardware/bring-up.md")
+NEEDS = re.compile(r"\*\*Needs:\*\* ([^.]+)\.")
+
+
+def needed_tools() -> dict[str, list[str]]:
+    """Each tool the steps of ``TOOL_PAGES`` name, with the pages that name it."""
+    found: dict[str, list[str]] = {}
+    for page in TOOL_PAGES:
+        for match in NEEDS.finditer((REPO / page).read_text(encoding="utf-8")):
+            for name in " ".join(match.group(1).split()).split(", "):
+                if name not in TOOLS:
+                    raise SystemExit(f"{page}: **Needs:** {name!r} is no tool of TOOLS")
+                found.setdefault(name, [])
+                if page not in found[name]:
+                    found[name].append(page)
+    return found
+
+
+def tools_text() -> str:
+    """The tools list: every tool a step needs, in ``TOOLS``' order."""
+    used = needed_tools()
+    names = [TOOLS[n] for n in TOOLS if n in used]
+    return (f"- Tools: {', '.join(names[:-1])} and {names[-1]}; each step of "
+            "[fitting.md](hardware/fitting.md) and [bring-up.md](hardware/bring-up.md) that "
+            "needs one says so (**Needs:**).\n")
+
+
 FIGURES: dict[str, Callable[[], str]] = {
+    "tools": tools_text,
     "blinks": blink_table, "gin-variants": gin_variant_table,
     "fault-injection": fault_injection_row, "rules-at-scale": rules_at_scale_row,
     "interlock": _campaign("interlock", "markdown", "interlock.json"),
@@ -237,6 +280,7 @@ FIGURES: dict[str, Callable[[], str]] = {
     # The circuit as data: hardware/pinout.md, bom.md, power.md, circuit.md and the README.
     "pinout": _circuit("pinout_table"), "pinout-optional": _circuit("optional_table"),
     "readme-pins": _circuit("readme_pins_table"), "bom": _circuit("bom_table"),
+    "readme-parts": _circuit("readme_parts_text"),
     "stall": _circuit("stall_table"), "nets": _circuit("netlist_table"),
     "parts": _circuit("parts_table"), "contact-rating": _circuit("contact_rating_table"),
     "boot-levels": _circuit("boot_levels_table"),

@@ -170,6 +170,39 @@ def bom_quantities() -> dict[str, int]:
     return counts
 
 
+def bom_totals(qty: dict[str, int] | None = None) -> tuple[float, float]:
+    """The BOM's total, USD, and the part of it that the optional dead-man parts are."""
+    qty = bom_quantities() if qty is None else qty
+    total = sum(qty.get(line.key, 0) * line.unit_usd for line in BOM)
+    extra = sum(qty.get(line.key, 0) * line.unit_usd for line in BOM
+                if line.optional == "dead-man")
+    return total, extra
+
+
+def _model(key: str) -> str:
+    """The part number a BOM line's example names first (``Omron SS-01GL (...)``: SS-01GL)."""
+    example = next(line.example for line in BOM if line.key == key)
+    words = example.split(" (")[0].split()
+    return words[-1]
+
+
+def readme_parts_text() -> str:
+    """The README's summary of the parts and their price: the BOM's lines and total."""
+    qty = bom_quantities()
+    total, extra = bom_totals(qty)
+    return ("- The parts in [hardware/bom.md](hardware/bom.md): a DRV8833 or TB6612FNG motor "
+            "driver, a MAX98357A amplifier, an IR break-beam "
+            f"pair, {qty['sensing']} gold-contact microswitches the firmware reads "
+            f"({_model('sensing')}: lid closed, lid fully open), {qty['power_contact']} power "
+            f"contacts with a DC rating, one in each motor's lead ({_model('power_contact')}: "
+            f"the lid shut closes the roller's, the lid fully open the rotator's), "
+            f"{qty['hall']} Hall switches ({_model('hall')}) and {qty['magnets']} magnets, "
+            f"{qty['mosfet']} {_model('mosfet')} MOSFETs, resistors and "
+            "capacitors, a battery box for the motors (the toy's own 3×C). About "
+            f"{total:.2f} USD with the Pi, {total - extra:.2f} USD without the optional "
+            "dead-man parts.\n")
+
+
 def bom_table() -> str:
     """hardware/bom.md's parts list, with the quantities the circuit counts."""
     qty = bom_quantities()
@@ -185,9 +218,7 @@ def bom_table() -> str:
         q = qty.get(line.key, 0)
         rows.append(f"| {n} | {item} | {line.example} | {q} | {line.unit_usd:.2f} | "
                     f"{q * line.unit_usd:.2f} |")
-    total = sum(qty.get(line.key, 0) * line.unit_usd for line in BOM)
-    extra = sum(qty.get(line.key, 0) * line.unit_usd for line in BOM
-                if line.optional == "dead-man")
+    total, extra = bom_totals(qty)
     rows.append("")
     rows.append(f"**Total: about {total:.2f} USD**, Pi included, the optional dead-man parts "
                 f"(lines {deadman[0]}–{deadman[-1]}, {extra:.2f} USD) included: about "

@@ -42,7 +42,7 @@ with deferred_entry_points():  # gpiozero without importlib.metadata (hal/entry_
 # How much history the simulator keeps. The newest entries are what tests look at
 # (``motor_history[-1]``, a pin's last few states); older ones only cost memory.
 HISTORY = 10_000  # motor samples and ejected cards, by default (``SimLauncher(keep=...)``)
-PIN_HISTORY = 1_000  # state changes per mock pin (or ``keep``, when that is fewer)
+PIN_HISTORY = 1_000  # state changes per mock pin (or ``keep`` or ``pin_keep``, when fewer)
 
 _T = TypeVar("_T")
 
@@ -214,7 +214,7 @@ class SimLauncher:
 
     def __init__(self, reactor: Scheduler, pins: Pins, physics: Physics | None = None,
                  side: str = "mild", keep: int = HISTORY, port: PinPort | None = None,
-                 build: Build | None = None) -> None:
+                 build: Build | None = None, pin_keep: int | None = None) -> None:
         self.reactor = reactor
         self.pins = pins
         self.physics = physics or Physics()
@@ -224,8 +224,9 @@ class SimLauncher:
             mock = MockPins()
             self.factory = mock.factory
             self.board = build_board(pins, mock.factory, simulated=True, name="simulated")
-            if keep < PIN_HISTORY:
-                mock.keep(keep)
+            pin_keep = min(keep, PIN_HISTORY) if pin_keep is None else pin_keep
+            if pin_keep < PIN_HISTORY:
+                mock.keep(pin_keep)
             port = mock
         self.port: PinPort = port
         self.cartridge: list[Any] = []  # front (index 0) leaves first

@@ -20,7 +20,8 @@ import serial
 
 from launcher.firmware.transport import BAUD, READ_TIMEOUT, LineFramer
 
-HISTORY = Path("~/.launcher_console_history")
+HISTORY = "console-history"  # in the user's state folder (launcher.firmware.places)
+HISTORY_SHOWN = f"$XDG_STATE_HOME/launcher/{HISTORY}, else ~/.local/state/launcher/{HISTORY}"
 REPLY_WAIT = 10.0  # seconds of silence after which a command's final line is given up
 NOTICE = 2.0  # seconds of silence after which the client says it is still waiting
 MAX_WAIT = 600.0  # the longest `wait S` line
@@ -66,8 +67,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--reply-wait", type=_seconds, default=REPLY_WAIT, metavar="S",
                    help="give up on a reply after S seconds in which nothing arrived "
                         f"(default {REPLY_WAIT:g})")
-    p.add_argument("--history", type=Path, default=HISTORY,
-                   help=f"line history file (default {HISTORY})")
+    p.add_argument("--history", type=Path, default=None,
+                   help=f"line history file (default {HISTORY_SHOWN})")
     p.set_defaults(func=run)
 
 
@@ -116,10 +117,18 @@ def run(args: argparse.Namespace) -> int:
             return 2
         if sys.stdin.isatty():
             print(hello, flush=True)  # who answered, for the person at the prompt
-            return client.interactive(sys.stdout, args.history.expanduser())
+            return client.interactive(sys.stdout, history_path(args.history))
         return client.batch(sys.stdin, sys.stdout)
     finally:
         client.close()
+
+
+def history_path(given: Path | None) -> Path:
+    """The line history file: ``given`` (``--history``), else in the user's state folder,
+    where `launcher play` keeps its state (``$XDG_STATE_HOME/launcher``)."""
+    from launcher.firmware.places import user_state_folder
+
+    return given.expanduser() if given is not None else user_state_folder() / HISTORY
 
 
 def cannot_open(port: str, exc: BaseException) -> str:

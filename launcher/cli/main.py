@@ -7,7 +7,7 @@ import os
 import sys
 
 from launcher import __version__
-from launcher.cli.options import verb, whole_number
+from launcher.cli.options import Parser, verb, whole_number
 
 # Only what `launcher --help` needs is imported here: each command imports what it runs
 # (the config, the firmware, logging) inside its function (tests/cli/test_startup_imports.py).
@@ -55,6 +55,8 @@ def cmd_play(args: argparse.Namespace) -> int:
     from launcher.cli.paths import simulated_state
     from launcher.cli.play import run_play
     from launcher.core import config
+    from launcher.core.errors import ConfigError
+    from launcher.firmware.owner import owning
     from launcher.firmware.places import check_places
 
     if args.game is not None:
@@ -65,13 +67,19 @@ def cmd_play(args: argparse.Namespace) -> int:
                         _seed(settings, args.seed), settings, args.direct, sys.stdin,
                         sys.stdout, scripted=not sys.stdin.isatty())
     settings = simulated_state(config.load(args.config), "play-state.json", args.state)
-    check_places(settings)
+    try:
+        check_places(settings)
+    except ConfigError as exc:
+        if not (args.state and exc.key == "state.path"):
+            raise
+        raise ConfigError("--state", exc.value, exc.reason) from None  # the user's own words
     # One seed, one output: a fixed seed or a script starts from a fresh unit, unless told.
     replayable = args.seed is not None or settings.luck.seed is not None
     resume = args.resume if args.resume is not None else not (
         replayable or not sys.stdin.isatty())
-    return run_play(settings, seed=_seed(settings, args.seed), lines=args.lines,
-                    config_path=args.config, resume=resume)
+    with owning(settings.state_path):  # one process on a state file (firmware/owner.py)
+        return run_play(settings, seed=_seed(settings, args.seed), lines=args.lines,
+                        config_path=args.config, resume=resume)
 
 
 # The verbs of the other cli modules, with the help line `launcher --help` shows for each.
@@ -118,6 +126,9 @@ def _add_run(sub: argparse._SubParsersAction) -> None:
                      help="luck seed (default: luck.seed, else random)")
     run.add_argument("--simulated", action="store_true",
                      help="the firmware on the simulated launcher, not on GPIO pins")
+    run.add_argument("--state", metavar="FILE",
+                     help="state file (default: the config's state.path; with --simulated, "
+                          "except that the Pi's is $XDG_STATE_HOME/launcher/run-state.json)")
     run.add_argument("--port", metavar="PORT",
                      help="the console's serial device or pyserial URL, \"\" for none "
                           "(default: console.port, /dev/serial0 in the built-in config; "
@@ -228,7 +239,7 @@ def build_parser(verb: str | None = None, *, alone: bool = False) -> argparse.Ar
     verbs are listed by name and help alone (what ``main`` uses); None: every module.
     ``alone``: the parser has that verb and no other (a command line that starts with it
     needs no other: ``launcher run`` does not build a parser per verb at every start)."""
-    p = argparse.ArgumentParser(
+    p = Parser(
         prog="launcher",
         description="Firmware for the UNO Flip Attack card launcher. With no command: "
         "`run` on a Raspberry Pi, `play` (the simulated launcher) anywhere else.",

@@ -9,6 +9,10 @@ from __future__ import annotations
 import argparse
 from collections.abc import Callable, Sequence
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing (start-up time)
+if TYPE_CHECKING:
+    from typing import NoReturn
+
 
 def whole_number(lo: int | None = None) -> Callable[[str], int]:
     """An option's type: a whole number, at least ``lo``; every verb words a bad one alike."""
@@ -23,6 +27,36 @@ def whole_number(lo: int | None = None) -> Callable[[str], int]:
         return value
 
     return parse
+
+
+class Parser(argparse.ArgumentParser):
+    """A parser whose bad option is one line naming the verb and the option (README.md's
+    rule), not the 7-line usage: ``launcher play: error: unrecognized arguments: --bogus``.
+    Its verbs' parsers are of this class too (argparse makes them of the parent's)."""
+
+    def error(self, message: str) -> NoReturn:
+        hint = f" (`{self.prog} --help` says what it takes)" if "unrecognized" in message else ""
+        self.exit(2, f"{self.prog}: error: {message}{hint}\n")
+
+    def parse_args(self, args: Sequence[str] | None = None,  # type: ignore[override]
+                   namespace: argparse.Namespace | None = None) -> argparse.Namespace:
+        """As argparse's, but options no parser knows are reported by the verb they
+        followed (argparse leaves them to the top-level parser)."""
+        parsed, extra = self.parse_known_args(args, namespace)
+        if extra:
+            _deepest(self, parsed).error(f"unrecognized arguments: {' '.join(extra)}")
+        return parsed
+
+
+def _deepest(parser: argparse.ArgumentParser,
+             parsed: argparse.Namespace) -> argparse.ArgumentParser:
+    """The parser of the innermost verb ``parsed`` names (``launcher config check``)."""
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            chosen = action.choices.get(getattr(parsed, action.dest, None) or "")
+            if chosen is not None:
+                return _deepest(chosen, parsed)
+    return parser
 
 
 class HelpFormatter(argparse.HelpFormatter):

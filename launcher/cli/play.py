@@ -27,7 +27,7 @@ from typing import Any, TextIO
 from launcher.cli.play_screen import Snapshot, shot_text, snapshot
 from launcher.core import config
 from launcher.core.reactor import NEVER, RealReactor
-from launcher.sim.unit import console_extras, fill_cartridge, simulated_app
+from launcher.sim.unit import console_extras, fill_cartridge, resume_cartridge, simulated_app
 
 EVENT_LINES = 200  # kept for the event list; the screen shows the newest that fit
 FRAME = 0.25  # s between redraws of the live view (and one right after each key)
@@ -63,6 +63,7 @@ class Playground:
                                config_path=Path(config_path) if config_path else None,
                                write=self._console_line, reboot=self.reactor.stop)
         self.last_shot = "none yet"
+        self._shooting: tuple[dict[str, Any], int] | None = None  # the shot under way
         self.last_cue = "none yet"
         self.reply: list[str] = []  # the reply to the last line run
         self.app.listeners.append(self._event)
@@ -95,8 +96,18 @@ class Playground:
             self.events.append(line)
 
     def _event(self, kind: str, data: dict[str, Any]) -> None:
-        if kind == "shot":
+        if kind == "shoot":  # a shot starts: what it asked, and the cards out so far
+            self._shooting = (data, self.sim.ejected_total)
+        elif kind == "shot":
             self.last_shot = shot_text(data)
+            self._shooting = None
+        elif kind in ("fault", "shot_aborted") and self._shooting is not None:
+            # A shot that ended in a jam (or an overrun, or an opened lid) was a shot too.
+            started, before = self._shooting
+            self._shooting = None
+            out = shot_text({"cards": self.sim.ejected_total - before, "side": started["side"]})
+            end = f"fault {data['code']}" if kind == "fault" else data["reason"]
+            self.last_shot = f"{out} of {started['cards']}, then {end}"
         elif kind == "cue":
             self.last_cue = data["name"]
 
@@ -137,6 +148,10 @@ class Playground:
                 self.failed += 1
                 self._console_line("error usage wait SECONDS (0 to 600): let time pass")
                 return 0.0
+            if self.live:  # a person is typing: nothing to hold back, time runs by itself
+                self._console_line(f"ok waiting=0 (on the screen time runs by itself; "
+                                   f"`wait {seconds:g}` spaces the lines of a script)")
+                return 0.0
             self._console_line(f"ok waiting={seconds:g}")
             return seconds
         errors = self.console.counters["errors"]
@@ -176,7 +191,7 @@ class Playground:
         self.reactor.post(run)
 
     def _run_now(self, line: str) -> None:
-        self.run_line(line)  # a `wait` holds nothing back here: a person is typing
+        self.run_line(line)  # a `wait` holds nothing back here, and says so
         self.reactor.update_timer(self._view_timer, self.reactor.monotonic())  # draw now
 
 
@@ -283,16 +298,21 @@ def run_play(settings: config.Settings, seed: int, lines: bool = False,
     if not resume:
         start_fresh(path)
     play = Playground(settings, seed, config_path, out, live=live, resumed=resumed)
+    unreadable = resumed and play.app.store.problem is not None
+    if unreadable:  # the warning said "starting from defaults": so it is, not resumed
+        play.resumed = resumed = False
     play.scripted = not live and not stdin.isatty()
     if not live:
         how = (f"resumed from {path} (--no-resume starts fresh)" if resumed else
+               f"a fresh unit, as {path} could not be read (the warning says why); it is "
+               f"written again as the unit plays" if unreadable else
                f"a fresh unit, its state kept in {path} (--resume starts from it)")
         play.write(f"# SIMULATED launcher (no hardware), luck seed {seed}, {how}. One console "
                    "command per line; `help` lists them, `reload` refills the cartridge, "
                    "`wait S` lets time pass, `quit` ends.\n")
     with _signals_stop(play):
         play.app.start()
-        play.reload_cartridge()
+        resume_cartridge(play.app, play.sim)  # the saved count (a fresh unit: full)
         try:
             if live:
                 _run_live(play, screen)
@@ -306,7 +326,27 @@ def run_play(settings: config.Settings, seed: int, lines: bool = False,
         print(f"launcher play: the state is kept in {path}", file=sys.stderr)
     if play.output_closed:
         raise BrokenPipeError("standard output was closed")
+    if live and play.signal == signal.SIGINT:
+        interrupt_the_job(stdin)
     return play.exit_status()
+
+
+def interrupt_the_job(tty: TextIO) -> None:
+    """Do what the terminal would have done for Ctrl-C: SIGINT to its foreground job.
+
+    The live screen reads Ctrl-C as a key (the terminal's ISIG is off while it draws), so
+    only this process heard it; a ``make play`` around it would then see a program that
+    failed with 130 and end with 2. Sent to the job, ``make`` ends as interrupted (130), as
+    it does when the key reaches it as a signal. This process ignores its own copy: it is
+    ending with 130 already.
+    """
+    try:
+        job = os.tcgetpgrp(tty.fileno())
+    except (AttributeError, OSError, ValueError):
+        return  # not a controlling terminal: no job to tell
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    with contextlib.suppress(OSError):
+        os.killpg(job, signal.SIGINT)
 
 
 def start_fresh(path: Path) -> None:

@@ -14,6 +14,7 @@ import os
 import random
 import sys
 from dataclasses import replace
+from pathlib import Path
 from typing import Any
 
 from launcher.core import config
@@ -28,24 +29,39 @@ NOT_A_PI = ("launcher run: this is not a Raspberry Pi; `launcher run --simulated
 def run_unit(args: argparse.Namespace, settings: config.Settings, seed: int) -> int:
     """Run the firmware as ``args`` (``--simulated``, ``--port``) and the config ask."""
     from hal.gpio import factory_name, pi_model
-    from launcher.core.reactor import RealReactor
+    from launcher.firmware.owner import owning
     from launcher.firmware.places import check_places
 
-    # The config's paths and port, before anything is opened or written (the --port of
-    # the command line is the operator's own, and may be a pyserial URL).
+    if args.simulated:
+        from launcher.cli.paths import simulated_state
+
+        settings = simulated_state(settings, "run-state.json", args.state)
+    elif args.state:
+        settings = replace(settings, state_path=Path(args.state))
+    # The paths and port, before anything is opened or written (the --port of the command
+    # line is the operator's own, and may be a pyserial URL).
     check_places(settings)
     if args.port is not None:
         settings = replace(settings, console=replace(settings.console, port=args.port))
+    # The one place that decides between a real board and the simulated one.
+    name = "sim" if args.simulated else factory_name(settings.pin_factory, pi_model())
+    if name == "mock" and not _mock_asked_for(settings):
+        print(NOT_A_PI, file=sys.stderr)
+        return 2
+    # One process on a state file, for as long as it runs (launcher.firmware.owner).
+    with owning(settings.state_path):
+        return _run_owned(args, settings, seed, name)
+
+
+def _run_owned(args: argparse.Namespace, settings: config.Settings, seed: int,
+               name: str) -> int:
+    from launcher.core.reactor import RealReactor
+
     reactor = RealReactor()
     rng = random.Random(seed)
-    if args.simulated:
+    if name == "sim":
         return _run_simulated(settings, reactor, rng, seed, args)
-    # The one place that decides between a real board and the simulated one.
-    name = factory_name(settings.pin_factory, pi_model())
     if name == "mock":
-        if not _mock_asked_for(settings):
-            print(NOT_A_PI, file=sys.stderr)
-            return 2
         # A config (or GPIOZERO_PIN_FACTORY) that names the mock pins: its own state path
         # and port, as given (the tests of the service run this way).
         from launcher.firmware.runner import run_firmware
@@ -72,13 +88,11 @@ def _mock_asked_for(settings: config.Settings) -> bool:
 def _run_simulated(settings: config.Settings, reactor: Any, rng: random.Random, seed: int,
                    args: argparse.Namespace) -> int:
     """The simulated launcher, its console on a new pty unless ``--port`` names one."""
-    from launcher.cli.paths import simulated_state
     from launcher.firmware.console import Console
     from launcher.firmware.runner import run_firmware
     from launcher.firmware.transport import PtyTransport, Transport
-    from launcher.sim.unit import console_extras, fill_cartridge, simulated_app
+    from launcher.sim.unit import console_extras, resume_cartridge, simulated_app
 
-    settings = simulated_state(settings, "run-state.json")
     log.warning("running on the SIMULATED launcher, state in %s", settings.state_path)
     app, sim = simulated_app(settings, reactor, rng, log.warning)
     made: list[PtyTransport] = []
@@ -88,7 +102,7 @@ def _run_simulated(settings: config.Settings, reactor: Any, rng: random.Random, 
         return made[0]
 
     def ready() -> None:
-        fill_cartridge(app, sim)  # as `launcher play` starts: a full launcher
+        resume_cartridge(app, sim)  # as `launcher play` starts: the saved count
         if not made:
             return
         path = made[0].path

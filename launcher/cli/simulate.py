@@ -429,6 +429,19 @@ def tune_report(base: FlipAttackSummary, new: FlipAttackSummary, base_settings: 
                 "empty. These shots are counted apart, hatched in the shot-size plot, and "
                 "left out of the chi-square test, which compares the whole shots with the "
                 "weights.")
+    under = [f"{side}, {label}: {luck.shot_rate(st.luck.side(side)):.1%} configured, "
+             f"{s.shot_rate(side):.1%} observed" for side in SIDES for label, s, st in runs
+             if s.shot_rate(side) < luck.shot_rate(st.luck.side(side))]
+    if under:
+        notes.append(f"- shot rate ({'; '.join(under)}): observed under configured because "
+                     "every flip starts a new dry streak and the hazard curves rise with the "
+                     "streak, so fewer presses reach a curve's high end than the configured "
+                     "rate, worked out without flips, counts on (docs/games.md).")
+    mild_same = base_settings.luck.side("mild") == new_settings.luck.side("mild")
+    notes.append("- Wild Press Your Luck runs that shot: the card is of the Mild side, so its "
+                 "presses draw from the Mild luck" + (
+                     ", which this config leaves as it is: the two rates differ by chance "
+                     "alone." if mild_same else ", which this config changes."))
     if unfit:
         notes.append(f"- `!` ({', '.join(unfit)}): the whole shots' sizes differ from the "
                      f"configured weights beyond chance (p < {FIT_ALPHA}), cut-short shots "
@@ -598,10 +611,18 @@ def _tune(args: argparse.Namespace, out: Path, spec: GameSpec, base_settings: Se
                              args.seed, plots, skipped)
         path = out / "report.md"
         atomic_write(path, report)
+        os.chmod(path, _created_mode())  # as the plots beside it (atomic_write's is 0600)
     print(f"wrote {path}" + (f" and {len(plots)} plots" if plots else ""))
     if skipped:
         print(f"plots skipped: {skipped}")
     return 0
+
+
+def _created_mode() -> int:
+    """The permission bits a file made by ``open`` gets here (0666 less the umask)."""
+    mask = os.umask(0)
+    os.umask(mask)
+    return 0o666 & ~mask
 
 
 # --- registration ---------------------------------------------------------------------------

@@ -669,7 +669,8 @@ class Launcher:
             "lid": ("full" if self.board.lid_open.is_active else
                     "closed" if self.board.lid_closed.is_active else "ajar"),
             "motor": round(self.actuators.motor_speed, 3),
-            "sleep_in": None if idle == NEVER else round(max(0.0, idle - now), 1),
+            # A fault never sleeps (it waits for its way out): no countdown to show.
+            "sleep_in": None if idle == NEVER or mem.fault else round(max(0.0, idle - now), 1),
             "profile": self.machine.profile.name,
             "simulated": self.board.simulated,
         }

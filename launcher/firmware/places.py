@@ -135,19 +135,29 @@ def check_state_path(path: Path, env: Mapping[str, str] | None = None) -> None:
                                                            f"another user's (uid {st.st_uid})")
             if _others_may_write(st):
                 raise ConfigError("state.path", str(path), f"is in {folder}, a folder other "
-                                                           "users may write to")
+                                                           "users may write to (one could "
+                                                           "swap the file): name a file in "
+                                                           "a folder of your own (mkdir -m "
+                                                           f"700 {folder / 'mine'})")
         if folder == root or folder.parent == root:
             return
         folder = folder.parent
 
 
+# The names a serial line has under /dev before it is there: ttyS0, ttyAMA0, ttyUSB0,
+# ttyACM0, ttyGS0 (the gadget), serial0 (the Pi's alias), rfcomm0, serial/by-id/...
+SERIAL_NAMES = ("tty", "serial", "rfcomm")
+
+
 def check_console_port(port: str, drivers: Path = TTY_DRIVERS) -> None:
-    """Refuse a ``console.port`` that is there and is not a tty (a disk, /dev/null, /dev/mem).
+    """Refuse a ``console.port`` that is not a tty (a disk, /dev/null, /dev/mem); the core
+    has refused a URL already (``launcher run --port`` takes those).
 
     A port that is not there yet (a USB adapter, the gadget's ttyGS0 before a host comes)
-    is kept: the firmware opens it when it appears, and looks again then
-    (``SerialTransport``). The device is never opened here: opening some devices does
-    something (a watchdog starts its countdown).
+    is kept if its name is a serial line's (``SERIAL_NAMES``): the firmware opens it when it
+    appears, and looks again then (``SerialTransport``); a name like /dev/sda is refused
+    even on a machine that has no such disk. The device is never opened here: opening some
+    devices does something (a watchdog starts its countdown).
     """
     if port == "":
         return
@@ -156,6 +166,10 @@ def check_console_port(port: str, drivers: Path = TTY_DRIVERS) -> None:
     except FileNotFoundError:
         if not _real(port).is_relative_to("/dev"):
             raise ConfigError("console.port", port, "is a link out of /dev") from None
+        if not _serial_name(Path(port)):
+            raise ConfigError("console.port", port, "is not there, and not the name of a "
+                                                    "serial line (/dev/tty*, /dev/serial*, "
+                                                    "/dev/rfcomm*)") from None
         return
     except OSError as exc:
         raise ConfigError("console.port", port, f"cannot be read ({exc.strerror})") from None
@@ -165,6 +179,13 @@ def check_console_port(port: str, drivers: Path = TTY_DRIVERS) -> None:
     if not is_tty_device(st.st_rdev, drivers):
         raise ConfigError("console.port", port, "is a character device but not a serial "
                                                 "line (/proc/tty/drivers)")
+
+
+def _serial_name(port: Path) -> bool:
+    """Whether ``port`` is named as a serial line is under /dev (``SERIAL_NAMES``)."""
+    parts = port.parts
+    return (len(parts) >= 3 and parts[:2] == ("/", "dev")
+            and parts[2].startswith(SERIAL_NAMES) and (len(parts) == 3 or parts[2] == "serial"))
 
 
 def is_tty_device(rdev: int, drivers: Path = TTY_DRIVERS) -> bool:

@@ -119,6 +119,9 @@ SKIP: list[tuple[str, str]] = [
      "is the test suite this test is part of (or its slow tier)"),
     (r"make test-kernel|\.ci/kernel/|-m kernel",
      "needs the QEMU virtual machine of the kernel tier (docs/kernel-tier.md)"),
+    (r"^make clean(-state)?$",
+     "removes the venv and caches of the clone (or the user's state folder) it runs in: "
+     "tests/cli/test_newcomer.py runs both on a copy of the Makefile"),
     (r"^make (setup|play)$",
      "installs packages (apt, pip) before it runs; `make test` has run it already, and "
      "`launcher play` is run below"),

@@ -81,7 +81,7 @@ def test_the_bom_has_the_optional_dead_man_parts_and_its_subtotal_is_right():
 
 def test_the_wiring_diagram_names_the_series_contact_and_the_sensing_pair():
     text = _svg_text()
-    assert "lid power contact (X-10G), in series with the roller" in text
+    assert "lid power contact (X-10GW), in series with the roller" in text
     assert "S1 lid sensing microswitch, SPDT, gold" in text
     assert "lid_closed_nc" in text and "NO and NC must disagree" in text
     assert "never a power contact on a GPIO" in text and "Mount them apart" in text

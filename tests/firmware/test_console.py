@@ -178,14 +178,14 @@ def test_input_is_never_evaluated(session: Session, monkeypatch: pytest.MonkeyPa
     for name in ("eval", "exec", "compile", "__import__"):
         monkeypatch.setattr(builtins, name, forbidden)
     lines = ["__import__('os').system('true')", "eval 1+1", "exec print(1)",
-             "config set console.port /dev/__import__('os')", "load __import__('os')",
+             "config set console.port /dev/tty__import__('os')", "load __import__('os')",
              "luck set mild hazard [__import__('os')]", "config get __class__",
              "help __init__", "status.__class__", "{{7*7}}", "$(reboot)", "; ls"]
     replies = [session.final(line) for line in lines]
     monkeypatch.undo()
     assert all(is_final(r) for r in replies)
     # A value that is not a TOML value stays a plain string.
-    assert replies[3] == "ok console.port=/dev/__import__('os') applied=restart unsaved=1"
+    assert replies[3] == "ok console.port=/dev/tty__import__('os') applied=restart unsaved=1"
     assert session.console.counters["internal"] == 0
 
 
@@ -224,7 +224,7 @@ def test_json_mode_answers_and_events_are_objects(session: Session) -> None:
 
 def test_json_lines_are_single_lines(session: Session) -> None:
     session("json on")
-    for line in ["help", "luck show", "sounds list", "config set console.port \"/dev/a b\\n\""]:
+    for line in ["help", "luck show", "sounds list", "config set console.port \"/dev/ttya b\\n\""]:
         out = session(line)
         assert len(out) == 1 and "\n" not in out[0]
         json.loads(out[0])
@@ -610,13 +610,13 @@ def test_config_save_writes_a_file_that_loads_back(tmp_path: Path) -> None:
         b("debug on")
         b("config set timing.jam_timeout_ms 650")
         b("luck set mild hazard [0.5, 1.0]")
-        b("config set console.port \"/dev/my port\"")
+        b("config set console.port \"/dev/tty my port\"")
         reply = b.final("config save")
         assert reply == f"ok path={path} saved=3 written=true"
         settings = config.load(path)
         assert settings.timing.jam_timeout == 0.65
         assert settings.luck.mild.hazard == (0.5, 1.0)
-        assert settings.console.port == "/dev/my port"
+        assert settings.console.port == "/dev/tty my port"
         text = path.read_text(encoding="utf-8")
         assert "[pins]" not in text and "button" not in text  # defaults are not written
         assert b.final("config set timing.jam_timeout_ms 700").endswith("unsaved=1")
@@ -629,7 +629,7 @@ def test_config_save_failure_is_an_io_error(tmp_path: Path) -> None:
     blocker.write_text("not a folder", encoding="utf-8")
     b = Session(config_path=blocker / "launcher.toml", raw_config=config.default_raw())
     try:
-        b("config set console.port /dev/x")
+        b("config set console.port /dev/ttyX")
         reply = b.final("config save")
         assert reply.startswith(f"error {E_IO} cannot write {blocker}/launcher.toml")
     finally:
@@ -899,8 +899,8 @@ def test_the_docs_say_which_module_registers_each_command(session: Session) -> N
         assert spec.handler.__module__ == where[spec.name], spec.name
 
 
-@pytest.mark.parametrize("value", ['"/dev/\\u001b[2J"', '"/dev/a\\u0007b"', '"/dev/\\u009b31m"',
-                                   '"/dev/x\\u2028y"'])
+@pytest.mark.parametrize("value", ['"/dev/tty\\u001b[2J"', '"/dev/ttya\\u0007b"',
+                                   '"/dev/tty\\u009b31m"', '"/dev/ttyx\\u2028y"'])
 def test_replies_and_events_are_always_printable(session: Session, value: str) -> None:
     out = session(f"config set console.port {value}")
     shown = session("config get console.port") + out + session.events
@@ -913,12 +913,12 @@ def test_config_save_writes_toml_that_loads_again(tmp_path: Path) -> None:
     cfg.write_text("")
     b = Session(config_path=cfg)
     try:
-        line = 'config set console.port "/dev/a\\nb \\"quoted\\" \\\\ back"'
+        line = 'config set console.port "/dev/ttya\\nb \\"quoted\\" \\\\ back"'
         assert b.final(line).startswith("ok ")
         assert b.final("config save").startswith("ok ")
     finally:
         b.close()
-    assert config.load(cfg).console.port == '/dev/a\nb "quoted" \\ back'
+    assert config.load(cfg).console.port == '/dev/ttya\nb "quoted" \\ back'
 
 
 def test_config_set_refuses_a_missing_sound_pack(session: Session) -> None:

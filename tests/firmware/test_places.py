@@ -190,6 +190,22 @@ def test_a_tty_or_a_port_still_to_come_is_accepted(pty_slave: str, tmp_path: Pat
         places.check_console_port(port)
 
 
+@pytest.mark.parametrize("port", ["/dev/sdz9", "/dev/nvme9n1", "/dev/mem-to-come", "/dev/x",
+                                  "/dev/serialx/y", "/dev/ttyfake/../sdz9"])
+def test_a_port_not_there_must_be_named_as_a_serial_line(port: str) -> None:
+    """Issue 44: `config set console.port /dev/sda` was taken on a machine with no sda."""
+    assert not os.path.exists(port)
+    with pytest.raises(ConfigError) as err:
+        places.check_console_port(port)
+    _refused_in_one_line(err.value, "console.port")
+
+
+@pytest.mark.parametrize("port", ["/dev/ttyACM7", "/dev/rfcomm3", "/dev/serial1",
+                                  "/dev/serial/by-path/platform-x"])
+def test_a_serial_line_still_to_come_is_accepted(port: str) -> None:
+    places.check_console_port(port)
+
+
 @pytest.mark.parametrize("port", ["/dev/null", "/dev/zero", "/dev/ptmx", "/dev/tty",
                                   "/dev/full", "{tmp}/file", "{tmp}/null-link", "/dev/shm"])
 def test_a_device_that_is_no_serial_line_is_refused(port: str, tmp_path: Path) -> None:
@@ -303,11 +319,16 @@ def test_config_set_gates_the_state_path_and_checks_every_place(console: Console
                                 "be in the state folder /var/lib/launcher")
     assert _final(console, "config set console.port /dev/null").startswith(
         f"error {E_VALUE} console.port = '/dev/null': is a character device but not a serial")
+    assert _final(console, "config set console.port /dev/sdz9").startswith(  # no such disk
+        f"error {E_VALUE} console.port = '/dev/sdz9': is not there, and not the name of a "
+        "serial line")
+    assert _final(console, "config set console.port /dev/ttyUSB7").startswith(  # to come
+        "ok console.port=/dev/ttyUSB7 applied=restart")
     assert _final(console, "config set audio.pack /etc").startswith(
         f"error {E_VALUE} audio.pack = '/etc': must be a pack in a sounds folder")
     assert _final(console, "config set state.path /var/lib/launcher/other.json").startswith(
         "ok state.path=/var/lib/launcher/other.json applied=restart")
-    assert console.config.unsaved == {"state.path"}  # only what was taken is saved
+    assert console.config.unsaved == {"state.path", "console.port"}  # only what was taken
 
 
 def _config(tmp_path: Path, text: str) -> str:

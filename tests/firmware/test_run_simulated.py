@@ -258,6 +258,24 @@ def test_typed_ctrl_c_drops_the_line_then_quits_with_130(tmp_path: Path) -> None
     assert status == 130
 
 
+def test_the_typed_history_is_kept_in_the_users_state_folder(tmp_path: Path) -> None:
+    """Issue 44: it went to ~/.launcher_console_history whatever XDG_STATE_HOME said."""
+    env = {**_env(tmp_path), "HOME": str(tmp_path / "home")}
+    with simulated_unit(tmp_path) as (_, port):
+        term = Terminal([*LAUNCHER, "console", port], env)
+        try:
+            term.expect(r"launcher>")
+            term.type("status\r")
+            term.expect(r"ok state=\w+ side=(.|\n)*launcher>")
+            term.type("\x04")  # Ctrl-D at an empty prompt: quit
+        finally:
+            status = term.close()
+    assert status == 0
+    history = tmp_path / "xdg" / "launcher" / "console-history"
+    assert "status" in history.read_text()
+    assert not (tmp_path / "home" / ".launcher_console_history").exists()
+
+
 def test_the_typed_client_says_the_port_went_away_once_and_quits_with_2(tmp_path: Path) -> None:
     """Issue 32: stopping the unit left the prompt, and the next command was a traceback."""
     with simulated_unit(tmp_path) as (proc, port):
