@@ -116,6 +116,47 @@ stopped process runs nothing, faulthandler included, as the stalls seen before l
 the probe checks that the verdict names the test and that the registers, the kernel's
 backtraces and stacks and the watchdog's snapshot of the stopped process are all there.
 
+## The stall, found
+
+The tier used to stall in about one run of two (2 of 4 in one earlier round, 1 of 2 in a
+review): both of QEMU's vCPU threads busy, nothing written by the guest, not even
+faulthandler's dump. With the watch above, a stall was caught in the 2nd of a series of
+whole-tier runs (in `test_unit.py`'s console test, as it restarted the firmware):
+
+- both vCPUs in the kernel with interrupts off, at the same places a minute and three sysrq
+  dumps later (no sysrq answered: nothing on either CPU took an interrupt);
+- CPU 0 at `__schedule+0x1bc`, CPU 1 in `exc_int3+0x4e`, the breakpoint handler that live
+  kernel patching relies on, with `__schedule+0x1bc` in RDI. (That boot's symbols were not
+  kept yet: its RIPs were named with another boot's `/proc/kallsyms`, moved by the one
+  2 MB KASLR slide that puts both RIPs inside functions; the only other candidates put them
+  in unrelated netlink and SELinux code.)
+- `__schedule+0x1bc` is a jump-label site: in Debian's vmlinux the one `__jump_table` entry
+  whose code is that address has `__tracepoint_sched_switch`'s key. That key is turned on
+  and off by the tier itself: `GpioTrace` switched the `gpio:gpio_value` event on and off
+  for every trace (every firmware start, every lid try), and with `options/record-tgid`
+  set, each switch also registers or removes the tgid recorder's probe on `sched_switch`.
+  Each switch patches live kernel code (int3 first, then the bytes, then the first byte,
+  with the other CPU synchronised by IPI) in `__schedule` and in gpiolib, while both vCPUs
+  run that code (lgpio's PWM thread writes a line through gpiolib 2,000 times a second).
+  Under TCG that could leave both CPUs trapping on the int3 for ever.
+
+Shown on request: `KERNEL_STALL_PROBE=patch bash .ci/kernel/run .venv
+tests/kernel/test_stall_probe.py` switches the event on and off 2,000 times under an lgpio
+PWM, as the tier used to at every trace, only faster. It wedged the guest within a minute,
+the watch's verdict: "CPU 0: kernel, interrupts OFF, at exc_int3+0x4e, RDI
+__schedule+0x1bc; CPU 1: kernel, interrupts OFF, at exc_int3+0x4e, RDI __schedule+0x1bc",
+the same places a minute later.
+
+**Fixed in the tier**, not the firmware (which never touches tracing): `.ci/kernel/guest`
+sets the trace up once before pytest (clock, record-tgid, buffer, the event's filter, the
+event on) and the event stays on; `GpioTrace` only switches the ring buffer
+(`tracing_on`) and clears it, which patches no code, and it refuses to run if the event is
+off. A Pi runs no tracing, so it cannot meet this. Found on the way: irq_sim's pending walk
+can run off its end when another CPU raises a lower line meanwhile (it then handles irq 0
+until that bit is cleared; the LKML thread "[PATCH] irq: simplify irq_im_handle_irq()",
+2025-07-31). `.ci/kernel/build-module` mends the loop; in 112,000 pull writes from both
+CPUs at once it never came to pass, so it is not the stall's cause.
+
 ## The tests
 
 - `test_unit.py`: one `launcher run` as systemd starts it: the process holds the real
