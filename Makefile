@@ -1,6 +1,7 @@
 # Two commands do all the set-up on a fresh machine (see README.md):
 #   make play   - the firmware on the simulated launcher
 #   make test    - lint and the whole test suite (the slow tier aside: make test-slow)
+#   make test-loaded - make test with two CPU hogs beside it (a busy 2-core machine)
 #   make test-kernel - the real firmware on lgpio and the kernel's gpio-sim, in a VM
 # Another Python: make test PYTHON=python3.13 (its own venv, .venv-3.13, unless VENV is given).
 PYTHON ?= python3
@@ -13,7 +14,7 @@ ifeq ($(origin VENV), undefined)
 endif
 STAMP := $(VENV)/.installed-stamp
 
-.PHONY: setup play test test-slow test-kernel lint benchmarks sounds figures clean clean-state
+.PHONY: setup play test test-loaded test-slow test-kernel lint benchmarks sounds figures clean clean-state
 
 $(STAMP): pyproject.toml .ci/setup .ci/find-python
 	PYTHON=$(PYTHON) bash .ci/setup $(VENV)
@@ -30,6 +31,11 @@ lint: $(STAMP)
 
 test: lint
 	$(VENV)/bin/pytest
+
+# make test with two CPU-bound processes beside it (.ci/loaded; HOGS=N for another number):
+# no test may depend on being scheduled promptly. Its exit status is make test's.
+test-loaded: $(STAMP)
+	bash .ci/loaded $(MAKE) test PYTHON=$(PYTHON) VENV=$(VENV)
 
 test-slow: $(STAMP)
 	$(VENV)/bin/pytest -m slow

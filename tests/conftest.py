@@ -8,18 +8,22 @@ keeps what failed in ``.hypothesis/``.
 from __future__ import annotations
 
 import importlib
+import logging
 import os
 import sys
 import threading
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from types import ModuleType
 
 import pytest
 from hypothesis import settings as hypothesis_settings
+from isolation import Leftovers
 
 from launcher.core import config
 from launcher.sim.rig import SimRig
+
+pytest_plugins = ["pytester"]  # tests/test_isolation.py runs the suite's fixtures on a test
 
 hypothesis_settings.register_profile("ci", derandomize=True, print_blob=True)
 if os.environ.get("CI"):
@@ -46,16 +50,21 @@ def clean_environment(monkeypatch: pytest.MonkeyPatch) -> None:
         monkeypatch.delenv(name)
 
 
+LEFTOVERS = Leftovers()
+logging.getLogger().addHandler(LEFTOVERS.handler)
+
+
 @pytest.fixture(autouse=True)
-def no_leaked_threads():
-    """Fail a test that leaves a thread running (one that is ending gets 5 s to finish)."""
+def no_leaked_threads(request: pytest.FixtureRequest) -> Iterator[None]:
+    """Fail a test that leaves a thread running (one that is ending gets 5 s to finish), and
+    a test during which a thread that an earlier test left running writes a log record
+    (tests/isolation.py)."""
     before = set(threading.enumerate())
     yield
-    leaked = [t for t in threading.enumerate() if t not in before]
-    for t in leaked:
-        t.join(timeout=5)
-    alive = [t.name for t in leaked if t.is_alive()]
+    alive = LEFTOVERS.threads_left(before, request.node.nodeid)
+    late = LEFTOVERS.late_records()
     assert not alive, f"test leaked threads: {alive}"
+    assert not late, "log records from a thread of an earlier test:\n" + "\n".join(late)
 
 
 @pytest.fixture

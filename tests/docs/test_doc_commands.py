@@ -114,9 +114,9 @@ SKIP: list[tuple[str, str]] = [
      "tests/firmware/test_run_simulated.py starts one and runs the console and miniterm on it"),
     (r"/dev/tty|/dev/serial0|socket://|miniterm",
      "needs a serial port with a launcher on it (the console's tests run it on a pty)"),
-    (r"^(time )?(\S+=\S+ )*make test( |$)|^bash \.ci/run|^make test-slow|"
+    (r"^(time )?(\S+=\S+ )*make test( |$)|^bash \.ci/run|^make test-(slow|loaded)|"
      r"^time \.venv/bin/pytest -m slow$",
-     "is the test suite this test is part of (or its slow tier)"),
+     "is the test suite this test is part of (or its slow tier, or the suite under load)"),
     (r"make test-kernel|\.ci/kernel/|-m kernel",
      "needs the QEMU virtual machine of the kernel tier (docs/kernel-tier.md)"),
     (r"^make clean(-state)?$",

@@ -45,10 +45,20 @@ def _line_within(stream: IO[str], seconds: float) -> str:
     return stream.readline()
 
 
+# The roller's lease at its most (1 s, not the default 100 ms): the simulated unit runs on
+# the wall clock, and under two CPU hogs its reactor was starved past 100 ms mid-shot, so the
+# run lapsed (an internal fault: the safety layer working) and every later press was refused.
+# The lease is not what these tests are about; tests/firmware/test_layers.py tests it.
+STARVABLE = "[motor]\nlease_ms = 1000\n"
+
+
 @contextlib.contextmanager
 def simulated_unit(tmp_path: Path) -> Iterator[tuple[subprocess.Popen[str], str]]:
     """`launcher run --simulated` with its pty's path, stopped with SIGTERM at the end."""
-    proc = subprocess.Popen([*LAUNCHER, "run", "--simulated", "--seed", "3"],
+    config = tmp_path / "starvable.toml"
+    config.write_text(STARVABLE)
+    proc = subprocess.Popen([*LAUNCHER, "run", "--simulated", "--seed", "3", "--config",
+                             str(config)],
                             env=_env(tmp_path), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                             text=True)
     assert proc.stdout is not None
