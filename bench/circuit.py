@@ -22,8 +22,12 @@ contact (a full drive with the lid ajar turns the roller), the rotator's full-op
 the driver's sleep (a drive with nSLEEP low turns it), the boot (the lid ajar while the Pi
 boots, its pins on their power-on pulls, turns it). A fault that takes a layer away must be
 reported by the firmware within the first lid cycle: copper that fails is found, not
-merely survived. A fault holds when no stretch is longer than one lease (``motor.lease_ms``)
-after the lid opens and, where it took a layer away, it was reported in time.
+merely survived. And, from the model too (``expected``), which of the firmware's checks can
+see the fault, and from which lid position: each must have reported it by the phase where
+the scenario first rests there (``BY``). A fault holds when no stretch is longer than one
+lease (``motor.lease_ms``) after the lid opens, where it took a layer away it was reported in
+time, and no check that can see it stayed silent. ``bench/mutants.py`` switches each of the
+firmware's safeguards off in turn to show that the verdict misses it.
 """
 
 from __future__ import annotations
@@ -120,6 +124,66 @@ def probes(pins: Any, build: Build, fault: Fault) -> list[str]:
     return lost
 
 
+# --- what the firmware's checks are supposed to see, from the model alone ---------------------
+
+# The read-backs the firmware checks with the driver asleep, and the fault each reports.
+READBACKS = {"power_contact_sense": "power_contact", "rotator_contact_sense": "power_contact"}
+# Where the scenario first has the lid at rest in each position, and so the phase by which a
+# fault its check can see there must be reported: shut at power-on (the start's checks), ajar
+# in the first lid cycle. Fully open is not judged: there the cartridge turns at once, and
+# the copper is read only once the turn is over (a turn the fault stops ends in its timeout).
+BY = {"closed": "power-on", "ajar": "the first lid cycle"}
+POSITIONS = ("closed", "ajar", "full")
+
+
+def expected(pins: Any, build: Build, fault: Fault) -> dict[str, str]:
+    """The fault codes the firmware's checks are supposed to report for ``fault``, each
+    with the lid position where the model first shows it to them (``BY``), from the circuit
+    alone: a read-back that reads otherwise than on the healthy circuit, with the driver
+    asleep at rest (the copper check) or woken with its inputs low at start (nSLEEP's start
+    test); the lid switches reading what no lid can be (the NO and NC contacts alike, or
+    shut and fully open at once)."""
+    good, bad = Model(circuit(pins, build)), Model(circuit(pins, build), fault)
+    wave = {"edges": True, "latched": True} if pins.deadman is not None else {}
+    out: dict[str, str] = {}
+
+    def seen(code: str, lid: str) -> None:
+        out.setdefault(code, lid)
+
+    active: dict[str, int] = {}
+    for lid in POSITIONS:
+        asleep = World(lid=lid)
+        g, b = good.solve({}, asleep).reads, bad.solve({}, asleep).reads
+        for key, code in READBACKS.items():
+            bcm = getattr(pins, key)
+            if bcm is not None and g.get(bcm) != b.get(bcm):
+                seen(code, lid)
+        if pins.sleep_sense is not None and lid == "closed":
+            woken = World(lid=lid, **wave)
+            awake = {pins.motor_sleep: 1}
+            tests = [(awake, woken)]
+            if wave:  # and the wave with CLR held low, which must not wake it
+                tests.append(({}, World(lid=lid, edges=True)))
+            if g.get(pins.sleep_sense) != b.get(pins.sleep_sense) or any(
+                    good.solve(levels, world).reads.get(pins.sleep_sense)
+                    != bad.solve(levels, world).reads.get(pins.sleep_sense)
+                    for levels, world in tests):
+                seen("driver_sleep", lid)
+        # Each lid switch's active level is its healthy reading where the lid presses it.
+        for key, where in (("lid_closed", "closed"), ("lid_closed_nc", "ajar"),
+                           ("lid_open", "full")):
+            bcm = getattr(pins, key)
+            if bcm is not None and lid == where:
+                active[key] = g[bcm]
+    for lid in POSITIONS:
+        b = bad.solve({}, World(lid=lid)).reads
+        on = {key: b.get(getattr(pins, key)) == level for key, level in active.items()}
+        nc = "lid_closed_nc" in on and on["lid_closed"] == on["lid_closed_nc"]
+        if nc or (on["lid_closed"] and on["lid_open"]):
+            seen("lid_sensor", lid)
+    return out
+
+
 # --- the hazards, from the terminals --------------------------------------------------------
 
 
@@ -204,10 +268,12 @@ class Unit:
         self.rig.advance(seconds)
 
 
-def scenario(u: Unit) -> float:
-    """The phases; returns the time the first lid cycle has settled (shut again, read)."""
+def scenario(u: Unit) -> dict[str, float]:
+    """The phases; returns the time by which each of ``BY``'s phases has settled: the start's
+    checks done, the first lid cycle shut again and read, the flip's lid shut again."""
     rig, sim = u.rig, u.rig.sim
     u.advance(0.5)
+    started = rig.now
     u.at("idle")
     u.advance(1.0)
     u.at("a shot")
@@ -236,6 +302,7 @@ def scenario(u: Unit) -> float:
     u.advance(0.3)
     sim.close_lid()
     u.advance(0.5)
+    flipped = rig.now
     u.at("the lid closing on a turn")
     sim.stall_rotator()  # the turn goes on until the lid comes down on it
     sim.open_lid(full=True)
@@ -250,19 +317,25 @@ def scenario(u: Unit) -> float:
     u.advance(1.0)
     u.roller.close(rig.now)
     u.turn.close(rig.now)
-    return lid_cycle
+    return {"power-on": started, "the first lid cycle": lid_cycle, "the flip": flipped}
 
 
 def run(wiring: str, fault: Case | None) -> dict[str, Any]:
     u = Unit(wiring, fault)
     try:
-        lid_cycle = scenario(u)
+        deadlines = scenario(u)
     finally:
         u.rig.sim.board.close()
+    lid_cycle = deadlines["the first lid cycle"]
     reported = [(t, d["code"]) for t, kind, d in u.rig.app.history if kind == "fault"]
     s = u.settings
     lost = ([] if fault is None or isinstance(fault, Supply)
             else probes(s.pins, sim_build(s), fault))
+    wanted = ({} if fault is None or isinstance(fault, Supply)
+              else expected(s.pins, sim_build(s), fault))
+    late = sorted(f"`{code}` (its check sees it with the lid {lid}) unreported by {BY[lid]}"
+                  for code, lid in wanted.items() if lid in BY
+                  and not any(c == code and t <= deadlines[BY[lid]] for t, c in reported))
     return {
         "fault": describe(fault, circuit(s.pins, sim_build(s))), "lost": lost,
         "roller_ms": round(u.roller.worst * 1e3, 3), "roller_phase": u.roller.worst_phase,
@@ -271,6 +344,7 @@ def run(wiring: str, fault: Case | None) -> dict[str, Any]:
         "turn_ended_by": sorted(u.turn.ended_by),
         "reported": sorted({code for _, code in reported}),
         "reported_in_cycle": any(t <= lid_cycle for t, _ in reported),
+        "expected": {code: lid for code, lid in sorted(wanted.items())}, "late": late,
         "lease_ms": s.motor.lease * 1e3,
     }
 
@@ -299,11 +373,14 @@ def verdict(fault: Case, r: dict[str, Any]) -> str:
     if r["lost"] and not r["reported_in_cycle"]:
         why.append("took away " + " and ".join(r["lost"]) + ", unreported in the first lid "
                    "cycle")
+    why += r["late"]  # a check that should have seen it, and did not say so in time
     return "; ".join(why) or "held"
 
 
-def campaign(tier: str = "fast", progress: Callable[[str], None] = lambda line: None
-             ) -> dict[str, Any]:
+def campaign(tier: str = "fast", progress: Callable[[str], None] = lambda line: None,
+             first_failure: bool = False) -> dict[str, Any]:
+    """Every fault of ``tier`` on each wiring (``first_failure``: stop at the first fault
+    that does not hold, as a mutant's run needs only one)."""
     started, cpu0 = time.monotonic(), time.process_time()
     rows: list[dict[str, Any]] = []
     for wiring in WIRINGS:
@@ -319,8 +396,12 @@ def campaign(tier: str = "fast", progress: Callable[[str], None] = lambda line: 
             r["wiring"] = wiring
             r["verdict"] = verdict(fault, r)
             rows.append(r)
+            if first_failure and r["verdict"] not in ("held", "by construction"):
+                break
             if (i + 1) % 50 == 0:
                 progress(f"  {i + 1} of {len(faults)}")
+        if first_failure and rows and rows[-1]["verdict"] not in ("held", "by construction"):
+            break
     held = [r for r in rows if r["verdict"] in ("held", "by construction")]
     judged = [r for r in rows if r["verdict"] != "by construction"]
     return {
@@ -383,10 +464,15 @@ def _stretch(ms: float, phase: str, ended: list[str]) -> str:
 
 
 def _reported(x: dict[str, Any]) -> str:
+    # What its check could see only fully open, where the scenario never rests idle (a turn
+    # starts at once): not judged, and said.
+    unjudged = [c for c, lid in x["expected"].items() if lid not in BY and c not in x["reported"]]
+    why = (f" (`{'`, `'.join(unjudged)}` can see it only at rest fully open, after a turn: not "
+           "judged)") if unjudged else ""
     if not x["reported"]:
-        return "nothing"
+        return "nothing" + why
     when = "within the first lid cycle" if x["reported_in_cycle"] else "later"
-    return f"`{'`, `'.join(x['reported'])}` ({when})"
+    return f"`{'`, `'.join(x['reported'])}` ({when})" + why
 
 
 def summary(r: dict[str, Any]) -> str:

@@ -14,7 +14,7 @@ from types import ModuleType
 import pytest
 
 from hal.circuit import circuit
-from hal.circuit_faults import NetShort, PartFailure
+from hal.circuit_faults import NetOpen, NetShort, PartFailure
 from launcher.firmware.actuators import Actuators
 from launcher.sim.rig import sim_build
 
@@ -107,3 +107,35 @@ def test_the_campaign_fails_a_firmware_that_does_not_read_the_rotators_contact(
 def test_the_full_campaign_holds(campaign):
     r = campaign.campaign("full")
     assert r["failures"] == []
+
+
+def test_a_row_whose_check_should_see_its_fault_fails_when_the_check_is_off(
+        campaign, monkeypatch):
+    """The expected detection comes from the circuit: the NO contact's wire off reads what no
+    lid can be (NO and NC both open, the lid shut), so ``lid_sensor`` is due at power-on;
+    with the NO/NC check switched off the row that held no longer does (bench/mutants.py
+    does the same for every safeguard)."""
+    from launcher.firmware.app import Launcher
+
+    wiring = next(iter(campaign.WIRINGS))
+    fault = NetOpen("lid_closed", 1)
+    s = campaign.settings_for(wiring)
+    assert campaign.expected(s.pins, sim_build(s), fault) == {"lid_sensor": "closed"}
+    assert campaign.verdict(fault, campaign.run(wiring, fault)) == "held"
+    monkeypatch.setattr(Launcher, "_lid_implausible", lambda self: False)
+    assert "`lid_sensor` (its check sees it with the lid closed) unreported by power-on" in (
+        campaign.verdict(fault, campaign.run(wiring, fault)))
+
+
+def test_the_kept_mutants_are_every_safeguard_of_bench_mutants(bench):
+    """docs/results/mutants.json has a verdict for each mutant bench/mutants.py names, and
+    the ones it could not catch are said (hardware/SAFETY.md renders them)."""
+    mutants = bench("mutants")
+    r = json.loads((ROOT / "docs" / "results" / "mutants.json").read_text(encoding="utf-8"))
+    assert r["command"] == mutants.COMMAND and r["tier"] == "fast"
+    assert [x["mutant"] for x in r["mutants"]] == list(mutants.MUTANTS)
+    for x in r["mutants"]:
+        assert (x["verdict"] == "caught") == bool(x["by"]), x
+    assert r["caught"] == sum(x["verdict"] == "caught" for x in r["mutants"])
+    assert r["failures"] == [f"{x['mutant']}: NOT caught" for x in r["mutants"]
+                             if x["verdict"] != "caught"]
