@@ -424,8 +424,10 @@ class Launcher:
 
     def _checked_from_reactor(self, what: str, passed: tuple[str, ...]) -> None:
         """A check of the copper passed (``what``: the lid at rest, ``full`` or ``closed``...,
-        or the start test): posted, as a disagreement is."""
-        self.reactor.post(lambda: self._checked(what, passed))
+        or the start test): posted, as a disagreement is, while a fault is latched (else it
+        proves nothing, and nothing is posted)."""
+        if self.machine.state is m.LATCHED:
+            self.reactor.post(lambda: self._checked(what, passed))
 
     def _checked(self, what: str, passed: tuple[str, ...]) -> None:
         """What proves a latched fault gone: the checks that passed, and at a lid at rest
