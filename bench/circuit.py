@@ -25,19 +25,24 @@ reported by the firmware within the first lid cycle: copper that fails is found,
 merely survived. And, from the model too (``expected``), which of the firmware's checks can
 see the fault, and from which lid position: each must have reported it by the phase where
 the scenario first rests there (``BY``). A fault holds when no stretch is longer than one
-lease (``motor.lease_ms``) after the lid opens, where it took a layer away it was reported in
-time, and no check that can see it stayed silent. ``bench/mutants.py`` switches each of the
-firmware's safeguards off in turn to show that the verdict misses it.
+lease (``motor.lease_ms``) after the lid opens, where it took a motor's contact away that
+motor was stopped by the time the lid's edge was delivered on the pin library's thread (the
+lid stop's own bound; before the event loop runs anything), where it took a layer away it was
+reported in time (or its row says why no check can see it: ``UNSEEN``), and no check that
+can see it stayed silent. ``bench/mutants.py`` switches each of the firmware's safeguards off
+in turn to show that the verdict misses it.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
 from typing import Any
 
+from bench.keep import RESULTS
 from hal.circuit import Build, circuit
 from hal.circuit_faults import CommonCause, Fault, PartFailure, single_faults
 from hal.electrical import Model, World
@@ -85,13 +90,18 @@ SUPPLIES = (
 Case = Fault | Supply
 PHASES = ("power-on", "idle", "a shot", "the lid opened mid-shot", "a flip",
           "the lid closing on a turn", "a reboot")
+# The phases in which the scenario presses the button: a card leaving in any other is a shot
+# nobody asked for (an unexpected start).
+PRESSED = ("a shot", "the lid opened mid-shot")
 
 
 def settings_for(wiring: str) -> config.Settings:
+    """The wiring's settings, its pins kept to the firmware's rules of the circuit (as
+    ``config.load`` keeps a user's: ``ConfigError`` if they break one)."""
     s = config.load()
     w = dict(WIRINGS[wiring])
     rotator = replace(s.rotator, driver=w.pop("driver", "shared"))
-    return replace(s, pins=replace(s.pins, **w), rotator=rotator)
+    return replace(s, pins=config._circuit_rules(replace(s.pins, **w)), rotator=rotator)
 
 
 def faults_of(wiring: str) -> list[Case]:
@@ -119,9 +129,33 @@ def probes(pins: Any, build: Build, fault: Fault) -> list[str]:
     if model.solve({**drive, pins.motor_sleep: 0}, World(lid="closed", **wave)).roller.speed:
         lost.append("the driver's sleep")
     boot = model.solve({}, World(lid="ajar", pi="boot"))
-    if boot.roller.speed or boot.rotator.speed:
+    # The driver asleep while the Pi boots with the lid shut, its pins on their power-on
+    # pulls (nSLEEP between its VIL and VIH counts as awake: the part may be).
+    if boot.roller.speed or boot.rotator.speed or model.solve(
+            {}, World(lid="closed", pi="boot")).awake:
         lost.append("the power-on pulls")
     return lost
+
+
+# A fault that takes a layer away and that no check of the firmware can see, and why it is
+# allowed (Category 3's "where practicable"): said in its row.
+UNSEEN = {
+    PartFailure("U1", "nsleep_pulled_up"):
+        "no check can see it: a breakout's 10 kΩ pull-up to VM against the 2.2 kΩ pull-down "
+        "holds nSLEEP at 0.75 V only while the Pi boots (between the DRV8833's VIL 0.5 V and "
+        "VIH 2.5 V, so the driver may be awake), and at 0.02 V, read as low, once the Pi "
+        "drives it; the inputs' pull-downs and the power contact remain, so a start needs a "
+        "second fault (an input pulled high with the lid shut, while the Pi boots). Finding "
+        "it would need nSLEEP read as a voltage; a builder measures it with the Pi off",
+    PartFailure("U1", "nsleep_ignored"):
+        "no check can see it: nSLEEP's read-back reads the line, which the firmware drives "
+        "as ever, not whether the bridges obey it; at rest every input is low (the firmware "
+        "and the 10 kΩ pull-downs), so the awake driver's outputs coast and every read-back "
+        "reads as on a sleeping one. The inputs held low, the power contact and the "
+        "firmware's stops remain: a start needs a second fault (an input stuck high). A "
+        "test that drives an input with nSLEEP low would start the roller on the very fault "
+        "it looks for: not practicable",
+}
 
 
 # --- what the firmware's checks are supposed to see, from the model alone ---------------------
@@ -229,6 +263,9 @@ class Unit:
         self.phase = "power-on"
         self.roller = Stretches("closed")
         self.turn = Stretches("full")
+        self.after_edge: set[str] = set()
+        self.unasked: dict[str, int] = {}  # phase: cards shot with no press asking for one
+        self._ejected = 0
 
         def prepare(sim: Any) -> None:
             if fault is not None:
@@ -260,9 +297,25 @@ class Unit:
         self.roller.sample(now, lid, bool(sol.roller.speed), asked_roller, self.phase)
         self.turn.sample(now, lid, bool(sol.rotator.speed), asked_turn, self.phase)
 
+    def edge(self, motor: str) -> None:
+        """Just after the lid's edge was delivered (on the pin library's thread, as the
+        simulator delivers it), before the event loop has run anything: is ``motor`` still
+        turning? Only the lid stop on the pin thread can have stopped it by now."""
+        sol = self.rig.sim.solution
+        if (sol.roller if motor == "roller" else sol.rotator).speed:
+            self.after_edge.add(motor)
+
     def at(self, phase: str) -> None:
+        self._count()
         self.phase = phase
         self.sample()
+
+    def _count(self) -> None:
+        """The cards that left in the phase now ending, kept where no press asked for one."""
+        total = self.rig.sim.ejected_total
+        if self.phase not in PRESSED and total > self._ejected:
+            self.unasked[self.phase] = self.unasked.get(self.phase, 0) + total - self._ejected
+        self._ejected = total
 
     def advance(self, seconds: float) -> None:
         self.rig.advance(seconds)
@@ -289,6 +342,7 @@ def scenario(u: Unit) -> dict[str, float]:
             sim.set_pi(u.supply.pi)
         u.advance(0.01)
     sim.open_lid(full=False)
+    u.edge("roller")
     u.advance(0.5)
     sim.close_lid()
     u.advance(CONTACT_SETTLE + 0.1)
@@ -308,6 +362,7 @@ def scenario(u: Unit) -> dict[str, float]:
     sim.open_lid(full=True)
     u.advance(0.2)
     sim.close_lid()
+    u.edge("rotator")
     u.advance(0.5)
     sim.stall_rotator(False)
     u.at("a reboot")
@@ -315,6 +370,7 @@ def scenario(u: Unit) -> dict[str, float]:
     sim.open_lid(full=False)
     sim.set_pi("boot")
     u.advance(1.0)
+    u._count()
     u.roller.close(rig.now)
     u.turn.close(rig.now)
     return {"power-on": started, "the first lid cycle": lid_cycle, "the flip": flipped}
@@ -342,10 +398,13 @@ def run(wiring: str, fault: Case | None) -> dict[str, Any]:
         "roller_ended_by": sorted(u.roller.ended_by),
         "turn_ms": round(u.turn.worst * 1e3, 3), "turn_phase": u.turn.worst_phase,
         "turn_ended_by": sorted(u.turn.ended_by),
+        "after_edge": sorted(u.after_edge),
+        "unasked": dict(u.unasked),
         "reported": sorted({code for _, code in reported}),
         "reported_in_cycle": any(t <= lid_cycle for t, _ in reported),
         "expected": {code: lid for code, lid in sorted(wanted.items())}, "late": late,
         "lease_ms": s.motor.lease * 1e3,
+        "unseen": UNSEEN.get(fault, "") if lost else "",  # said where it takes one away
     }
 
 
@@ -360,6 +419,31 @@ def describe(fault: Case | None, c: Any) -> str:
     return fault.describe(c)
 
 
+def lid_stop_bound_ms() -> float:
+    """The lid stop's own figure (hardware/SAFETY.md's `lid_stop`, `lid_stop_hung`,
+    `lid_stop_spinning`): the worst of ``python -m bench.interlock``'s kept tries, the lid's
+    edge to the pins written low on the pin library's thread."""
+    kept = json.loads((RESULTS / "interlock.json").read_text())
+    return max(kept[f"lid_stop_{how}"]["max_ms"] for how in ("free", "sleep", "spin"))
+
+
+# The copper layer whose loss leaves the lid stop on the pin thread as what stops each motor.
+CONTACTS = {"roller": "the power contact", "rotator": "the rotator's full-open contact"}
+
+
+def edge_failures(r: dict[str, Any]) -> list[str]:
+    """Where the fault took a motor's contact away, the circuit leaves the firmware's stop on
+    the lid's edge as the layer that ends its drive: the motor must be stopped once the edge
+    is delivered on the pin library's thread, before the event loop runs anything (the lid
+    stop's claim: within `lid_stop`'s figure of the edge, ``lid_stop_bound_ms``; on the
+    manual reactor, the edge's own instant), not later by the reactor, the lease or the
+    guard."""
+    return [f"the {motor} still turning once the lid's edge was delivered, before the event "
+            f"loop ran (the contact gone, the lid stop on the pin thread is the layer: bound "
+            f"{lid_stop_bound_ms():.3f} ms)"
+            for motor in r.get("after_edge", []) if CONTACTS[motor] in r["lost"]]
+
+
 def verdict(fault: Case, r: dict[str, Any]) -> str:
     """"held", or why not."""
     if fault in BY_CONSTRUCTION:
@@ -370,7 +454,10 @@ def verdict(fault: Case, r: dict[str, Any]) -> str:
         why.append(f"the roller driven with the lid open for {r['roller_ms']:.1f} ms")
     if r["turn_ms"] > bound:
         why.append(f"the rotator turning with the lid not fully open for {r['turn_ms']:.1f} ms")
-    if r["lost"] and not r["reported_in_cycle"]:
+    why += edge_failures(r)
+    why += [f"{n} card{'s' if n > 1 else ''} shot with no press asking ({phase}): an "
+            "unexpected start" for phase, n in r.get("unasked", {}).items()]
+    if r["lost"] and not r["reported_in_cycle"] and fault not in UNSEEN:
         why.append("took away " + " and ".join(r["lost"]) + ", unreported in the first lid "
                    "cycle")
     why += r["late"]  # a check that should have seen it, and did not say so in time
@@ -469,6 +556,8 @@ def _reported(x: dict[str, Any]) -> str:
     unjudged = [c for c, lid in x["expected"].items() if lid not in BY and c not in x["reported"]]
     why = (f" (`{'`, `'.join(unjudged)}` can see it only at rest fully open, after a turn: not "
            "judged)") if unjudged else ""
+    if x.get("unseen") and not x["reported"]:
+        return f"nothing ({x['unseen']})"
     if not x["reported"]:
         return "nothing" + why
     when = "within the first lid cycle" if x["reported_in_cycle"] else "later"

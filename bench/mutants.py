@@ -5,9 +5,11 @@ result. A safeguard the campaign does not miss when it is gone is one it cannot 
 ``python -m bench.faults --mutants [--tier fast|full] [--out docs/results/mutants.json]``
 
 Each mutant runs the circuit campaign (``bench.circuit``) until its first fault that does
-not hold; the verdict is ``caught`` (with that fault and why) or ``NOT caught`` (the whole
-tier held without the safeguard). hardware/SAFETY.md's table of them is rendered from the
-kept results (docs/blocks.py ``--print mutants``).
+not hold, and where every one held, the layer campaign's thread deaths (``bench.faults``: the
+reactor hung, the guard or the pin thread ended, at each moment); the verdict is ``caught``
+(with that fault and why) or ``NOT caught`` (the whole tier held without the safeguard).
+hardware/SAFETY.md's table of them is rendered from the kept results (docs/blocks.py
+``--print mutants``).
 """
 
 from __future__ import annotations
@@ -19,11 +21,14 @@ from contextlib import ExitStack, contextmanager
 from typing import Any
 from unittest import mock
 
+from bench import circuit
+from launcher.core import config
 from launcher.firmware import actuators as act_module
-from launcher.firmware.actuators import Actuators
+from launcher.firmware.actuators import NEVER, Actuators
 from launcher.firmware.app import Launcher
 
 COMMAND = "python -m bench.faults --mutants --out docs/results/mutants.json"
+DEFAULT_PINS = "the default pins, the rotator on its own MOSFET"
 
 
 def _no_contact(which: str) -> Any:
@@ -44,6 +49,15 @@ def _drop(code: str) -> Any:
         if got != code:
             real(self, got, detail)
     return copper
+
+
+def _never_lapsed(self: Actuators, what: str, thread: str, halt: Any) -> None:
+    """A lapsed run or turn goes on, its lease never due again (doing nothing instead
+    would have the guard find it lapsed at the same instant for ever)."""
+    if what.startswith("roller"):
+        self._roller_until = NEVER
+    else:
+        self._turn_until = NEVER
 
 
 def _without_nc(self: Launcher) -> bool:
@@ -78,13 +92,40 @@ MUTANTS: dict[str, Callable[[], Any]] = {
         lambda: mock.patch.object(act_module, "DEADMAN_CLEARED_EDGES", 0),
     "the lid stops on the pin library's thread (Actuators.lid_left does nothing)":
         lambda: mock.patch.object(Actuators, "lid_left", lambda self: None),
+    "the lease (a run or turn whose time is up is never lapsed: Actuators._lapsed lets it "
+    "run on)":
+        lambda: mock.patch.object(Actuators, "_lapsed", _never_lapsed),
+    "the guard thread's check (Actuators.expire checks nothing)":
+        lambda: mock.patch.object(Actuators, "expire", lambda self, now: NEVER),
+    "the pin rules (config's rule of the circuit off), nSLEEP moved to GPIO 4 (pulled up at "
+    "power-on) on the default pins":
+        lambda: _patched(
+            mock.patch.object(config, "pin_problems", lambda pins: []),
+            mock.patch.dict(circuit.WIRINGS, {DEFAULT_PINS: {**circuit.WIRINGS[DEFAULT_PINS],
+                                                             "motor_sleep": 4}})),
 }
+
+
+def _layer_deaths() -> str:
+    """The layer campaign's thread deaths (``bench.faults``: each death at each moment, on
+    its first wiring) until the first that does not hold: what the lease and the guard are
+    for, since a circuit fault leaves the reactor free to stop a drive itself."""
+    from bench import faults
+
+    wiring = next(iter(faults.WIRINGS))
+    for death in faults.DEATHS:
+        for moment in faults.MOMENTS:
+            r = faults.run(wiring, death=(death, moment))
+            if not faults.held(r, death):
+                return (f"the layer campaign, {wiring}: {death}, {moment}: roller "
+                        f"{r['roller'] * 1e3:.1f} ms, the death to the roller stopped "
+                        f"{r['death_to_stop'] * 1e3:.1f} ms (bound: one lease, "
+                        f"{r['lease'] * 1e3:g} ms)")
+    return ""
 
 
 def mutants(tier: str = "fast", progress: Callable[[str], None] = lambda line: None,
             only: list[str] | None = None) -> dict[str, Any]:
-    from bench import circuit
-
     started, cpu0 = time.monotonic(), time.process_time()
     rows = []
     for name, patch in MUTANTS.items():
@@ -97,6 +138,8 @@ def mutants(tier: str = "fast", progress: Callable[[str], None] = lambda line: N
                 failed = r["failures"][0] if r["failures"] else ""
             except RuntimeError as exc:  # the unit without a fault did not hold
                 failed = str(exc)
+            if not failed:
+                failed = _layer_deaths()
         rows.append({"mutant": name, "verdict": "caught" if failed else "NOT caught",
                      "by": failed})
     return {

@@ -40,7 +40,10 @@ def test_the_fast_campaign_holds_and_reports_each_lost_layer(campaign):
     assert r["roller_worst_ms"] <= 100 and r["turn_worst_ms"] <= 100
     assert r["layers_lost"] >= 10  # the contacts' and nSLEEP's faults are among them
     lost = [x for x in r["rows"] if x["lost"] and x["verdict"] == "held"]
-    assert lost and all(x["reported_in_cycle"] for x in lost)
+    assert lost and all(x["reported_in_cycle"] or x["unseen"] for x in lost)
+    # A layer lost and seen by nothing holds only where its row says why.
+    unseen = {x["fault"].split(": ")[-1] for x in r["rows"] if x["unseen"]}
+    assert unseen == {"nsleep pulled up", "nsleep ignored"}
 
 
 def test_the_kept_results_are_the_full_run_of_the_circuit_as_it_is(campaign):
@@ -139,3 +142,84 @@ def test_the_kept_mutants_are_every_safeguard_of_bench_mutants(bench):
     assert r["caught"] == sum(x["verdict"] == "caught" for x in r["mutants"])
     assert r["failures"] == [f"{x['mutant']}: NOT caught" for x in r["mutants"]
                              if x["verdict"] != "caught"]
+
+
+def test_a_contact_gone_leaves_the_lid_stop_on_the_pin_thread_as_the_layer(campaign,
+                                                                          monkeypatch):
+    """A welded S3 takes the power contact away: the roller is stopped on the lid's edge by
+    the pin thread's stop, before the event loop runs; without that stop the reactor (at the
+    edge's own instant on the manual clock) would still stop it, and the row fails."""
+    wiring = next(iter(campaign.WIRINGS))
+    fault = PartFailure("S3", "welded")
+    r = campaign.run(wiring, fault)
+    assert r["lost"] == ["the power contact"] and r["after_edge"] == []
+    assert campaign.verdict(fault, r) == "held"
+    monkeypatch.setattr(Actuators, "lid_left", lambda self: None)
+    r = campaign.run(wiring, fault)
+    assert r["after_edge"] == ["roller"] and r["roller_ms"] == 0
+    assert "the roller still turning once the lid's edge was delivered" in (
+        campaign.verdict(fault, r))
+    assert 0 < campaign.lid_stop_bound_ms() < 1
+
+
+def test_a_driver_awake_while_the_pi_boots_is_a_layer_lost(campaign, bench):
+    """nSLEEP's pull-down open: on the default pins (GPIO 11, pulled down at power-on) the
+    driver still sleeps while the Pi boots; moved to GPIO 4 (pulled up) with the pin rule off
+    (bench/mutants.py's mutant), it is awake then and nothing reports it, so the row fails.
+    With the rule on, the campaign refuses that wiring. A breakout's pull-up, which no check
+    can see, holds only with its reason in the row."""
+    from launcher.core.config import ConfigError
+
+    mutants = bench("mutants")
+    wiring = mutants.DEFAULT_PINS
+    fault = PartFailure("R3", "open")
+    r = campaign.run(wiring, fault)
+    assert r["lost"] == [] and campaign.verdict(fault, r) == "held"
+    name = next(n for n in mutants.MUTANTS if n.startswith("the pin rules"))
+    with mutants.MUTANTS[name]():
+        assert campaign.settings_for(wiring).pins.motor_sleep == 4
+        r = campaign.run(wiring, fault)
+    assert r["lost"] == ["the power-on pulls"]
+    assert "took away the power-on pulls, unreported" in campaign.verdict(fault, r)
+    moved = {**campaign.WIRINGS[wiring], "motor_sleep": 4}
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setitem(campaign.WIRINGS, wiring, moved)
+        with pytest.raises(ConfigError, match="GPIO 4 is pulled up at power-on"):
+            campaign.settings_for(wiring)
+    pulled = PartFailure("U1", "nsleep_pulled_up")
+    r = campaign.run(wiring, pulled)
+    assert r["lost"] == ["the power-on pulls"] and r["reported"] == []
+    assert campaign.verdict(pulled, r) == "held" and r["unseen"] == campaign.UNSEEN[pulled]
+    assert "no check can see it" in campaign._reported(r)
+
+
+def test_a_card_shot_with_no_press_asking_fails_the_row(campaign, monkeypatch):
+    """The unexpected start is a hazard: a card that leaves in a phase where the scenario
+    pressed nothing fails the row. Counted as unasked, the shot's own cards fail it."""
+    wiring = next(iter(campaign.WIRINGS))
+    fault = NetShort("button", "GND")  # the button held from power-on: no shot from it
+    r = campaign.run(wiring, fault)
+    assert r["unasked"] == {} and campaign.verdict(fault, r) == "held"
+    monkeypatch.setattr(campaign, "PRESSED", ("the lid opened mid-shot",))
+    r = campaign.run(wiring, None)  # the healthy unit: its shot counted as nobody's
+    assert r["unasked"].get("a shot", 0) >= 1
+    assert "shot with no press asking (a shot): an unexpected start" in (
+        campaign.verdict(fault, r))
+
+
+def test_the_faults_the_review_added(campaign):
+    """GPIO 2 (header pin 3, beside the 5 V pin 4) can short to 5 V, and only it; a driver
+    that ignores nSLEEP takes its sleep away, seen by nothing, and its row says why."""
+    from hal.circuit import beside_5v, header_neighbours
+
+    assert header_neighbours(4) == {2, 3, 6} and header_neighbours(1) == {2, 3}
+    assert [b for b in range(28) if beside_5v(b)] == [2]
+    wiring = next(iter(campaign.WIRINGS))
+    short = NetShort("rotator_contact_sense", "5V")
+    assert short in campaign.faults_of(wiring)
+    r = campaign.run(wiring, short)
+    assert "power_contact" in r["reported"] and campaign.verdict(short, r) == "held"
+    ignored = PartFailure("U1", "nsleep_ignored")
+    r = campaign.run(wiring, ignored)
+    assert "the driver's sleep" in r["lost"] and r["reported"] == []
+    assert campaign.verdict(ignored, r) == "held" and "not practicable" in r["unseen"]
