@@ -22,18 +22,27 @@ contact (a full drive with the lid ajar turns the roller), the rotator's full-op
 the driver's sleep (a drive with nSLEEP low turns it), the boot (the lid ajar while the Pi
 boots, its pins on their power-on pulls, turns it). A fault that takes a layer away must be
 reported by the firmware within the first lid cycle: copper that fails is found, not
-merely survived. A fault holds when no stretch is longer than one lease (``motor.lease_ms``)
-after the lid opens and, where it took a layer away, it was reported in time.
+merely survived. And, from the model too (``expected``), which of the firmware's checks can
+see the fault, and from which lid position: each must have reported it by the phase where
+the scenario first rests there (``BY``). A fault holds when no stretch is longer than one
+lease (``motor.lease_ms``) after the lid opens, where it took a motor's contact away that
+motor was stopped by the time the lid's edge was delivered on the pin library's thread (the
+lid stop's own bound; before the event loop runs anything), where it took a layer away it was
+reported in time (or its row says why no check can see it: ``UNSEEN``), and no check that
+can see it stayed silent. ``bench/mutants.py`` switches each of the firmware's safeguards off
+in turn to show that the verdict misses it.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
 from typing import Any
 
+from bench.keep import RESULTS
 from hal.circuit import Build, circuit
 from hal.circuit_faults import CommonCause, Fault, PartFailure, single_faults
 from hal.electrical import Model, World
@@ -81,13 +90,18 @@ SUPPLIES = (
 Case = Fault | Supply
 PHASES = ("power-on", "idle", "a shot", "the lid opened mid-shot", "a flip",
           "the lid closing on a turn", "a reboot")
+# The phases in which the scenario presses the button: a card leaving in any other is a shot
+# nobody asked for (an unexpected start).
+PRESSED = ("a shot", "the lid opened mid-shot")
 
 
 def settings_for(wiring: str) -> config.Settings:
+    """The wiring's settings, its pins kept to the firmware's rules of the circuit (as
+    ``config.load`` keeps a user's: ``ConfigError`` if they break one)."""
     s = config.load()
     w = dict(WIRINGS[wiring])
     rotator = replace(s.rotator, driver=w.pop("driver", "shared"))
-    return replace(s, pins=replace(s.pins, **w), rotator=rotator)
+    return replace(s, pins=config._circuit_rules(replace(s.pins, **w)), rotator=rotator)
 
 
 def faults_of(wiring: str) -> list[Case]:
@@ -115,9 +129,93 @@ def probes(pins: Any, build: Build, fault: Fault) -> list[str]:
     if model.solve({**drive, pins.motor_sleep: 0}, World(lid="closed", **wave)).roller.speed:
         lost.append("the driver's sleep")
     boot = model.solve({}, World(lid="ajar", pi="boot"))
-    if boot.roller.speed or boot.rotator.speed:
+    # The driver asleep while the Pi boots with the lid shut, its pins on their power-on
+    # pulls (nSLEEP between its VIL and VIH counts as awake: the part may be).
+    if boot.roller.speed or boot.rotator.speed or model.solve(
+            {}, World(lid="closed", pi="boot")).awake:
         lost.append("the power-on pulls")
     return lost
+
+
+# A fault that takes a layer away and that no check of the firmware can see, and why it is
+# allowed (Category 3's "where practicable"): said in its row.
+UNSEEN = {
+    PartFailure("U1", "nsleep_pulled_up"):
+        "no check can see it: a breakout's 10 kΩ pull-up to VM against the 2.2 kΩ pull-down "
+        "holds nSLEEP at 0.75 V only while the Pi boots (between the DRV8833's VIL 0.5 V and "
+        "VIH 2.5 V, so the driver may be awake), and at 0.02 V, read as low, once the Pi "
+        "drives it; the inputs' pull-downs and the power contact remain, so a start needs a "
+        "second fault (an input pulled high with the lid shut, while the Pi boots). Finding "
+        "it would need nSLEEP read as a voltage; a builder measures it with the Pi off",
+    PartFailure("U1", "nsleep_ignored"):
+        "no check can see it: nSLEEP's read-back reads the line, which the firmware drives "
+        "as ever, not whether the bridges obey it; at rest every input is low (the firmware "
+        "and the 10 kΩ pull-downs), so the awake driver's outputs coast and every read-back "
+        "reads as on a sleeping one. The inputs held low, the power contact and the "
+        "firmware's stops remain: a start needs a second fault (an input stuck high). A "
+        "test that drives an input with nSLEEP low would start the roller on the very fault "
+        "it looks for: not practicable",
+}
+
+
+# --- what the firmware's checks are supposed to see, from the model alone ---------------------
+
+# The read-backs the firmware checks with the driver asleep, and the fault each reports.
+READBACKS = {"power_contact_sense": "power_contact", "rotator_contact_sense": "power_contact"}
+# Where the scenario first has the lid at rest in each position, and so the phase by which a
+# fault its check can see there must be reported: shut at power-on (the start's checks), ajar
+# in the first lid cycle. Fully open is not judged: there the cartridge turns at once, and
+# the copper is read only once the turn is over (a turn the fault stops ends in its timeout).
+BY = {"closed": "power-on", "ajar": "the first lid cycle"}
+POSITIONS = ("closed", "ajar", "full")
+
+
+def expected(pins: Any, build: Build, fault: Fault) -> dict[str, str]:
+    """The fault codes the firmware's checks are supposed to report for ``fault``, each
+    with the lid position where the model first shows it to them (``BY``), from the circuit
+    alone: a read-back that reads otherwise than on the healthy circuit, with the driver
+    asleep at rest (the copper check) or woken with its inputs low at start (nSLEEP's start
+    test); the lid switches reading what no lid can be (the NO and NC contacts alike, or
+    shut and fully open at once)."""
+    good, bad = Model(circuit(pins, build)), Model(circuit(pins, build), fault)
+    wave = {"edges": True, "latched": True} if pins.deadman is not None else {}
+    out: dict[str, str] = {}
+
+    def seen(code: str, lid: str) -> None:
+        out.setdefault(code, lid)
+
+    active: dict[str, int] = {}
+    for lid in POSITIONS:
+        asleep = World(lid=lid)
+        g, b = good.solve({}, asleep).reads, bad.solve({}, asleep).reads
+        for key, code in READBACKS.items():
+            bcm = getattr(pins, key)
+            if bcm is not None and g.get(bcm) != b.get(bcm):
+                seen(code, lid)
+        if pins.sleep_sense is not None and lid == "closed":
+            woken = World(lid=lid, **wave)
+            awake = {pins.motor_sleep: 1}
+            tests = [(awake, woken)]
+            if wave:  # and the wave with CLR held low, which must not wake it
+                tests.append(({}, World(lid=lid, edges=True)))
+            if g.get(pins.sleep_sense) != b.get(pins.sleep_sense) or any(
+                    good.solve(levels, world).reads.get(pins.sleep_sense)
+                    != bad.solve(levels, world).reads.get(pins.sleep_sense)
+                    for levels, world in tests):
+                seen("driver_sleep", lid)
+        # Each lid switch's active level is its healthy reading where the lid presses it.
+        for key, where in (("lid_closed", "closed"), ("lid_closed_nc", "ajar"),
+                           ("lid_open", "full")):
+            bcm = getattr(pins, key)
+            if bcm is not None and lid == where:
+                active[key] = g[bcm]
+    for lid in POSITIONS:
+        b = bad.solve({}, World(lid=lid)).reads
+        on = {key: b.get(getattr(pins, key)) == level for key, level in active.items()}
+        nc = "lid_closed_nc" in on and on["lid_closed"] == on["lid_closed_nc"]
+        if nc or (on["lid_closed"] and on["lid_open"]):
+            seen("lid_sensor", lid)
+    return out
 
 
 # --- the hazards, from the terminals --------------------------------------------------------
@@ -165,6 +263,9 @@ class Unit:
         self.phase = "power-on"
         self.roller = Stretches("closed")
         self.turn = Stretches("full")
+        self.after_edge: set[str] = set()
+        self.unasked: dict[str, int] = {}  # phase: cards shot with no press asking for one
+        self._ejected = 0
 
         def prepare(sim: Any) -> None:
             if fault is not None:
@@ -196,18 +297,36 @@ class Unit:
         self.roller.sample(now, lid, bool(sol.roller.speed), asked_roller, self.phase)
         self.turn.sample(now, lid, bool(sol.rotator.speed), asked_turn, self.phase)
 
+    def edge(self, motor: str) -> None:
+        """Just after the lid's edge was delivered (on the pin library's thread, as the
+        simulator delivers it), before the event loop has run anything: is ``motor`` still
+        turning? Only the lid stop on the pin thread can have stopped it by now."""
+        sol = self.rig.sim.solution
+        if (sol.roller if motor == "roller" else sol.rotator).speed:
+            self.after_edge.add(motor)
+
     def at(self, phase: str) -> None:
+        self._count()
         self.phase = phase
         self.sample()
+
+    def _count(self) -> None:
+        """The cards that left in the phase now ending, kept where no press asked for one."""
+        total = self.rig.sim.ejected_total
+        if self.phase not in PRESSED and total > self._ejected:
+            self.unasked[self.phase] = self.unasked.get(self.phase, 0) + total - self._ejected
+        self._ejected = total
 
     def advance(self, seconds: float) -> None:
         self.rig.advance(seconds)
 
 
-def scenario(u: Unit) -> float:
-    """The phases; returns the time the first lid cycle has settled (shut again, read)."""
+def scenario(u: Unit) -> dict[str, float]:
+    """The phases; returns the time by which each of ``BY``'s phases has settled: the start's
+    checks done, the first lid cycle shut again and read, the flip's lid shut again."""
     rig, sim = u.rig, u.rig.sim
     u.advance(0.5)
+    started = rig.now
     u.at("idle")
     u.advance(1.0)
     u.at("a shot")
@@ -223,6 +342,7 @@ def scenario(u: Unit) -> float:
             sim.set_pi(u.supply.pi)
         u.advance(0.01)
     sim.open_lid(full=False)
+    u.edge("roller")
     u.advance(0.5)
     sim.close_lid()
     u.advance(CONTACT_SETTLE + 0.1)
@@ -236,11 +356,13 @@ def scenario(u: Unit) -> float:
     u.advance(0.3)
     sim.close_lid()
     u.advance(0.5)
+    flipped = rig.now
     u.at("the lid closing on a turn")
     sim.stall_rotator()  # the turn goes on until the lid comes down on it
     sim.open_lid(full=True)
     u.advance(0.2)
     sim.close_lid()
+    u.edge("rotator")
     u.advance(0.5)
     sim.stall_rotator(False)
     u.at("a reboot")
@@ -248,30 +370,41 @@ def scenario(u: Unit) -> float:
     sim.open_lid(full=False)
     sim.set_pi("boot")
     u.advance(1.0)
+    u._count()
     u.roller.close(rig.now)
     u.turn.close(rig.now)
-    return lid_cycle
+    return {"power-on": started, "the first lid cycle": lid_cycle, "the flip": flipped}
 
 
 def run(wiring: str, fault: Case | None) -> dict[str, Any]:
     u = Unit(wiring, fault)
     try:
-        lid_cycle = scenario(u)
+        deadlines = scenario(u)
     finally:
         u.rig.sim.board.close()
+    lid_cycle = deadlines["the first lid cycle"]
     reported = [(t, d["code"]) for t, kind, d in u.rig.app.history if kind == "fault"]
     s = u.settings
     lost = ([] if fault is None or isinstance(fault, Supply)
             else probes(s.pins, sim_build(s), fault))
+    wanted = ({} if fault is None or isinstance(fault, Supply)
+              else expected(s.pins, sim_build(s), fault))
+    late = sorted(f"`{code}` (its check sees it with the lid {lid}) unreported by {BY[lid]}"
+                  for code, lid in wanted.items() if lid in BY
+                  and not any(c == code and t <= deadlines[BY[lid]] for t, c in reported))
     return {
         "fault": describe(fault, circuit(s.pins, sim_build(s))), "lost": lost,
         "roller_ms": round(u.roller.worst * 1e3, 3), "roller_phase": u.roller.worst_phase,
         "roller_ended_by": sorted(u.roller.ended_by),
         "turn_ms": round(u.turn.worst * 1e3, 3), "turn_phase": u.turn.worst_phase,
         "turn_ended_by": sorted(u.turn.ended_by),
+        "after_edge": sorted(u.after_edge),
+        "unasked": dict(u.unasked),
         "reported": sorted({code for _, code in reported}),
         "reported_in_cycle": any(t <= lid_cycle for t, _ in reported),
+        "expected": {code: lid for code, lid in sorted(wanted.items())}, "late": late,
         "lease_ms": s.motor.lease * 1e3,
+        "unseen": UNSEEN.get(fault, "") if lost else "",  # said where it takes one away
     }
 
 
@@ -286,6 +419,31 @@ def describe(fault: Case | None, c: Any) -> str:
     return fault.describe(c)
 
 
+def lid_stop_bound_ms() -> float:
+    """The lid stop's own figure (hardware/SAFETY.md's `lid_stop`, `lid_stop_hung`,
+    `lid_stop_spinning`): the worst of ``python -m bench.interlock``'s kept tries, the lid's
+    edge to the pins written low on the pin library's thread."""
+    kept = json.loads((RESULTS / "interlock.json").read_text())
+    return max(kept[f"lid_stop_{how}"]["max_ms"] for how in ("free", "sleep", "spin"))
+
+
+# The copper layer whose loss leaves the lid stop on the pin thread as what stops each motor.
+CONTACTS = {"roller": "the power contact", "rotator": "the rotator's full-open contact"}
+
+
+def edge_failures(r: dict[str, Any]) -> list[str]:
+    """Where the fault took a motor's contact away, the circuit leaves the firmware's stop on
+    the lid's edge as the layer that ends its drive: the motor must be stopped once the edge
+    is delivered on the pin library's thread, before the event loop runs anything (the lid
+    stop's claim: within `lid_stop`'s figure of the edge, ``lid_stop_bound_ms``; on the
+    manual reactor, the edge's own instant), not later by the reactor, the lease or the
+    guard."""
+    return [f"the {motor} still turning once the lid's edge was delivered, before the event "
+            f"loop ran (the contact gone, the lid stop on the pin thread is the layer: bound "
+            f"{lid_stop_bound_ms():.3f} ms)"
+            for motor in r.get("after_edge", []) if CONTACTS[motor] in r["lost"]]
+
+
 def verdict(fault: Case, r: dict[str, Any]) -> str:
     """"held", or why not."""
     if fault in BY_CONSTRUCTION:
@@ -296,14 +454,20 @@ def verdict(fault: Case, r: dict[str, Any]) -> str:
         why.append(f"the roller driven with the lid open for {r['roller_ms']:.1f} ms")
     if r["turn_ms"] > bound:
         why.append(f"the rotator turning with the lid not fully open for {r['turn_ms']:.1f} ms")
-    if r["lost"] and not r["reported_in_cycle"]:
+    why += edge_failures(r)
+    why += [f"{n} card{'s' if n > 1 else ''} shot with no press asking ({phase}): an "
+            "unexpected start" for phase, n in r.get("unasked", {}).items()]
+    if r["lost"] and not r["reported_in_cycle"] and fault not in UNSEEN:
         why.append("took away " + " and ".join(r["lost"]) + ", unreported in the first lid "
                    "cycle")
+    why += r["late"]  # a check that should have seen it, and did not say so in time
     return "; ".join(why) or "held"
 
 
-def campaign(tier: str = "fast", progress: Callable[[str], None] = lambda line: None
-             ) -> dict[str, Any]:
+def campaign(tier: str = "fast", progress: Callable[[str], None] = lambda line: None,
+             first_failure: bool = False) -> dict[str, Any]:
+    """Every fault of ``tier`` on each wiring (``first_failure``: stop at the first fault
+    that does not hold, as a mutant's run needs only one)."""
     started, cpu0 = time.monotonic(), time.process_time()
     rows: list[dict[str, Any]] = []
     for wiring in WIRINGS:
@@ -319,8 +483,12 @@ def campaign(tier: str = "fast", progress: Callable[[str], None] = lambda line: 
             r["wiring"] = wiring
             r["verdict"] = verdict(fault, r)
             rows.append(r)
+            if first_failure and r["verdict"] not in ("held", "by construction"):
+                break
             if (i + 1) % 50 == 0:
                 progress(f"  {i + 1} of {len(faults)}")
+        if first_failure and rows and rows[-1]["verdict"] not in ("held", "by construction"):
+            break
     held = [r for r in rows if r["verdict"] in ("held", "by construction")]
     judged = [r for r in rows if r["verdict"] != "by construction"]
     return {
@@ -383,10 +551,17 @@ def _stretch(ms: float, phase: str, ended: list[str]) -> str:
 
 
 def _reported(x: dict[str, Any]) -> str:
+    # What its check could see only fully open, where the scenario never rests idle (a turn
+    # starts at once): not judged, and said.
+    unjudged = [c for c, lid in x["expected"].items() if lid not in BY and c not in x["reported"]]
+    why = (f" (`{'`, `'.join(unjudged)}` can see it only at rest fully open, after a turn: not "
+           "judged)") if unjudged else ""
+    if x.get("unseen") and not x["reported"]:
+        return f"nothing ({x['unseen']})"
     if not x["reported"]:
-        return "nothing"
+        return "nothing" + why
     when = "within the first lid cycle" if x["reported_in_cycle"] else "later"
-    return f"`{'`, `'.join(x['reported'])}` ({when})"
+    return f"`{'`, `'.join(x['reported'])}` ({when})" + why
 
 
 def summary(r: dict[str, Any]) -> str:

@@ -731,12 +731,20 @@ def main(argv: list[str] | None = None) -> int:
                         "thread and moment (seconds); full: three wirings, every call "
                         "(minutes). circuit, fast: each net's and part's first fault of each "
                         "kind; full: every one, on two wirings (about a minute)")
+    p.add_argument("--mutants", action="store_true",
+                   help="switch off each firmware safeguard in turn and run the circuit "
+                        "campaign on it: each must make it fail (bench/mutants.py)")
     p.add_argument("--out", type=Path, help="keep the results here (docs/results/...json)")
     args = p.parse_args(argv)
     # Each run logs its fault with a traceback, as the firmware must: not here.
     logging.disable(logging.CRITICAL)
     progress = lambda line: print(line, file=sys.stderr, flush=True)  # noqa: E731
-    if args.campaign == "circuit":
+    if args.mutants:
+        from bench import mutants
+
+        r = mutants.mutants(args.tier, progress=progress)
+        print(mutants.table(r), end="")
+    elif args.campaign == "circuit":
         from bench import circuit
 
         r = circuit.campaign(args.tier, progress=progress)

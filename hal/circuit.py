@@ -50,6 +50,10 @@ def power_on_pull(bcm: int) -> str:
 PI_PULL_OHMS = (33e3, 73e3)  # the widest range, BCM2711's
 PI_PULL_TYPICAL = 50e3
 PI_VIL, PI_VIH = 0.8, 2.0
+# GPIO 2 and 3 (I2C1's SDA and SCL) have fixed 1.8 kΩ pull-ups to 3.3 V on the Pi's own
+# board (Raspberry Pi documentation, "GPIO": "GPIO2 and GPIO3 have fixed pull-up resistors"),
+# there whenever the 3.3 V rail is, whatever the SoC's pulls.
+BOARD_PULL_UPS: Mapping[int, float] = MappingProxyType({2: 1.8e3, 3: 1.8e3})
 PI_OUTPUT_OHMS = 30.0  # an output's own resistance, roughly (8 mA drive at a few tenths of a V)
 V3 = 3.3  # the Pi's 3.3 V rail
 V5 = 5.0
@@ -84,7 +88,7 @@ FAILURE_MODES: Mapping[str, tuple[str, ...]] = MappingProxyType({
     DRIVER: ("aout1_stuck_high", "aout1_stuck_low", "aout1_stuck_open", "aout2_stuck_high",
              "aout2_stuck_low", "aout2_stuck_open", "bout1_stuck_high", "bout1_stuck_low",
              "bout1_stuck_open", "bout2_stuck_high", "bout2_stuck_low", "bout2_stuck_open",
-             "nsleep_pulled_up"),
+             "nsleep_pulled_up", "nsleep_ignored"),
     ONESHOT: ("q_stuck_high", "q_stuck_low", "rext_open", "b_on_a_toggling_line"),
     MOSFET: ("shorted", "open"),
     MOTOR: ("open",),
@@ -182,8 +186,10 @@ DRIVERS: Mapping[str, DriverSpec] = MappingProxyType({
     "DRV8833": DriverSpec(2.7, 0.7, 2.0, 0.5, 2.5, 100e3, 500e3, 0.36,
                           "TI DRV8833, SLVSAR1E"),
     # Toshiba TB6612FNG datasheet: VM 4.5-13.5 V; inputs at VCC 3.3 V: VIL 0.3·VCC, VIH
-    # 0.7·VCC; 200 kΩ pull-downs (its input circuit); the output's on-resistance 0.5 Ω each.
-    "TB6612FNG": DriverSpec(4.5, 0.99, 2.31, 0.99, 2.31, 200e3, 200e3, 1.0,
+    # 0.7·VCC; 200 kΩ pull-downs (its input circuit); Electrical Characteristics, output
+    # saturating voltage Vsat(U+L) 0.5 V typical (0.7 V max) at Io = 1 A: the high side and
+    # the low side together 0.5 Ω.
+    "TB6612FNG": DriverSpec(4.5, 0.99, 2.31, 0.99, 2.31, 200e3, 200e3, 0.5,
                             "Toshiba TB6612FNG datasheet"),
 })
 
@@ -578,6 +584,8 @@ def circuit(pins: Pins, build: Build | None = None) -> Circuit:
     for name, terminals in nets.items():
         bcm_key = gpio_of.get(name)
         reaches = ("GND", "3V3", "VM") if name in motor_side | at_driver else ("GND", "3V3")
+        if bcm_key and beside_5v(bcm_key[0]):  # a wire at the header can reach 5 V there
+            reaches += ("5V",)
         if name in ("GND", "3V3", "5V"):
             reaches = ()
         elif name in ("VM", "PGND"):
@@ -656,6 +664,24 @@ def roller_stall_worst() -> float:
 def header_pin(bcm: int) -> int:
     """The physical header pin (1-40) of a GPIO on every 40-pin Pi."""
     return HEADER_PINS[bcm]
+
+
+# The header's 5 V pins (2 and 4; 1 is 3V3, 6 GND).
+HEADER_5V = (2, 4)
+
+
+def header_neighbours(pin: int) -> set[int]:
+    """The pins beside ``pin`` on the 2 × 20 header: along its row (odd pins one row, even
+    the other, two apart) and across (1 faces 2, 3 faces 4, ...)."""
+    across = pin + 1 if pin % 2 else pin - 1
+    return {p for p in (pin - 2, pin + 2, across) if 1 <= p <= 40}
+
+
+def beside_5v(bcm: int) -> bool:
+    """A GPIO whose header pin is beside a 5 V pin (GPIO 2, pin 3, faces pin 4): a slipped
+    jumper or a solder bridge there can short it to 5 V."""
+    return bcm in HEADER_PINS and any(header_pin(bcm) in header_neighbours(v)
+                                      for v in HEADER_5V)
 
 
 # BCM GPIO -> physical pin of the 40-pin header (the same on every model with one).

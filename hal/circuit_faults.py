@@ -31,7 +31,8 @@ class NetOpen:
 
 @dataclass(frozen=True)
 class NetShort:
-    """A net shorted to a rail: "GND", "3V3" or "VM" (the motor supply)."""
+    """A net shorted to a rail: "GND", "3V3", "VM" (the motor supply) or "5V" (a GPIO
+    beside the header's 5 V pins: ``hal.circuit.beside_5v``)."""
 
     net: str
     rail: str
@@ -89,8 +90,11 @@ def check_fault(c: Circuit, fault: Fault) -> None:
             raise ValueError(f"no net {fault.net!r}")
         if isinstance(fault, NetOpen) and not 0 <= fault.at < len(c.nets[fault.net].terminals):
             raise ValueError(f"{fault.net} has no terminal {fault.at}")
-        if isinstance(fault, NetShort) and fault.rail not in ("GND", "3V3", "VM"):
-            raise ValueError(f"rail {fault.rail!r}: GND, 3V3 or VM")
+        if isinstance(fault, NetShort) and fault.rail not in ("GND", "3V3", "VM", "5V"):
+            raise ValueError(f"rail {fault.rail!r}: GND, 3V3, VM or 5V")
+        if isinstance(fault, NetShort) and fault.rail == "5V" and (
+                "5V" not in c.nets[fault.net].reaches):
+            raise ValueError(f"rail '5V': {fault.net} is not beside the header's 5 V pins")
     elif isinstance(fault, PartFailure):
         if fault.ref not in c.parts:
             raise ValueError(f"no part {fault.ref!r}")

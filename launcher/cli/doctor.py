@@ -555,8 +555,8 @@ def check_safety_pins(facts: Facts) -> list[Result]:
                             "for a shut lid",
            "power_contact_sense": "the power contact is not read back: a welded, stuck or "
                                   "bypassed contact is never seen",
-           "sleep_sense": "nSLEEP is not read back: a driver that stays awake (a pull-up on "
-                          "the breakout, a stuck one-shot) is never seen",
+           "sleep_sense": "nSLEEP is not read back: a driver that stays awake (a short to "
+                          "3.3 V, a stuck one-shot) is never seen",
            "rotator_contact_sense": "the rotator's full-open contact is not read back: a "
                                     "welded or bypassed one is never seen"}
     off = [key for key in why if getattr(settings.pins, key) is None]
@@ -581,6 +581,30 @@ def check_state_dir(facts: Facts) -> list[Result]:
         return [Result(FAIL, "state folder", f"{SERVICE_USER} cannot write {folder} ({shown})",
                        f"sudo chown {SERVICE_USER}:{SERVICE_USER} {folder}")]
     return [Result(PASS, "state folder", f"{folder} is writable by {SERVICE_USER}")]
+
+
+def check_latched(facts: Facts) -> list[Result]:
+    """A latched fault in the state file: the unit shoots no more until it is proven gone."""
+    from launcher.core.machine.vocabulary import clear_refusal
+    from launcher.core.store import parse
+
+    path = state_path(facts.files.get(CONFIG))
+    text = facts.files.get(path.lstrip("/"))
+    if text is None:
+        return [Result(PASS, "latched fault", f"none ({path} not written yet)")]
+    try:
+        record = parse(json.loads(text)).fault
+    except (ValueError, KeyError, TypeError, RecursionError) as exc:
+        return [Result(WARN, "latched fault", f"{path} is unreadable ({exc}): the firmware "
+                       "starts from defaults, a latched fault forgotten",
+                       "look at the unit's copper before it shoots again")]
+    if record is None:
+        return [Result(PASS, "latched fault", f"none in {path}")]
+    if record.unproven:
+        return [Result(FAIL, "latched fault", f"{', '.join(record.unproven)} latched in "
+                       f"{path}: the unit shoots no more", clear_refusal(record.unproven))]
+    return [Result(WARN, "latched fault", f"{record.code} proven gone, not yet cleared",
+                   "`clear` on the console")]
 
 
 FAULT_LINE = re.compile(r"launcher: fault (code=\S+.*)$|^((?:config )?error: .*)$")
@@ -618,7 +642,7 @@ def check_service(facts: Facts) -> list[Result]:
 CHECKS = (check_board, check_factory, check_pigpiod_timing, check_groups, check_gpiochip,
           check_boot_config, check_amp_sd_pin, check_strict_gpiod, check_boot_pulls,
           check_watchdog, check_audio, check_alsa_default, check_serial, check_config,
-          check_safety_pins, check_state_dir, check_service)
+          check_safety_pins, check_state_dir, check_latched, check_service)
 
 
 def diagnose(facts: Facts) -> list[Result]:
@@ -671,7 +695,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "board and pin factory, the service user's groups, /dev/gpiochip*, config.txt (the "
         "amplifier overlay, the UART or USB gadget, strict_gpiod), the watchdog, the "
         "amplifier card and ALSA's default, the serial port, the config and its pins, the "
-        "state folder, and the service with its last fault. Each line is PASS, WARN or FAIL "
+        "state folder and a latched fault in the state file, and the service with its last "
+        "fault. Each line is PASS, WARN or FAIL "
         "with the fix; it changes nothing and does not open the GPIO. Run it with sudo to "
         "read the service's journal. Every check: docs/doctor.md.",
         examples=["sudo /opt/launcher/venv/bin/launcher doctor",

@@ -143,6 +143,11 @@ def gather(root: Path, run: Runner) -> Facts:
             files[rel] = (root / rel).read_text(encoding="utf-8", errors="replace")
         except OSError:
             files[rel] = None
+    state = state_path(files.get(CONFIG)).lstrip("/")  # its latched fault, if any
+    try:
+        files[state] = (root / state).read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        files[state] = None
     dev = root / "dev"
     chips = sorted(p.name for p in dev.glob("gpiochip*")) if dev.is_dir() else []
     exists = {name: (dev / name).exists() or (dev / name).is_symlink()

@@ -38,9 +38,10 @@ FAULT_WAY_OUT = {
     "side_mismatch": f"{LEAVE}; the side is what the sensor reads",
     "interlock": LEAVE,
     "internal": f"a bug (:log shows it): {LEAVE}",
-    "lid_sensor": "the lid switch's contacts agree: check :pins, then [x]",
-    "power_contact": "the lid's power contact reads wrong: check :pins, then [x]",
-    "driver_sleep": "nSLEEP reads wrong: check :pins (sleep_sense), then [x]",
+    # Latched (m.PROOFS): repaired, the check must pass again before [x] leaves it.
+    "lid_sensor": "latched: fix the lid switch, lid [o] [c], then [x]",
+    "power_contact": "latched: fix the power contact, lid [o] [c], then [x]",
+    "driver_sleep": "latched: fix nSLEEP, [x] tests it, then [x]",
 }
 TURN_TEXT = {"idle": "still", "run": "turning", "hold": "braked at home", "brake": "stopping"}
 

@@ -104,6 +104,10 @@ class Actuators:
         # Told (on the reactor thread) that a read-back says the copper is not as driven:
         # the fault code ("driver_sleep", "power_contact") and what was read.
         self.on_copper: Callable[[str, str], None] | None = None
+        # Told (on the reactor thread) that a check passed: where (the lid at rest, "full",
+        # "closed" or "ajar"; or "start_test") and the fault codes whose check it was. What
+        # proves a latched fault gone.
+        self.on_checked: Callable[[str, tuple[str, ...]], None] | None = None
         self._roller, self._roller_until = IDLE, NEVER
         self._turn, self._turn_until = IDLE, NEVER
         # A new object each time a stop takes a channel (before its pin writes).
@@ -479,25 +483,33 @@ class Actuators:
         sense = b.sleep_sense
         if sense is not None and not b.motor_enable.is_active and sense.is_active:
             self._copper("driver_sleep", "nSLEEP reads high with the driver told to sleep (a "
-                         "pull-up on the breakout, a short to 3.3 V, the one-shot's Q stuck)")
-        self._contact_check(b.power_contact, self.lid_closed, "the lid's power contact",
-                            "lid open", "lid shut", "the roller cannot run")
-        self._contact_check(b.rotator_contact, self.lid_full, "the rotator's full-open "
-                            "contact", "lid not fully open", "lid fully open",
-                            "the cartridge cannot turn")
+                         "short to 3.3 V, the one-shot's Q stuck)")
+        lid = "closed" if self.lid_closed else "full" if self.lid_full else "ajar"
+        agree = [self._contact_check(b.power_contact, self.lid_closed, "the lid's power "
+                                     "contact", "lid open", "lid shut", "the roller cannot run"),
+                 self._contact_check(b.rotator_contact, self.lid_full, "the rotator's "
+                                     "full-open contact", "lid not fully open", "lid fully open",
+                                     "the cartridge cannot turn")]
+        wired = [ok for ok in agree if ok is not None]
+        if self.on_checked is not None:
+            self.on_checked(lid, ("power_contact",) if wired and all(wired) else ())
         return NEVER
 
     def _contact_check(self, contact: Input | None, should_close: bool, name: str,
-                       open_lid: str, closing_lid: str, stuck: str) -> None:
-        """A power contact's read-back against the lid position that closes it."""
+                       open_lid: str, closing_lid: str, stuck: str) -> bool | None:
+        """A power contact's read-back against the lid position that closes it: whether it
+        agrees (None: not read back)."""
         if contact is None:
-            return
+            return None
         if contact.is_active and not should_close:
             self._copper("power_contact", f"{name} reads closed with the {open_lid} (welded, "
                          "its leads pinched, its plunger stuck)")
-        elif should_close and not contact.is_active:
+            return False
+        if should_close and not contact.is_active:
             self._copper("power_contact", f"{name} reads open with the {closing_lid} (broken, "
                          f"misadjusted: {stuck})")
+            return False
+        return True
 
     def _toggle_deadman(self) -> None:
         """One edge of the dead-man's square wave."""
@@ -559,8 +571,10 @@ class Actuators:
             self._copper("driver_sleep", "nSLEEP stayed high " + (
                 "with no dead-man edges (the one-shot's Q stuck high, its Rext open, or its "
                 "B input on a toggling line)" if b.deadman is not None else
-                "with the driver told to sleep (a pull-up on the breakout, a short to 3.3 V)"))
+                "with the driver told to sleep (a short to 3.3 V or to the pack)"))
         else:
+            if self.on_checked is not None:
+                self.on_checked("start_test", ("driver_sleep",))
             self.copper_check_soon()  # and the power contact, the test over
         return NEVER
 

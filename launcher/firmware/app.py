@@ -26,7 +26,7 @@ from launcher.core.config import Settings
 from launcher.core.luck import DryStreak
 from launcher.core.profiles import Profile
 from launcher.core.reactor import NEVER, Reactor, Timer
-from launcher.core.store import Saved
+from launcher.core.store import FaultRecord, Saved
 from launcher.firmware.actuators import CONTACT_SETTLE, GUARD_BEAT, GUARD_STALE, Actuators
 from launcher.firmware.state import StateStore
 
@@ -60,7 +60,7 @@ class _Debounced:
 def led_pattern(state: m.State, memory: m.Memory) -> Any:
     """The LED of a state: lit when ready to shoot, blinking while busy (a turn waiting for
     the lid included), a fault's blink code, off asleep."""
-    if state is m.FAULT:
+    if state is m.FAULT or state is m.LATCHED:
         return m.FAULT_BLINKS[memory.fault or "internal"]
     if state is m.READY and not memory.turn_pending:
         return "ready"
@@ -130,8 +130,8 @@ UNCHECKED = (
      "contact shorted or stuck goes unseen until the lid opens (hardware/SAFETY.md)"),
     ("power_contact_sense", "power_contact", "the lid's power contact is not read back: a "
      "welded or pinched contact goes unseen"),
-    ("sleep_sense", "sleep_sense", "nSLEEP is not read back: a driver held awake (a pull-up, "
-     "a short, the one-shot stuck) goes unseen"),
+    ("sleep_sense", "sleep_sense", "nSLEEP is not read back: a driver held awake (a short, "
+     "the one-shot stuck) goes unseen"),
     ("rotator_contact_sense", "rotator_contact", "the full-open contact in the rotator's lead "
      "is not read back: a welded or pinched one goes unseen"),
 )
@@ -153,6 +153,8 @@ class Launcher:
         saved = self.store.load()
         memory = m.Memory(side=saved.side, streak=DryStreak(saved.dry_streak),
                           inventory=saved.inventory, counters=dict(saved.counters))
+        if saved.fault is not None:  # latched before the restart: it still is
+            memory.fault, memory.latched = saved.fault.code, list(saved.fault.unproven)
         self.machine = m.Machine(m.MachineSettings.of(settings), memory,
                                  has_beam=board.exit_beam is not None)
         self.led = LedDriver(board.led, reactor)
@@ -179,6 +181,7 @@ class Launcher:
         self.actuators.on_fault = self._bug_from_any_thread
         self.actuators.on_interlock = self._interlock_from_any_thread
         self.actuators.on_copper = self._copper_from_reactor
+        self.actuators.on_checked = self._checked_from_reactor
         self._store_hook = self.store.on_failure  # whatever hook the store came with
         self.store.on_failure = self._store_failed_from_any_thread
         for d in self._inputs:
@@ -218,7 +221,8 @@ class Launcher:
         for unsubscribe in self._unsubscribe:
             unsubscribe()
         self._unsubscribe = []
-        self.actuators.on_fault = self.actuators.on_interlock = self.actuators.on_copper = None
+        act = self.actuators
+        act.on_fault = act.on_interlock = act.on_copper = act.on_checked = None
         self.store.on_failure = self._store_hook
         if self.reactor.on_error == self.internal_fault:
             self.reactor.on_error = None
@@ -409,11 +413,32 @@ class Launcher:
         self.reactor.post(lambda: self._copper(code, detail))
 
     def _copper(self, code: str, detail: str) -> None:
-        if not self.started or self.machine.memory.fault == code:
+        if not self.started:
+            return
+        if code in self.machine.memory.latched:  # still there: its proof starts afresh
+            self.dispatch(m.Event(m.READBACK, detail=code))
             return
         self.actuators.safe()
         self._note("readback", {"code": code, "reason": detail})
         self.dispatch(m.Event(m.READBACK, detail=code))
+
+    def _checked_from_reactor(self, what: str, passed: tuple[str, ...]) -> None:
+        """A check of the copper passed (``what``: the lid at rest, ``full`` or ``closed``...,
+        or the start test): posted, as a disagreement is, while a fault is latched (else it
+        proves nothing, and nothing is posted)."""
+        if self.machine.state is m.LATCHED:
+            self.reactor.post(lambda: self._checked(what, passed))
+
+    def _checked(self, what: str, passed: tuple[str, ...]) -> None:
+        """What proves a latched fault gone: the checks that passed, and at a lid at rest
+        the sensing pair plausible, each told to the machine (it keeps what it needs)."""
+        if not self.started or self.machine.state is not m.LATCHED:
+            return
+        if what != "start_test" and not self._lid_implausible():
+            passed = (*passed, "lid_sensor")
+        for code in passed:
+            if code in self.machine.memory.latched:
+                self.dispatch(m.Event(m.CHECKED, detail=f"{code}:{what}"))
 
     def _report(self, d: _Debounced, level: bool, now: float) -> None:
         d.level = level
@@ -571,7 +596,11 @@ class Launcher:
 
     def saved(self) -> Saved:
         mem = self.machine.memory
-        return Saved(mem.side, mem.dry_streak, mem.inventory, dict(mem.counters))
+        record = None
+        if mem.latched or mem.fault in m.PROOFS:
+            code = mem.fault if mem.fault in m.PROOFS else mem.latched[-1]
+            record = FaultRecord(code, tuple(mem.latched))
+        return Saved(mem.side, mem.dry_streak, mem.inventory, dict(mem.counters), record)
 
     def _save_timer_soon(self) -> None:
         # Coalesce the saves of one burst of events into one write, after the cue has started.
@@ -628,8 +657,14 @@ class Launcher:
         self.dispatch(m.Event(m.LOAD, cards))
 
     def clear_fault(self) -> None:
-        """Leave a fault, every input read again from its pin first."""
+        """Leave a fault, every input read again from its pin first. A latched fault stays
+        (the machine refuses) until its check passes again; nSLEEP's start test, which
+        nothing else runs again but a restart, runs now for a latched ``driver_sleep``."""
+        retest = "driver_sleep" in self.machine.memory.latched
         self.dispatch(m.Event(m.CLEAR, inputs=self._read_inputs()))
+        if retest and self.machine.state is m.LATCHED:
+            self.actuators.start_checks()
+            return
         self._check_lid_pair()  # contacts that still agree fault again
         self.actuators.copper_check_soon()  # and copper that still disagrees
 
@@ -660,7 +695,7 @@ class Launcher:
         mem = self.machine.memory
         now = self.reactor.monotonic()
         idle = self.timer_due("idle")
-        return {
+        status: dict[str, Any] = {
             "state": self.machine.state,
             "side": mem.side,
             "escalation": mem.dry_streak,
@@ -674,6 +709,9 @@ class Launcher:
             "profile": self.machine.profile.name,
             "simulated": self.board.simulated,
         }
+        if mem.latched or mem.fault in m.PROOFS:  # the faults not yet proven gone, or none
+            status["latched"] = ",".join(mem.latched) or "proven"  # proven: `clear` leaves it
+        return status
 
 
 def build_app(settings: Settings, reactor: Reactor, rng: random.Random, board: Board, *,

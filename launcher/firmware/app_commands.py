@@ -115,6 +115,10 @@ def register_app_commands(reg: Registry, app: Launcher, sim: Cartridge | None,
 
     def clear(a: Args) -> dict[str, Any]:
         fault = app.machine.memory.fault
+        if app.machine.state is m.LATCHED:
+            latched = list(app.machine.memory.latched)
+            app.clear_fault()  # refused (it runs nSLEEP's start test again, where latched)
+            raise CommandError(E_STATE, m.clear_refusal(latched))
         if app.machine.state != m.FAULT:
             raise CommandError(E_STATE, f"no fault to clear ({app.machine.state})")
         app.clear_fault()

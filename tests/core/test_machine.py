@@ -113,12 +113,14 @@ def test_every_led_pattern_has_a_meaning_and_every_fault_a_code():
     assert m.led_fields("busy") == {"pattern": "fast_blink"}
     for code, n in m.FAULT_BLINKS.items():
         assert m.led_fields(n) == {"pattern": "blink_code", "blinks": n, "fault": code}
-        assert m.led_meaning(n) == f"{n} blinks, pause: fault {code}"
+        latched = " (latched until proven gone)" if code in m.PROOFS else ""
+        assert m.led_meaning(n) == f"{n} blinks, pause: fault {code}{latched}"
     assert len(set(m.FAULT_BLINKS.values())) == len(m.FAULT_BLINKS)  # one code, one fault
     table = m.led_table()
     assert table[:3] == [("on", "ready to shoot"), m.LED_SHOWS["busy"],
                          ("off", "asleep (a press wakes it)")]
-    assert table[3:] == [(f"{n} blinks, pause", f"fault {code}")
+    assert table[3:] == [(f"{n} blinks, pause", "fault " + code + (
+        " (latched until proven gone)" if code in m.PROOFS else ""))
                          for code, n in sorted(m.FAULT_BLINKS.items(), key=lambda kv: kv[1])]
 
 
@@ -350,7 +352,7 @@ def test_a_stopped_turn_that_coasts_onto_its_detent_has_arrived():
     assert mach.memory.fault is None and not mach.memory.turn_pending
 
 
-def test_the_lid_sensor_event_is_a_fault_from_every_state_and_once():
+def test_the_lid_sensor_event_is_a_latched_fault_from_every_state_and_once():
     for state in m.STATES:
         mach = m.Machine(m.MachineSettings.of(config.load()))
         mach.start(m.Inputs(), 0.0)
@@ -358,7 +360,8 @@ def test_the_lid_sensor_event_is_a_fault_from_every_state_and_once():
         out = mach.handle(Event(m.LID_SENSOR), 1.0)
         if state is m.FAULT:
             assert out[0].arg == 0.0 and emits(out)["fault"]["code"] == "lid_sensor"
-        assert mach.state == m.FAULT and mach.memory.fault == "lid_sensor"
+        assert mach.state == m.LATCHED and mach.memory.fault == "lid_sensor"
+        assert mach.memory.latched == ["lid_sensor"]
         assert kinds(out, m.LED) == [m.FAULT_BLINKS["lid_sensor"]]
         assert mach.handle(Event(m.LID_SENSOR), 1.5) == []  # not again while it lasts
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from launcher.core.store import Saved, parse
+from launcher.core.store import FaultRecord, Saved, parse
 from launcher.firmware.state import StateStore
 
 GOOD = {"version": 1, "side": "wild", "dry_streak": 2, "inventory": 30,
@@ -18,6 +18,28 @@ def test_a_good_file_round_trips():
     saved = parse(GOOD)
     assert saved == Saved("wild", 2, 30, {"presses": 10, "shots": 3})
     assert parse(json.loads(saved.to_json())) == saved
+
+
+def test_a_latched_fault_round_trips_and_a_file_without_one_reads_as_before():
+    latched = Saved("wild", 2, 30, {}, FaultRecord("lid_sensor", ("power_contact", "lid_sensor")))
+    assert parse(json.loads(latched.to_json())) == latched
+    proven = Saved(fault=FaultRecord("driver_sleep"))
+    assert parse(json.loads(proven.to_json())).fault == FaultRecord("driver_sleep", ())
+    assert "fault" not in json.loads(Saved().to_json())  # as the file was before
+    assert parse(GOOD).fault is None
+
+
+@pytest.mark.parametrize("record", [
+    {"code": "jam", "unproven": []},  # an ordinary fault is never kept
+    {"code": "power_contact", "unproven": ["jam"]},
+    {"code": "power_contact", "unproven": ["power_contact", "power_contact"]},
+    {"code": "power_contact", "unproven": ["power_contact", "lid_sensor"]},  # not the last
+    {"code": "power_contact"}, {"code": "power_contact", "unproven": "power_contact"},
+    {"code": "power_contact", "unproven": [], "extra": 1}, ["power_contact"], "power_contact",
+])
+def test_an_impossible_fault_record_is_refused(record: object):
+    with pytest.raises(ValueError):
+        parse({**GOOD, "fault": record})
 
 
 @pytest.mark.parametrize(("field", "value"), [

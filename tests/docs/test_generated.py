@@ -49,12 +49,13 @@ def test_a_slow_block_is_what_its_command_writes_now(block):
 
 
 def test_the_readme_shows_the_blink_codes_of_every_fault():
-    from launcher.core.machine import FAULT_BLINKS
+    from launcher.core.machine import FAULT_BLINKS, PROOFS
 
     (block,) = [b for b in BLOCKS if b.command.endswith("--print blinks")]
     assert block.path.name == "README.md"
     for code, n in FAULT_BLINKS.items():
-        assert f"| {n} blinks, pause | fault {code} |" in block.body
+        latched = " (latched until proven gone)" if code in PROOFS else ""
+        assert f"| {n} blinks, pause | fault {code}{latched} |" in block.body
 
 
 def test_the_tool_finds_rewrites_and_checks_blocks(tmp_path):

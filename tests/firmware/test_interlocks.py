@@ -14,6 +14,7 @@ from rigs import dealing_rig, press_until_shooting, settings
 from launcher.core import config
 from launcher.core import machine as m
 from launcher.core.profiles import parse_profile
+from launcher.firmware.actuators import CONTACT_SETTLE
 from launcher.sim.rig import SimRig
 
 
@@ -186,14 +187,23 @@ def test_a_two_contact_lid_that_agrees_is_a_lid_sensor_fault_with_the_motors_off
     rig.sim.stick("lid_closed_nc", True)  # the NC wire pinched to ground: both say closed
     assert driver(rig) == (0, 0, 0)  # the NC edge stopped it on the pin thread
     rig.advance(rig.settings.timing.debounce + 0.001)
-    assert rig.state == m.FAULT and rig.faults[-1]["code"] == "lid_sensor"
+    assert rig.state == m.LATCHED and rig.faults[-1]["code"] == "lid_sensor"
     assert rig.app.actuators.run_motor(0.5) is False  # the interlock reads "not closed"
     rig.app.clear_fault()
     rig.advance(rig.settings.timing.debounce + 0.001)
-    assert rig.state == m.FAULT and rig.faults[-1]["code"] == "lid_sensor"  # still agrees
+    assert rig.state == m.LATCHED and rig.faults[-1]["code"] == "lid_sensor"  # still agrees
     rig.sim.stick("lid_closed_nc", None)
     rig.app.clear_fault()
     rig.advance(1.0)
+    assert rig.state == m.LATCHED  # latched: the pair must read apart both ways again
+    rig.sim.open_lid()
+    rig.advance(CONTACT_SETTLE + 0.05)
+    rig.settle()
+    rig.sim.close_lid()
+    rig.advance(CONTACT_SETTLE + 0.05)
+    assert rig.state == m.FAULT  # proven gone: `clear` leaves it
+    rig.app.clear_fault()
+    rig.advance(0.1)
     assert rig.state == m.READY
     press_until_shooting(rig)
 
@@ -210,7 +220,7 @@ def test_a_two_contact_lid_off_its_wire_faults_and_its_transit_does_not():
     rig.advance(rig.settings.timing.debounce / 2)
     assert rig.state == m.LID_OPEN
     rig.advance(rig.settings.timing.debounce)
-    assert rig.state == m.FAULT and rig.faults[-1]["code"] == "lid_sensor"
+    assert rig.state == m.LATCHED and rig.faults[-1]["code"] == "lid_sensor"
 
 
 def second_press_shoots_rig() -> SimRig:

@@ -746,6 +746,9 @@ def settle(world: World, pty: Pty, timeout: float = 30.0) -> None:
         time.sleep(0.05)
     while "state=ready" not in (status := pty.command("status")):
         assert time.monotonic() < end, f"not ready within {timeout} s: {status}"
+        # A latched fault (the copper's read-backs, the lid switch, nSLEEP) is not left by
+        # `clear` until its check passes again: on this healthy world it is a finding.
+        assert "state=latched" not in status, f"a latched fault on a healthy world: {status}"
         if "state=fault" in status:
             pty.command("clear")
         time.sleep(0.1)

@@ -14,7 +14,7 @@ from types import ModuleType
 import pytest
 
 from hal.circuit import circuit
-from hal.circuit_faults import NetShort, PartFailure
+from hal.circuit_faults import NetOpen, NetShort, PartFailure
 from launcher.firmware.actuators import Actuators
 from launcher.sim.rig import sim_build
 
@@ -40,7 +40,10 @@ def test_the_fast_campaign_holds_and_reports_each_lost_layer(campaign):
     assert r["roller_worst_ms"] <= 100 and r["turn_worst_ms"] <= 100
     assert r["layers_lost"] >= 10  # the contacts' and nSLEEP's faults are among them
     lost = [x for x in r["rows"] if x["lost"] and x["verdict"] == "held"]
-    assert lost and all(x["reported_in_cycle"] for x in lost)
+    assert lost and all(x["reported_in_cycle"] or x["unseen"] for x in lost)
+    # A layer lost and seen by nothing holds only where its row says why.
+    unseen = {x["fault"].split(": ")[-1] for x in r["rows"] if x["unseen"]}
+    assert unseen == {"nsleep pulled up", "nsleep ignored"}
 
 
 def test_the_kept_results_are_the_full_run_of_the_circuit_as_it_is(campaign):
@@ -107,3 +110,116 @@ def test_the_campaign_fails_a_firmware_that_does_not_read_the_rotators_contact(
 def test_the_full_campaign_holds(campaign):
     r = campaign.campaign("full")
     assert r["failures"] == []
+
+
+def test_a_row_whose_check_should_see_its_fault_fails_when_the_check_is_off(
+        campaign, monkeypatch):
+    """The expected detection comes from the circuit: the NO contact's wire off reads what no
+    lid can be (NO and NC both open, the lid shut), so ``lid_sensor`` is due at power-on;
+    with the NO/NC check switched off the row that held no longer does (bench/mutants.py
+    does the same for every safeguard)."""
+    from launcher.firmware.app import Launcher
+
+    wiring = next(iter(campaign.WIRINGS))
+    fault = NetOpen("lid_closed", 1)
+    s = campaign.settings_for(wiring)
+    assert campaign.expected(s.pins, sim_build(s), fault) == {"lid_sensor": "closed"}
+    assert campaign.verdict(fault, campaign.run(wiring, fault)) == "held"
+    monkeypatch.setattr(Launcher, "_lid_implausible", lambda self: False)
+    assert "`lid_sensor` (its check sees it with the lid closed) unreported by power-on" in (
+        campaign.verdict(fault, campaign.run(wiring, fault)))
+
+
+def test_the_kept_mutants_are_every_safeguard_of_bench_mutants(bench):
+    """docs/results/mutants.json has a verdict for each mutant bench/mutants.py names, and
+    the ones it could not catch are said (hardware/SAFETY.md renders them)."""
+    mutants = bench("mutants")
+    r = json.loads((ROOT / "docs" / "results" / "mutants.json").read_text(encoding="utf-8"))
+    assert r["command"] == mutants.COMMAND and r["tier"] == "fast"
+    assert [x["mutant"] for x in r["mutants"]] == list(mutants.MUTANTS)
+    for x in r["mutants"]:
+        assert (x["verdict"] == "caught") == bool(x["by"]), x
+    assert r["caught"] == sum(x["verdict"] == "caught" for x in r["mutants"])
+    assert r["failures"] == [f"{x['mutant']}: NOT caught" for x in r["mutants"]
+                             if x["verdict"] != "caught"]
+
+
+def test_a_contact_gone_leaves_the_lid_stop_on_the_pin_thread_as_the_layer(campaign,
+                                                                          monkeypatch):
+    """A welded S3 takes the power contact away: the roller is stopped on the lid's edge by
+    the pin thread's stop, before the event loop runs; without that stop the reactor (at the
+    edge's own instant on the manual clock) would still stop it, and the row fails."""
+    wiring = next(iter(campaign.WIRINGS))
+    fault = PartFailure("S3", "welded")
+    r = campaign.run(wiring, fault)
+    assert r["lost"] == ["the power contact"] and r["after_edge"] == []
+    assert campaign.verdict(fault, r) == "held"
+    monkeypatch.setattr(Actuators, "lid_left", lambda self: None)
+    r = campaign.run(wiring, fault)
+    assert r["after_edge"] == ["roller"] and r["roller_ms"] == 0
+    assert "the roller still turning once the lid's edge was delivered" in (
+        campaign.verdict(fault, r))
+    assert 0 < campaign.lid_stop_bound_ms() < 1
+
+
+def test_a_driver_awake_while_the_pi_boots_is_a_layer_lost(campaign, bench):
+    """nSLEEP's pull-down open: on the default pins (GPIO 11, pulled down at power-on) the
+    driver still sleeps while the Pi boots; moved to GPIO 4 (pulled up) with the pin rule off
+    (bench/mutants.py's mutant), it is awake then and nothing reports it, so the row fails.
+    With the rule on, the campaign refuses that wiring. A breakout's pull-up, which no check
+    can see, holds only with its reason in the row."""
+    from launcher.core.config import ConfigError
+
+    mutants = bench("mutants")
+    wiring = mutants.DEFAULT_PINS
+    fault = PartFailure("R3", "open")
+    r = campaign.run(wiring, fault)
+    assert r["lost"] == [] and campaign.verdict(fault, r) == "held"
+    name = next(n for n in mutants.MUTANTS if n.startswith("the pin rules"))
+    with mutants.MUTANTS[name]():
+        assert campaign.settings_for(wiring).pins.motor_sleep == 4
+        r = campaign.run(wiring, fault)
+    assert r["lost"] == ["the power-on pulls"]
+    assert "took away the power-on pulls, unreported" in campaign.verdict(fault, r)
+    moved = {**campaign.WIRINGS[wiring], "motor_sleep": 4}
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setitem(campaign.WIRINGS, wiring, moved)
+        with pytest.raises(ConfigError, match="GPIO 4 is pulled up at power-on"):
+            campaign.settings_for(wiring)
+    pulled = PartFailure("U1", "nsleep_pulled_up")
+    r = campaign.run(wiring, pulled)
+    assert r["lost"] == ["the power-on pulls"] and r["reported"] == []
+    assert campaign.verdict(pulled, r) == "held" and r["unseen"] == campaign.UNSEEN[pulled]
+    assert "no check can see it" in campaign._reported(r)
+
+
+def test_a_card_shot_with_no_press_asking_fails_the_row(campaign, monkeypatch):
+    """The unexpected start is a hazard: a card that leaves in a phase where the scenario
+    pressed nothing fails the row. Counted as unasked, the shot's own cards fail it."""
+    wiring = next(iter(campaign.WIRINGS))
+    fault = NetShort("button", "GND")  # the button held from power-on: no shot from it
+    r = campaign.run(wiring, fault)
+    assert r["unasked"] == {} and campaign.verdict(fault, r) == "held"
+    monkeypatch.setattr(campaign, "PRESSED", ("the lid opened mid-shot",))
+    r = campaign.run(wiring, None)  # the healthy unit: its shot counted as nobody's
+    assert r["unasked"].get("a shot", 0) >= 1
+    assert "shot with no press asking (a shot): an unexpected start" in (
+        campaign.verdict(fault, r))
+
+
+def test_the_faults_the_review_added(campaign):
+    """GPIO 2 (header pin 3, beside the 5 V pin 4) can short to 5 V, and only it; a driver
+    that ignores nSLEEP takes its sleep away, seen by nothing, and its row says why."""
+    from hal.circuit import beside_5v, header_neighbours
+
+    assert header_neighbours(4) == {2, 3, 6} and header_neighbours(1) == {2, 3}
+    assert [b for b in range(28) if beside_5v(b)] == [2]
+    wiring = next(iter(campaign.WIRINGS))
+    short = NetShort("rotator_contact_sense", "5V")
+    assert short in campaign.faults_of(wiring)
+    r = campaign.run(wiring, short)
+    assert "power_contact" in r["reported"] and campaign.verdict(short, r) == "held"
+    ignored = PartFailure("U1", "nsleep_ignored")
+    r = campaign.run(wiring, ignored)
+    assert "the driver's sleep" in r["lost"] and r["reported"] == []
+    assert campaign.verdict(ignored, r) == "held" and "not practicable" in r["unseen"]

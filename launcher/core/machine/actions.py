@@ -6,7 +6,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from launcher.core import cues
-from launcher.core.machine.guards import _sensed_side
+from launcher.core.machine.guards import _next_step, _proof, _sensed_side
 from launcher.core.machine.memory import Shot, other
 from launcher.core.machine.view import MachineView
 from launcher.core.machine.vocabulary import (
@@ -16,14 +16,17 @@ from launcher.core.machine.vocabulary import (
     FAULT_BLINKS,
     LED,
     LID_CLOSED,
+    LID_SENSOR,
     MOTOR,
     POWER,
+    PROOFS,
     SAVE,
     T_DEBUG,
     TURN_WAITING,
     Command,
     Event,
     Turn,
+    clear_refusal,
     emit,
     timer,
     turn,
@@ -343,11 +346,55 @@ def _clear_fault_open(m: MachineView, e: Event, now: float) -> list[Command]:
 
 
 def _lid_sensor(m: MachineView, e: Event, now: float) -> list[Command]:
-    return _fault(m, "lid_sensor", now)
+    return _latch(m, "lid_sensor", now)
 
 
 def _readback(m: MachineView, e: Event, now: float) -> list[Command]:
-    return _fault(m, e.detail, now)
+    return _latch(m, e.detail, now)
+
+
+def _clear_refused(m: MachineView, e: Event, now: float) -> list[Command]:
+    """`clear` on a latched fault whose check has not passed again: it stays."""
+    return [Command(CUE, cues.FAULT), emit("refused", reason=clear_refusal(m.memory.latched))]
+
+
+def _proof_seen(m: MachineView, e: Event, now: float) -> list[Command]:
+    """A latched fault's check passed: kept; with all it must see, that fault is proven gone
+    (`clear` leaves it once no other is latched)."""
+    if not _next_step(m, e):
+        return []  # not this proof's next step (the lid ajar, a step seen already)
+    code, what = _proof(e)
+    mem = m.memory
+    seen = mem.proof.setdefault(code, [])
+    seen.append(what)
+    if len(seen) < len(PROOFS[code]):
+        return []
+    mem.latched.remove(code)
+    del mem.proof[code]
+    out = [emit("fault_proven", code=code, by=what), Command(SAVE)]
+    if mem.latched:
+        mem.fault = mem.latched[-1]
+        out.append(Command(LED, FAULT_BLINKS[mem.fault]))
+    else:
+        mem.fault = code
+        mem.lid_cycled = False
+    return out
+
+
+def _proof_lost(m: MachineView, e: Event, now: float) -> list[Command]:
+    """A latched fault's check failed again: its proof so far counts for nothing."""
+    code = "lid_sensor" if e.name is LID_SENSOR else e.detail
+    m.memory.proof[code] = []
+    return []
+
+
+def _relatch(m: MachineView, e: Event, now: float) -> list[Command]:
+    """`clear` of a fault that came on top of a latched one: back to the latched fault."""
+    mem = m.memory
+    cleared, mem.fault = mem.fault, mem.latched[-1]
+    return [Command(LED, FAULT_BLINKS[mem.fault]),
+            emit("fault_cleared", code=cleared, by=e.name, latched=",".join(mem.latched)),
+            Command(SAVE)]
 
 
 def _debug_run(m: MachineView, e: Event, now: float) -> list[Command]:
@@ -443,6 +490,17 @@ def _wait_for_turn(m: MachineView, now: float) -> list[Command]:
     m.memory.left_home = True  # the next detent it reaches is the arrival
     return [Command(CUE, cues.LID_OPEN), Command(LED, "busy"),
             emit("turn_waiting", reason=TURN_WAITING), *_idle(m, now)]
+
+
+def _latch(m: MachineView, code: str, now: float) -> list[Command]:
+    """A fault of the copper or a sensor: latched, until its check passes again (``PROOFS``)."""
+    out = _fault(m, code, now)
+    mem = m.memory
+    if code in mem.latched:
+        mem.latched.remove(code)
+    mem.latched.append(code)  # the newest last: the LED shows it
+    mem.proof[code] = []  # what was seen before it failed again proves nothing
+    return out
 
 
 def _fault(m: MachineView, code: str, now: float, **data: Any) -> list[Command]:

@@ -17,11 +17,14 @@ from launcher.core.machine.vocabulary import (
     _PROBE,
     CUE,
     FAULT,
+    FAULT_BLINKS,
     INTERNAL,
+    LATCHED,
     LED,
     LID_OPEN,
     POWER,
     PRESS,
+    PROOFS,
     READY,
     ROTATING,
     SAVE,
@@ -92,6 +95,17 @@ class Machine:
             out.append(emit("side_changed_while_off", was=self.memory.side, now=sensed))
             self.memory.side = sensed
             out.append(Command(SAVE))
+        mem = self.memory
+        if mem.latched or mem.fault in PROOFS:
+            # A latched fault survives the restart: the check that found it must pass again
+            # (this start's included), and then `clear` leaves it.
+            mem.proof = {code: [] for code in mem.latched}
+            mem.fault = mem.latched[-1] if mem.latched else mem.fault
+            self.state = LATCHED if mem.latched else FAULT
+            assert mem.fault is not None
+            return [*out, Command(LED, FAULT_BLINKS[mem.fault]),
+                    emit("fault", code=mem.fault, latched=",".join(mem.latched) or "proven",
+                         at="start")]
         self.state = READY if inputs.lid_closed else LID_OPEN
         if not inputs.home:
             # Between detents: home it, but only with the lid fully open (fingers).

@@ -4,7 +4,7 @@ show them. They only read."""
 from __future__ import annotations
 
 from launcher.core.machine.view import MachineView
-from launcher.core.machine.vocabulary import Event
+from launcher.core.machine.vocabulary import PROOFS, Event
 
 # Guards: named functions so the diagram can show them.
 
@@ -82,11 +82,11 @@ def _pending_mismatch(m: MachineView, e: Event, now: float) -> bool:
 
 
 def _new_lid_fault(m: MachineView, e: Event, now: float) -> bool:
-    return m.memory.fault != "lid_sensor"
+    return "lid_sensor" not in m.memory.latched
 
 
 def _new_readback_fault(m: MachineView, e: Event, now: float) -> bool:
-    return m.memory.fault != e.detail
+    return e.detail not in m.memory.latched
 
 
 def _lid_is_closed(m: MachineView, e: Event, now: float) -> bool:
@@ -94,7 +94,10 @@ def _lid_is_closed(m: MachineView, e: Event, now: float) -> bool:
 
 
 def _cycled_closed(m: MachineView, e: Event, now: float) -> bool:
-    return m.memory.lid_cycled
+    """The lid opened and closed since the fault, and it is one the lid may leave (a latched
+    fault proven gone is left by `clear` only)."""
+    mem = m.memory
+    return mem.lid_cycled and mem.fault not in PROOFS and not mem.latched
 
 
 def _sensed_side(m: MachineView) -> str:
@@ -112,3 +115,35 @@ def _card_in_slot(m: MachineView, e: Event, now: float) -> bool:
 def _sensor_disagrees(m: MachineView, e: Event, now: float) -> bool:
     """Not while a turn waits: a stopped cartridge may coast past the side sensor's edge."""
     return _sensed_side(m) != m.memory.side and not m.memory.turn_pending
+
+
+def _proof(e: Event) -> tuple[str, str]:
+    """A ``checked`` event's fault code and what its check saw."""
+    code, _, what = e.detail.partition(":")
+    return code, what
+
+
+def _next_step(m: MachineView, e: Event) -> bool:
+    """This check is the next step of a latched fault's proof (``PROOFS``)."""
+    code, what = _proof(e)
+    mem = m.memory
+    if code not in mem.latched:
+        return False
+    seen, steps = mem.proof.get(code, []), PROOFS[code]
+    return len(seen) < len(steps) and steps[len(seen)] == what
+
+
+def _proves(m: MachineView, e: Event) -> bool:
+    """This check is the last step of a latched fault's proof: it is gone."""
+    code, _ = _proof(e)
+    return _next_step(m, e) and len(m.memory.proof.get(code, [])) == len(PROOFS[code]) - 1
+
+
+def _all_proven(m: MachineView, e: Event, now: float) -> bool:
+    """The check proves the last latched fault gone: `clear` may leave it now."""
+    return _proves(m, e) and len(m.memory.latched) == 1
+
+
+def _still_latched(m: MachineView, e: Event, now: float) -> bool:
+    """A fault came on top of a latched one (a bug): leaving it goes back to the latched."""
+    return bool(m.memory.latched)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from launcher.core.machine.vocabulary import FAULT_OF_BLINKS
+from launcher.core.machine.vocabulary import FAULT_OF_BLINKS, PROOFS
 
 # What the status LED shows, by its pattern (the ``LED`` command's argument): the README's
 # blink-code table, the ``led`` event and the play screen's LED row all read it from here.
@@ -29,7 +29,9 @@ def led_shows(pattern: str | int) -> tuple[str, str]:
     """What the LED does in ``pattern``, and what that means: ``("2 blinks, pause",
     "fault jam")``."""
     if isinstance(pattern, int):
-        return f"{pattern} blinks, pause", f"fault {FAULT_OF_BLINKS.get(pattern, 'unknown')}"
+        code = FAULT_OF_BLINKS.get(pattern, "unknown")
+        latched = " (latched until proven gone)" if code in PROOFS else ""
+        return f"{pattern} blinks, pause", f"fault {code}{latched}"
     return LED_SHOWS[pattern]
 
 

@@ -45,6 +45,10 @@ class Memory:
     creep_back: bool = True  # the next creep towards home goes backwards (else ahead)
     fault: str | None = None
     lid_cycled: bool = False  # the lid opened since the fault
+    # The latched faults not yet proven gone, in the order found (state ``latched``; kept in
+    # the state file), and the steps of each one's proof its check has passed since.
+    latched: list[str] = field(default_factory=list)
+    proof: dict[str, list[str]] = field(default_factory=dict)
 
     debug_run: float | None = None  # when the console's motor run started
     card_in_slot: bool = False  # a card the roller pushed into the beam, not yet counted out

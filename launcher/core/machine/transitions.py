@@ -15,6 +15,7 @@ from launcher.core.machine.actions import (
     _card_out,
     _clear_fault,
     _clear_fault_open,
+    _clear_refused,
     _creep_home,
     _debug_card_in,
     _debug_card_out,
@@ -43,9 +44,12 @@ from launcher.core.machine.actions import (
     _pause_turn,
     _press_busy,
     _press_ignored,
+    _proof_lost,
+    _proof_seen,
     _ran_empty,
     _readback,
     _rearm_idle,
+    _relatch,
     _reload,
     _resume_turn,
     _rotation_timeout,
@@ -60,6 +64,7 @@ from launcher.core.machine.actions import (
     _wake_lid,
 )
 from launcher.core.machine.guards import (
+    _all_proven,
     _arrived,
     _arrived_lid_closed,
     _at_stock_floor,
@@ -82,6 +87,7 @@ from launcher.core.machine.guards import (
     _roller_card_left,
     _sensor_disagrees,
     _side_mismatch,
+    _still_latched,
     _turn_pending,
 )
 from launcher.core.machine.view import MachineView
@@ -90,6 +96,7 @@ from launcher.core.machine.vocabulary import (
     BEAM_BLOCKED,
     BEAM_CLEAR,
     BRAKING,
+    CHECKED,
     CLEAR,
     DEBUG_DRAIN,
     DEBUG_ROTATE,
@@ -100,6 +107,7 @@ from launcher.core.machine.vocabulary import (
     HOME,
     HOME_LEFT,
     INTERNAL,
+    LATCHED,
     LID_CLOSED,
     LID_FULL,
     LID_LEFT_CLOSED,
@@ -157,7 +165,7 @@ TRANSITIONS: tuple[Transition, ...] = (
     # Rows of several states, written once. (A state's rows for one event are tried in
     # the table's order: these come first.)
     # A press too soon after the last one is ignored, where a press would do something.
-    *(T(s, PRESS, s, _press_ignored, _mashed) for s in (READY, LID_OPEN, FAULT)),
+    *(T(s, PRESS, s, _press_ignored, _mashed) for s in (READY, LID_OPEN, FAULT, LATCHED)),
     # Loading counts the cards, whatever the state.
     *(T(s, LOAD, s, _load) for s in STATES),
     # Busy at the idle timeout: no sleep; it is set again.
@@ -230,12 +238,20 @@ TRANSITIONS: tuple[Transition, ...] = (
     T(ASLEEP, WAKE_NOW, READY, _wake, _lid_is_closed),
     T(ASLEEP, WAKE_NOW, LID_OPEN, _wake),
     T(ASLEEP, LID_LEFT_CLOSED, LID_OPEN, _wake_lid),
-    # Fault: motors are off; a lid cycle (open, then closed) or `clear` gets out.
+    # Fault: motors are off; a lid cycle (open, then closed) or `clear` gets out; `clear`
+    # alone, once a latched fault is proven gone (and back to it, from a fault on top of it).
     T(FAULT, PRESS, FAULT, _fault_reminder),
     T(FAULT, LID_LEFT_CLOSED, FAULT, _fault_lid_opened),
     T(FAULT, LID_CLOSED, READY, _clear_fault, _cycled_closed),
+    T(FAULT, CLEAR, LATCHED, _relatch, _still_latched),
     T(FAULT, CLEAR, READY, _clear_fault, _lid_is_closed),
     T(FAULT, CLEAR, LID_OPEN, _clear_fault_open),
+    # Latched: a fault of the copper or a sensor, motors off. Neither the lid, nor `clear`,
+    # nor a reboot gets out: only the check that found it passing again, then `clear`.
+    T(LATCHED, PRESS, LATCHED, _fault_reminder),
+    T(LATCHED, CLEAR, LATCHED, _clear_refused),
+    T(LATCHED, CHECKED, FAULT, _proof_seen, _all_proven),
+    T(LATCHED, CHECKED, LATCHED, _proof_seen),
     # Debug run: the console's capped motor run, known to the machine like a shot. Ended
     # with a card in the slot, it drains: the motor off, until that card leaves.
     T(DEBUG_RUN, T_DEBUG, DEBUG_DRAIN, _debug_drain, _card_in_slot),
@@ -257,13 +273,15 @@ TRANSITIONS: tuple[Transition, ...] = (
       for ev in (YELLOW_BACK, YELLOW_FRONT)),
     # Any other state: a card the roller pushed into the slot is counted when it leaves.
     *(T(s, BEAM_CLEAR, s, _late_card_out, _roller_card_left)
-      for s in (READY, LID_OPEN, *TURNING, ASLEEP, FAULT)),
-    # Any state: the lid switch's two contacts agree, so neither can be believed.
-    *(T(s, LID_SENSOR, FAULT, _lid_sensor) for s in STATES if s is not FAULT),
-    T(FAULT, LID_SENSOR, FAULT, _lid_sensor, _new_lid_fault),
-    # Any state: a read-back of the copper says it is not as the firmware drives it.
-    *(T(s, READBACK, FAULT, _readback) for s in STATES if s is not FAULT),
-    T(FAULT, READBACK, FAULT, _readback, _new_readback_fault),
+      for s in (READY, LID_OPEN, *TURNING, ASLEEP, FAULT, LATCHED)),
+    # Any state: the lid switch's two contacts agree, so neither can be believed (latched).
+    *(T(s, LID_SENSOR, LATCHED, _lid_sensor) for s in STATES if s is not LATCHED),
+    T(LATCHED, LID_SENSOR, LATCHED, _lid_sensor, _new_lid_fault),
+    T(LATCHED, LID_SENSOR, LATCHED, _proof_lost),
+    # Any state: a read-back of the copper says it is not as the firmware drives it (latched).
+    *(T(s, READBACK, LATCHED, _readback) for s in STATES if s is not LATCHED),
+    T(LATCHED, READBACK, LATCHED, _readback, _new_readback_fault),
+    T(LATCHED, READBACK, LATCHED, _proof_lost),
     # Any state, on a bug the shell caught: ``Machine.handle`` sends ``internal`` to
     # ``_internal`` (fault "internal") whatever the state.
 )

@@ -3,6 +3,7 @@ the faults with their blink codes. Nothing here decides anything."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from enum import StrEnum
 from typing import Any, NamedTuple
 
@@ -17,11 +18,16 @@ class State(StrEnum):
     BRAKING = "braking"  # a turn at home with the brake on, until the sensor is read again
     ASLEEP = "asleep"
     FAULT = "fault"
+    # A fault of the copper or of a sensor (``PROOFS``), motors off: neither the lid, nor
+    # `clear`, nor a reboot leaves it; only the check that found it passing again (then it
+    # is a fault `clear` leaves).
+    LATCHED = "latched"
     DEBUG_RUN = "debug_run"  # the console's `motor run`: the motor on for a capped time
     DEBUG_DRAIN = "debug_drain"  # the run is over, motor off: a card still in the slot may leave
 
 
-READY, SHOOTING, LID_OPEN, ROTATING, BRAKING, ASLEEP, FAULT, DEBUG_RUN, DEBUG_DRAIN = State
+(READY, SHOOTING, LID_OPEN, ROTATING, BRAKING, ASLEEP, FAULT, LATCHED, DEBUG_RUN,
+ DEBUG_DRAIN) = State
 STATES = tuple(State)
 TURNING = (ROTATING, BRAKING)  # the states of a turn of the cartridge
 
@@ -36,11 +42,40 @@ FAULT_BLINKS = {
     "internal": 8,  # a bug in the firmware: the board was made safe first
     "lid_sensor": 9,  # the lid switch's two contacts agree, or closed and fully open at once
     "power_contact": 10,  # a power contact (the lid's, the rotator's) reads against the lid
-    "driver_sleep": 11,  # nSLEEP reads against what the driver was told (a pull-up, a short)
+    "driver_sleep": 11,  # nSLEEP reads against what the driver was told (a short, the one-shot)
 }
 FAULT_OF_BLINKS = {n: code for code, n in FAULT_BLINKS.items()}
 
+# The latched faults, each with what proves it gone: the observations its check must make
+# again, in this order, after the fault, before `clear` may leave it (``checked`` events,
+# "code:what"; one that reads wrong again starts the proof afresh).
+PROOFS: dict[str, tuple[str, ...]] = {
+    # A lid cycle, fully open and then shut: every power contact's read-back agreed with the
+    # lid at rest both ways (the lid's open and the rotator's closed, then the other way).
+    "power_contact": ("full", "closed"),
+    # The same cycle with the sensing pair plausible at rest both ways (NO and NC apart).
+    "lid_sensor": ("full", "closed"),
+    # nSLEEP's start test passing again (with the dead-man, its wave): at a restart, or run
+    # again by a `clear` that was refused.
+    "driver_sleep": ("start_test",),
+}
+# What to do for each, in the words `clear` answers when it is refused (``clear_refusal``).
+PROOF_HINTS = {
+    "power_contact": "repair the power contact, then open the lid fully and close it: its "
+                     "read-back must follow the lid both ways",
+    "lid_sensor": "repair the lid switch, then open the lid fully and close it: its NO and NC "
+                  "contacts must read apart both ways",
+    "driver_sleep": "repair nSLEEP's wiring; its start test runs again now (and at each start) "
+                    "and must pass",
+}
 
+
+
+
+def clear_refusal(latched: Iterable[str]) -> str:
+    """Why `clear` cannot leave these latched faults yet, and what to do."""
+    return "; ".join(f"fault {code} is latched until proven gone: {PROOF_HINTS[code]}"
+                     for code in latched) + "; then `clear`"
 
 
 class Ev(StrEnum):
@@ -76,12 +111,13 @@ class Ev(StrEnum):
     PROFILE = "profile"  # console: behave as another profile (detail: its name)
     LID_SENSOR = "lid_sensor"  # the lid switch's NO and NC contacts have agreed too long
     READBACK = "readback"  # a read-back of the copper disagrees (detail: the fault code)
+    CHECKED = "checked"  # a latched fault's check passed (detail: "code:what it saw")
 
 
 (PRESS, LID_CLOSED, LID_LEFT_CLOSED, LID_FULL, LID_LEFT_FULL, BEAM_BLOCKED, BEAM_CLEAR, HOME,
  HOME_LEFT, YELLOW_BACK, YELLOW_FRONT, T_CARD, T_JAM, T_RUN, T_TIMED, T_ROTATION, T_IDLE,
  T_DEBUG, T_SETTLE, LOAD, CLEAR, SLEEP_NOW, WAKE_NOW, DEBUG_RUN_NOW, DEBUG_ROTATE, DEBUG_STOP,
- INTERNAL, PROFILE, LID_SENSOR, READBACK) = Ev
+ INTERNAL, PROFILE, LID_SENSOR, READBACK, CHECKED) = Ev
 
 
 class Event(NamedTuple):
