@@ -637,6 +637,15 @@ port = "{console_port}"
 # firmware rightly faults driver_sleep then. The read-back and its start test are tested on
 # the simulated board (tests/firmware/test_copper.py); docs/kernel-tier.md says so.
 sleep_sense = -1
+# Nor the power contacts' read-backs, for the same reason: each reads the driver's outputs
+# through the contact, so the world must have seen nSLEEP fall before the firmware reads it
+# (50 ms after a drive, 250 ms after a lid move), and in this VM it sometimes had not. A
+# fault found is latched now, so one late answer failed every test after it (seen: a
+# power_contact latched after a flip, 1 run of 4 with the trace fixed). They and their
+# latching are tested on the simulated board (tests/firmware/test_copper.py, test_latched.py
+# and the circuit campaign).
+power_contact_sense = -1
+rotator_contact_sense = -1
 [timing]
 # The world moves the lid's three switches one sysfs write at a time, from a process in an
 # emulated VM: a lid lifted from shut to fully open took 92 ms there from its first write to
