@@ -189,7 +189,8 @@ def test_make_clean_removes_what_the_set_up_leaves_and_keeps_the_state_folder(tm
     (state / "play-state.json").write_text("{}")
     (state / "console-history").write_text("status\n")
     env = {**os.environ, "XDG_STATE_HOME": str(tmp_path / "xdg")}
-    env.pop("MAKEFLAGS", None)
+    for name in ("MAKEFLAGS", "PYTHON", "VENV"):  # `make test PYTHON=...` exports them
+        env.pop(name, None)
     clean = subprocess.run(["make", "-s", "clean"], cwd=clone, env=env, capture_output=True,
                            text=True, timeout=BOUND, check=False)
     assert clean.returncode == 0, clean.stderr
