@@ -10,6 +10,7 @@ from __future__ import annotations
 import importlib
 import logging
 import os
+import signal
 import sys
 import threading
 from collections.abc import Callable, Iterator, Mapping
@@ -65,6 +66,31 @@ def no_leaked_threads(request: pytest.FixtureRequest) -> Iterator[None]:
     late = LEFTOVERS.late_records()
     assert not alive, f"test leaked threads: {alive}"
     assert not late, "log records from a thread of an earlier test:\n" + "\n".join(late)
+
+
+# A suite started in the background by a shell without job control (`make test &`, nohup,
+# some CI runners) begins with SIGINT ignored, and every program a test starts inherits
+# that: Ctrl-C would not stop `simulate`, nor `make play`, and the tests of it would wait
+# out their bound. A person's shell starts a job with SIGINT at its default; so does this.
+if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+
+# The signals a terminal or a service manager sends. Their dispositions pass to every process
+# a later test starts: one left ignored (as the forkserver's worker module, or play after
+# Ctrl-C, sets SIGINT) makes every Ctrl-C test after it hang until its bound.
+WATCHED_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGPIPE)
+
+
+@pytest.fixture(autouse=True)
+def signals_as_found(request: pytest.FixtureRequest) -> Iterator[None]:
+    """Fail a test that leaves a signal's handler changed, naming it, and put it back."""
+    before = {s: signal.getsignal(s) for s in WATCHED_SIGNALS}
+    yield
+    changed = [f"{s.name}: {before[s]!r} -> {signal.getsignal(s)!r}" for s in WATCHED_SIGNALS
+               if signal.getsignal(s) != before[s]]
+    for s in WATCHED_SIGNALS:
+        signal.signal(s, before[s])
+    assert not changed, "test left signal handlers changed: " + "; ".join(changed)
 
 
 @pytest.fixture

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import logging
 import shutil
+import sys
 import threading
 from pathlib import Path
 
@@ -116,4 +117,38 @@ def test_the_suites_fixtures_fail_the_test_that_leaks_and_the_test_it_logs_into(
         "*log records from a thread of an earlier test:*",
         "*leaked (left running by test_inner.py::test_leaks_a_thread): ERROR launcher: "
         "a record from the thread*",
+    ])
+
+
+SIGNALS = '''
+import signal
+import subprocess
+import sys
+
+
+def test_ignores_sigint():
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+def test_after_it_starts_a_program_that_ctrl_c_can_stop():
+    code = "import signal; print(signal.getsignal(signal.SIGINT) != signal.SIG_IGN)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert out.stdout.strip() == "True"
+'''
+
+
+def test_a_test_that_leaves_sigint_ignored_fails_and_the_next_starts_programs_as_a_shell_would(
+        pytester: pytest.Pytester) -> None:
+    for name in ("conftest.py", "isolation.py"):
+        shutil.copy(TESTS / name, pytester.path / name)
+    pytester.makepyfile(test_inner=SIGNALS)
+    # The suite itself started with SIGINT ignored, as `make test &` starts it: the programs
+    # its tests start must still get Ctrl-C's default, as a person's shell gives them.
+    code = ("import signal, sys, pytest; signal.signal(signal.SIGINT, signal.SIG_IGN); "
+            "sys.exit(pytest.main(['-p', 'no:cacheprovider', '-rA', '-p', 'pytester']))")
+    result = pytester.run(sys.executable, "-c", code)
+    result.assert_outcomes(passed=2, errors=1)
+    result.stdout.fnmatch_lines([
+        "*ERROR at teardown of test_ignores_sigint*",
+        "*test left signal handlers changed: SIGINT:*",
     ])
