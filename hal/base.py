@@ -260,6 +260,14 @@ class Board:
                  self.yellow_back, self.motor, self.motor_enable, self.rotator, self.amp,
                  self.led, self.lid_closed_nc, self.deadman, self.power_contact,
                  self.sleep_sense, self.rotator_contact)
-        for part in parts:
-            if part is not None:
+        failed: list[str] = []
+        for part in parts:  # every part closed, whatever one of them raised
+            if part is None:
+                continue
+            try:
                 part.close()
+            except Exception as exc:  # each pin library raises its own types
+                failed.append(f"{getattr(part, 'name', type(part).__name__)}: "
+                              f"{type(exc).__name__}: {exc}")
+        if failed:
+            raise HardwareError(f"{self.name}: closing failed: " + "; ".join(failed))

@@ -249,3 +249,19 @@ def test_a_pin_class_whose_state_is_its_own_is_read_through_it(factory):
     read, write = _bound(pin)
     write(1)
     assert read() == 1 and Counting.reads == 1
+
+
+def test_a_part_that_fails_to_close_leaves_no_other_pin_held_and_is_named(factory, monkeypatch):
+    # lgpio can answer "GPIO busy" when a line is let go (seen once in the kernel tier, on the
+    # button): the parts after it must still let their pins go, and the failure be named.
+    pins = config.load().pins
+    board = build_board(pins, factory)
+
+    def busy() -> None:
+        raise OSError("GPIO busy")
+
+    monkeypatch.setattr(board.button, "close", busy)
+    with pytest.raises(HardwareError, match=r"closing failed: .*OSError: GPIO busy"):
+        board.close()
+    for number in (pins.motor_in1, pins.motor_sleep, pins.rotator, pins.lid_closed):
+        GpioOutput(number, factory).close()  # free again: no "pin in use"
