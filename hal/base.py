@@ -221,8 +221,7 @@ class Board:
         """``drive_safe``, raising a ``HardwareError`` that names every part that failed."""
         failed = self.drive_safe()
         if failed:
-            raise HardwareError("could not drive safe: " + "; ".join(
-                f"{part}: {type(exc).__name__}: {exc}" for part, exc in failed))
+            raise HardwareError("could not drive safe: " + _named(failed))
 
     def callback_failed(self, exc: BaseException, where: str) -> None:
         """A subscriber raised on the pin library's thread: every actuator safe first, then
@@ -256,18 +255,21 @@ class Board:
         self._closed = True
         for part, exc in self.drive_safe():  # close every part whatever failed
             log.error("%s: driving %s safe before closing failed: %s", self.name, part, exc)
-        parts = (self.button, self.lid_closed, self.lid_open, self.exit_beam, self.home,
-                 self.yellow_back, self.motor, self.motor_enable, self.rotator, self.amp,
-                 self.led, self.lid_closed_nc, self.deadman, self.power_contact,
-                 self.sleep_sense, self.rotator_contact)
-        failed: list[str] = []
-        for part in parts:  # every part closed, whatever one of them raised
+        failed: list[tuple[str, Exception]] = []
+        for name in ("button", "lid_closed", "lid_open", "exit_beam", "home", "yellow_back",
+                     "motor", "motor_enable", "rotator", "amp", "led", "lid_closed_nc",
+                     "deadman", "power_contact", "sleep_sense", "rotator_contact"):
+            part = getattr(self, name)
             if part is None:
                 continue
-            try:
+            try:  # every part closed, whatever one of them raised
                 part.close()
             except Exception as exc:  # each pin library raises its own types
-                failed.append(f"{getattr(part, 'name', type(part).__name__)}: "
-                              f"{type(exc).__name__}: {exc}")
+                failed.append((name, exc))
         if failed:
-            raise HardwareError(f"{self.name}: closing failed: " + "; ".join(failed))
+            raise HardwareError(f"{self.name}: closing failed: " + _named(failed))
+
+
+def _named(failed: list[tuple[str, Exception]]) -> str:
+    """What failed, part by part: ``part: Type: message; ...``."""
+    return "; ".join(f"{part}: {type(exc).__name__}: {exc}" for part, exc in failed)

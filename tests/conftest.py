@@ -82,7 +82,7 @@ WATCHED_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGPIPE)
 
 
 @pytest.fixture(autouse=True)
-def signals_as_found(request: pytest.FixtureRequest) -> Iterator[None]:
+def signals_as_found() -> Iterator[None]:
     """Fail a test that leaves a signal's handler changed, naming it, and put it back."""
     before = {s: signal.getsignal(s) for s in WATCHED_SIGNALS}
     yield

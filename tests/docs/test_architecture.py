@@ -59,7 +59,7 @@ def test_the_diagram_shows_every_layer_in_order():
 
 # Imported for what it does to the process that imports it (the forkserver of `simulate
 # --jobs N`: SIGINT ignored), so never into this one: every program a later test starts
-# would inherit it, and Ctrl-C would not stop them. Its file is checked all the same.
+# would inherit it, and Ctrl-C would not stop them.
 ACTS_WHEN_IMPORTED = {"launcher.cli.worker"}
 
 

@@ -261,7 +261,7 @@ def test_a_part_that_fails_to_close_leaves_no_other_pin_held_and_is_named(factor
         raise OSError("GPIO busy")
 
     monkeypatch.setattr(board.button, "close", busy)
-    with pytest.raises(HardwareError, match=r"closing failed: .*OSError: GPIO busy"):
+    with pytest.raises(HardwareError, match=r"closing failed: button: OSError: GPIO busy"):
         board.close()
     for number in (pins.motor_in1, pins.motor_sleep, pins.rotator, pins.lid_closed):
         GpioOutput(number, factory).close()  # free again: no "pin in use"
