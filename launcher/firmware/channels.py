@@ -171,17 +171,29 @@ class PtyChannel:
 
 class _PtyConnection(_FdChannel):
     """One client of a ``PtyChannel``: reads end when it closes the slave. Closing this
-    closes only its wake pipe: the pty stays for the next client."""
+    closes only its wake pipe: the pty stays for the next client.
+
+    Once a read has seen the client go, nothing more is written: the master cannot tell
+    one client from the next, so output still queued for this one (an event of its debug
+    run, say) would reach whoever opens the pty after it, ahead of that client's banner.
+    What was written before the read saw it is still in the slave, and ``connection``
+    drops it for the next client; the lock makes "seen gone" and "write" one or the other.
+    """
 
     def __init__(self, pty: PtyChannel) -> None:
         super().__init__(pty.fd)
         self.pty = pty
+        self._gone = False
+        self._gone_lock = threading.Lock()
+        self.dropped_after_hangup = 0  # bytes not written because the client had gone
 
     def read(self) -> bytes | None:
         try:
             return super().read()
         except OSError as exc:
             if exc.errno == errno.EIO:
+                with self._gone_lock:
+                    self._gone = True
                 return None  # the client closed the slave, and its last bytes are read
             raise
 
@@ -193,5 +205,9 @@ class _PtyConnection(_FdChannel):
             if not ready:
                 pty.write_timeouts += 1  # nobody has read for a while: drop the rest
                 return
-            with contextlib.suppress(BlockingIOError):
-                view = view[os.write(self.infd, view):]
+            with self._gone_lock:
+                if self._gone:
+                    self.dropped_after_hangup += len(view)
+                    return
+                with contextlib.suppress(BlockingIOError):
+                    view = view[os.write(self.infd, view):]

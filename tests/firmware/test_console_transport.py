@@ -1140,6 +1140,30 @@ def test_a_new_pty_client_does_not_see_what_the_last_one_left_unread() -> None:
         channel.close()
 
 
+def test_output_after_a_pty_client_left_never_reaches_the_next_one() -> None:
+    """Seen in make test-loaded: an event of client 1's debug run, queued as it left and
+    written after client 2 had opened the pty, was client 2's first line. Once a read has
+    seen the hang-up, the old connection writes nothing more (the master cannot tell one
+    client from the next)."""
+    channel = PtyChannel()
+    try:
+        first = os.open(channel.path, os.O_RDWR | os.O_NOCTTY)
+        old = channel.connection()
+        os.close(first)
+        assert old.read() is None  # the firmware has seen client 1 go ...
+        second = os.open(channel.path, os.O_RDWR | os.O_NOCTTY | os.O_NONBLOCK)
+        old.write(b"# event state from=debug_run to=ready on=timeout_debug\r\n")  # ... late
+        assert old.dropped_after_hangup == 56
+        new = channel.connection()
+        new.write(b"# launcher console\r\n")
+        assert os.read(second, 256) == b"# launcher console\r\n"
+        for conn in (old, new):
+            conn.close()
+        os.close(second)
+    finally:
+        channel.close()
+
+
 def test_client_waits_for_the_banner_then_talks(capsys: pytest.CaptureFixture[str]) -> None:
     rig = SimRig()
     t, _, slave, wake = firmware_on_master(rig)
