@@ -219,8 +219,23 @@ class GpioInput:
 
     def close(self) -> None:
         self._subscribers = ()
-        self._dev.close()
+        try:
+            self._dev.close()
+        except Exception as exc:
+            if not _let_go_late(exc):
+                raise
+            # gpiozero closes an lgpio pin by claiming it again as an input; for a line
+            # with edges, lgpio first closes the edge request's fd, which its alert thread
+            # may still be polling (lgGpio.c, xSetAsFree, waits only 10 x 200 us for it).
+            # The kernel then lets the line go when that poll returns, and the new claim is
+            # refused: the line is free, which is what closing asks for.
+            log.debug("%s: let go late by lgpio's alert thread (%s)", self.name, exc)
         self._read = _bound(_CLOSED)[0]
+
+
+def _let_go_late(exc: BaseException) -> bool:
+    """lgpio's "GPIO busy" for a line of ours with edges, as it is closed (GpioInput.close)."""
+    return type(exc).__module__ == "lgpio" and "GPIO busy" in str(exc)
 
 
 def _log_callback_error(exc: BaseException, where: str) -> None:

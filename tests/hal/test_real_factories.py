@@ -47,6 +47,11 @@ Where the fakes differ from the real libraries, and why we accept it
    edge is delivered again. The fakes keep the exception (``errors``, raised again at
    ``settle()``) and carry on, so that a test sees every exception that reached the
    library; that none does is what hal/gpio.py's ``GpioInput`` promises (tested below).
+13. lgpio, a line with edges let go late. The real library re-claims such a line by closing
+   its edge request while its alert thread may still be in ppoll on it, waiting only
+   10 x 200 us for that thread (lgGpio.c, xSetAsFree); the kernel lets the line go when
+   the ppoll returns, so the claim right after is refused "GPIO busy" and the line is left
+   free. It is a race there; ``CHIP.late_alert_release`` makes it happen every time.
 """
 
 from __future__ import annotations
@@ -333,6 +338,32 @@ def test_a_line_another_process_holds_is_refused_naming_the_config_key(fake_lgpi
     holders = {line.claimed_by for line in fake_lgpio.CHIP.lines} - {None}
     assert holders == {other & 0xFFFF}
     fake_lgpio.gpiochip_close(other)
+
+
+def test_an_input_with_edges_that_lgpio_lets_go_late_still_closes(fake_lgpio):
+    """Seen in the kernel tier (1 run of 2): closing the board, the button's re-claim was
+    refused "GPIO busy" because lgpio's alert thread still held the line it had just let
+    go (FAKE_DIFFERENCES 13). The line is free then: closing did what it was for."""
+    board = open_board(PINS, "lgpio")
+    assert fake_lgpio.CHIP.lines[PINS.button].use == "alert"  # gpiozero asks for edges
+    fake_lgpio.CHIP.late_alert_release = True
+    board.close()
+    lines = fake_lgpio.CHIP.lines
+    assert lines[PINS.button].claimed_by is None and lines[PINS.lid_open].claimed_by is None
+    assert lines[PINS.rotator].use == "input"  # an output closes as ever
+
+
+@pytest.mark.parametrize("text", ["GPIO not allocated", "bad GPIO number"])
+def test_an_input_refused_for_any_other_reason_as_it_closes_is_still_named(
+        fake_lgpio, monkeypatch, text):
+    board = open_board(PINS, "lgpio")
+
+    def refused(handle: int, gpio: int, lFlags: int = 0) -> int:
+        raise fake_lgpio.error(text)
+
+    monkeypatch.setattr(fake_lgpio, "gpio_claim_input", refused)
+    with pytest.raises(HardwareError, match=f"closing failed: button: error: '{text}'"):
+        board.close()
 
 
 # -- failures that name their fix -----------------------------------------------------------

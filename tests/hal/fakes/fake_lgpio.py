@@ -122,6 +122,11 @@ class Chip:
     log: list[tuple[int, str, Any]] = field(default_factory=list)  # (gpio, what, value)
     now_ns: int = 1_000_000_000
     errors: list[BaseException] = field(default_factory=list)  # raised inside callbacks
+    # The real library's race (lgGpio.c, xSetAsFree): re-claiming an alert line closes its
+    # request's fd while the alert thread may still be in ppoll on it (it waits 10 x 200 us
+    # for that thread), and the kernel lets the line go only when that ppoll returns: the
+    # claim that follows is refused "GPIO busy", and the line is left free. True: it does.
+    late_alert_release: bool = False
 
     # -- what a pin does, electrically --
 
@@ -280,6 +285,9 @@ def gpio_claim_input(handle: int, gpio: int, lFlags: int = 0) -> int:
         line = _claimable(handle, gpio)
         if line.use == "input":
             return OKAY  # already an input of this handle: nothing changes, flags included
+        if line.use == "alert" and CHIP.late_alert_release:
+            _release(gpio)
+            return _check(GPIO_BUSY)
         _claim(line, _handle(handle), "input", lFlags)
         CHIP.log.append((gpio, "claim_input", lFlags))
         return OKAY
