@@ -281,7 +281,7 @@ FIGURES: dict[str, Callable[[], str]] = {
     # The circuit as data: hardware/pinout.md, bom.md, power.md, circuit.md and the README.
     "pinout": _circuit("pinout_table"), "pinout-optional": _circuit("optional_table"),
     "readme-pins": _circuit("readme_pins_table"), "bom": _circuit("bom_table"),
-    "readme-parts": _circuit("readme_parts_text"),
+    "readme-parts": _circuit("readme_parts_text"), "fit-notes": _circuit("fit_notes_text"),
     "stall": _circuit("stall_table"), "nets": _circuit("netlist_table"),
     "parts": _circuit("parts_table"), "contact-rating": _circuit("contact_rating_table"),
     "boot-levels": _circuit("boot_levels_table"),

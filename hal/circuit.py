@@ -125,6 +125,7 @@ class Part(NamedTuple):
     ohms: float | None = None  # a resistor's value; a motor's winding
     actuator: str = ""  # for a contact: what presses it ("lid_closed", "lid_full", "button")
     bom: str = ""  # the BOM line (``BOM``) it is bought under
+    fit: str = ""  # how to fit it, where builders asked (hardware/fitting.md, bom.md)
 
     @property
     def failure_modes(self) -> tuple[str, ...]:
@@ -366,8 +367,8 @@ def circuit(pins: Pins, build: Build | None = None) -> Circuit:
     def part(ref: str, kind: str, name: str, pins_: tuple[str, ...], **kw: object) -> None:
         parts[ref] = Part(ref, kind, name, pins_, **kw)  # type: ignore[arg-type]
 
-    def res(ref: str, ohms: float, name: str, a: str, b: str, bom: str) -> None:
-        part(ref, RESISTOR, name, ("1", "2"), value=_ohms(ohms), ohms=ohms, bom=bom)
+    def res(ref: str, ohms: float, name: str, a: str, b: str, bom: str, fit: str = "") -> None:
+        part(ref, RESISTOR, name, ("1", "2"), value=_ohms(ohms), ohms=ohms, bom=bom, fit=fit)
         wire(a, f"{ref}.1")
         wire(b, f"{ref}.2")
 
@@ -454,7 +455,11 @@ def circuit(pins: Pins, build: Build | None = None) -> Circuit:
     part("M1", MOTOR, "roller motor (130/260 size)", ("1", "2"), ohms=ROLLER_WINDING[0],
          bom="roller")
     part("S3", CONTACT, "lid power contact, in the roller's lead", ("COM", "NO"),
-         actuator="lid_closed", bom="power_contact")
+         actuator="lid_closed", bom="power_contact",
+         fit="it replaces the toy's lid switch (the cover switch in the roller motor's "
+             "lead): the place and the lead stay, the toy's switch does not, since it has no "
+             "published DC rating ([power.md](power.md), \"The lid interlock, in copper\"); "
+             "do not rewire the toy's switch to a GPIO")
     part("D1", TVS, "TVS across the roller", ("1", "2"), value="SMBJ7.0CA", bom="tvs")
     part("C1", CAPACITOR, "ceramic across the roller", ("1", "2"), value="100 nF", bom="caps")
     wire("roller_out1", "U1.AOUT1", "S3.COM")
@@ -553,7 +558,10 @@ def circuit(pins: Pins, build: Build | None = None) -> Circuit:
         part("B1", BEAM, "IR break-beam at the slot (emitter and receiver)", ("VCC", "OUT",
                                                                             "GND"), bom="beam")
         wire("exit_beam", "B1.OUT")
-        res("R9", 10e3, "pull-up on the beam receiver", "3V3", "exit_beam", "r10k")
+        res("R9", 10e3, "pull-up on the beam receiver", "3V3", "exit_beam", "r10k",
+            fit="fitted always, however short the leads, from the receiver's output to 3V3 at "
+                "the Pi end: the Pi's internal pull-up (about 50 kΩ) is too weak to give a "
+                "clean edge against the cable's capacitance and the motor noise")
         wire("3V3", "B1.VCC")
         wire("GND", "B1.GND")
     part("LED1", LED, "status LED", ("A", "K"), bom="led")

@@ -207,6 +207,15 @@ def readme_parts_text() -> str:
             "dead-man parts.\n")
 
 
+def fit_notes_text() -> str:
+    """The notes on fitting parts (``Part.fit``), each under its reference and BOM model, as
+    hardware/fitting.md and bom.md both show them."""
+    unit = circuit(wired_pins())
+    lines = [f"- **{p.ref}**, the {p.name} ({p.value or _model(p.bom)}): {p.fit}."
+             for p in unit.parts.values() if p.fit]
+    return "\n".join(lines) + "\n"
+
+
 def bom_table() -> str:
     """hardware/bom.md's parts list, with the quantities the circuit counts."""
     qty = bom_quantities()

@@ -92,7 +92,7 @@ def test_fitting_no_longer_sends_the_cover_switch_to_a_gpio():
     fitting = _text("fitting.md")
     assert "reuse it if it closes when the lid is shut" not in fitting
     assert "in series with the roller motor's lead" in fitting
-    assert "do not rewire it to a GPIO" in fitting
+    assert "do not rewire the toy's switch to a GPIO" in fitting
 
 
 # --- power.md: the sleeping driver, no crash claims for pull-downs ----------------------
