@@ -38,7 +38,7 @@ test-loaded: $(STAMP)
 	bash .ci/loaded $(MAKE) test PYTHON=$(PYTHON) VENV=$(VENV)
 
 test-slow: $(STAMP)
-	$(VENV)/bin/pytest -m slow
+	$(VENV)/bin/pytest -m slow -o timeout=3600
 
 # The kernel tier: the real firmware on lgpio and gpio-sim in a QEMU VM (docs/kernel-tier.md).
 test-kernel: $(STAMP)

@@ -31,6 +31,25 @@ PWM_FREQUENCY = 1000  # Hz; DRV8833 and TB6612 are happy anywhere from 100 Hz to
 # 5 us sample rate, and within lgpio's 0.1-10000 Hz software PWM.
 
 
+# Devices whose close raised, held until the process ends. gpiozero closes again, from its
+# finaliser (GPIOBase.__del__), any device the garbage collector reaches still open, and the
+# cyclic collector runs wherever an allocation sets it off: inside another device's
+# reserve_pins, say, which holds the lock every local Pi factory shares
+# (LocalPiFactory._res_lock, a plain Lock). The finaliser's release_pins then waits, on the
+# thread that holds that lock, for ever: one failed close became a hang in a later board's
+# opening. A device held here is never finalised while anything can open a pin.
+_NOT_CLOSED: list[object] = []
+
+
+def _close(device: Any) -> None:
+    """Close one gpiozero device; one whose close raises is held (``_NOT_CLOSED``)."""
+    try:
+        device.close()
+    except BaseException:
+        _NOT_CLOSED.append(device)
+        raise
+
+
 def open_board(pins: Pins, name: str) -> Board:
     """The real board on the named pin factory (see ``factory_name``)."""
     factory = make_factory(name)
@@ -220,7 +239,7 @@ class GpioInput:
     def close(self) -> None:
         self._subscribers = ()
         try:
-            self._dev.close()
+            _close(self._dev)
         except Exception as exc:
             if not _let_go_late(exc):
                 raise
@@ -268,7 +287,7 @@ class GpioOutput:
         return self._dev.pin
 
     def close(self) -> None:
-        self._dev.close()
+        _close(self._dev)
         self._read, self._write = _bound(_CLOSED)
 
 
@@ -285,7 +304,7 @@ class HBridgeMotor:
                 in2, initial_value=0, frequency=PWM_FREQUENCY, pin_factory=factory
             )
         except BaseException:
-            self._in1.close()  # let IN1 go again: the caller gets no motor to close
+            _close(self._in1)  # let IN1 go again: the caller gets no motor to close
             raise
         self._in1_write = _bound(self._in1.pin)[1]  # see the module's note on pin writes
         self._in2_write = _bound(self._in2.pin)[1]
@@ -325,9 +344,10 @@ class HBridgeMotor:
                 self._in2_write(0.0)
 
     def close(self) -> None:
-        self.stop(brake=False)
-        self._in1.close()
-        self._in2.close()
+        with contextlib.ExitStack() as closes:  # both closed, whatever one of them raises
+            closes.callback(_close, self._in2)
+            closes.callback(_close, self._in1)
+            self.stop(brake=False)
         self._in1_write = self._in2_write = _bound(_CLOSED)[1]
 
 
@@ -359,7 +379,7 @@ class GpioRotator:
                 self._in2 = PWMOutputDevice(in2, initial_value=0, frequency=PWM_FREQUENCY,
                                             pin_factory=factory)
             except BaseException:
-                self._in1.close()  # the caller gets no rotator to close
+                _close(self._in1)  # the caller gets no rotator to close
                 raise
 
     def levels(self) -> dict[int, float]:
@@ -424,10 +444,11 @@ class GpioRotator:
         return self._in1.pin
 
     def close(self) -> None:
-        self.off()
-        self._in1.close()
-        if self._in2 is not None:
-            self._in2.close()
+        with contextlib.ExitStack() as closes:  # both closed, whatever one of them raises
+            if self._in2 is not None:
+                closes.callback(_close, self._in2)
+            closes.callback(_close, self._in1)
+            self.off()
 
 
 def _duty(value: float) -> float:
@@ -453,8 +474,11 @@ def build_board(pins: Pins, factory: Factory, *, simulated: bool = False, name: 
         try:
             device = make()
         except Exception as exc:  # each factory raises its own types (lgpio.error, ...)
-            for device in reversed(made):
-                device.close()
+            for earlier in reversed(made):
+                try:
+                    earlier.close()
+                except Exception:  # the refused claim is the news; this one is logged
+                    log.exception("closing %s again after %s was refused", earlier, key)
             raise HardwareError(_claim_failure(key, pin, exc)) from exc
         made.append(device)
         return device

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import logging
 import shutil
+import subprocess
 import sys
 import threading
 from pathlib import Path
@@ -152,3 +153,42 @@ def test_a_test_that_leaves_sigint_ignored_fails_and_the_next_starts_programs_as
         "*ERROR at teardown of test_ignores_sigint*",
         "*test left signal handlers changed: SIGINT:*",
     ])
+
+
+# A deadlock where the one in stop 48's CI run waited (gpiozero's finaliser, run by the cyclic
+# collector on a thread that holds the lock the finaliser needs; hal/gpio.py, _NOT_CLOSED).
+_DEADLOCK = '''
+import gc
+import threading
+
+lock = threading.Lock()
+
+
+class Finalised:
+    def __del__(self):
+        with lock:
+            pass
+
+
+def test_deadlocked_in_a_finaliser():
+    cycle = Finalised()
+    cycle.itself = cycle
+    del cycle
+    with lock:
+        gc.collect()
+'''
+
+
+def test_a_test_that_hangs_ends_the_run_failed_with_its_stack(tmp_path: Path) -> None:
+    """The suite's hang guard, pytest-timeout as pyproject.toml sets it (only the limit is
+    lowered here). Its "signal" method would fail this: the exception it raises lands inside
+    the finaliser, which swallows it, and the test passes."""
+    test = tmp_path / "test_hang.py"
+    test.write_text(_DEADLOCK)
+    run = subprocess.run(
+        [sys.executable, "-m", "pytest", "-c", str(TESTS.parent / "pyproject.toml"),
+         "--rootdir", str(tmp_path), "-p", "no:cacheprovider", "-o", "timeout=2", str(test)],
+        capture_output=True, text=True, timeout=300, cwd=tmp_path)
+    out = run.stdout + run.stderr
+    assert run.returncode != 0, out
+    assert "Timeout" in out and "in __del__" in out and "passed" not in out, out

@@ -56,8 +56,10 @@ Where the fakes differ from the real libraries, and why we accept it
 
 from __future__ import annotations
 
+import gc
 import sys
 import threading
+import weakref
 from dataclasses import replace
 from pathlib import Path
 from types import ModuleType
@@ -364,6 +366,42 @@ def test_an_input_refused_for_any_other_reason_as_it_closes_is_still_named(
     monkeypatch.setattr(fake_lgpio, "gpio_claim_input", refused)
     with pytest.raises(HardwareError, match=f"closing failed: button: error: '{text}'"):
         board.close()
+
+
+def test_a_device_that_would_not_close_is_never_left_to_the_garbage_collector(
+        fake_lgpio, monkeypatch):
+    """Seen in CI (stop 48: the suite hung at 90 %, test 2062): the test above left its
+    button half closed, and gpiozero's finaliser closes such a device again. The cyclic
+    collector ran that finaliser inside the next board's reserve_pins, which holds the lock
+    every lgpio factory shares; its release_pins waited on that thread for ever. A device
+    whose close raised is held instead, so the collector never reaches it."""
+    board = open_board(PINS, "lgpio")
+    button = weakref.ref(board.button._dev)
+    monkeypatch.setattr(fake_lgpio, "gpio_claim_input",
+                        lambda handle, gpio, lFlags=0: _refuse(fake_lgpio, "GPIO not allocated"))
+    with pytest.raises(HardwareError, match="closing failed: button"):
+        board.close()
+    del board
+    gc.collect()
+    assert button() is not None and not button().closed  # held, never finalised
+
+
+def _refuse(fake_lgpio, text: str) -> int:
+    raise fake_lgpio.error(text)
+
+
+def test_a_motor_closes_its_second_input_when_the_first_will_not(fake_lgpio, monkeypatch):
+    board = open_board(PINS, "lgpio")
+    claim = fake_lgpio.gpio_claim_input
+
+    def refused_on_in1(handle: int, gpio: int, lFlags: int = 0) -> int:
+        return _refuse(fake_lgpio, "bad GPIO number") if gpio == PINS.motor_in1 else \
+            claim(handle, gpio, lFlags)
+
+    monkeypatch.setattr(fake_lgpio, "gpio_claim_input", refused_on_in1)
+    with pytest.raises(HardwareError, match="closing failed: motor: error: 'bad GPIO number'"):
+        board.close()
+    assert fake_lgpio.CHIP.lines[PINS.motor_in2].use == "input"  # closed all the same
 
 
 # -- failures that name their fix -----------------------------------------------------------
