@@ -3,7 +3,7 @@
 Every test names the state reached and checks the message a person sees (the console's
 event line, the log line or the command's one line). docs/RELIABILITY.md is the table of
 these; the audio and serial-port rows are tested where their adapters are
-(`tests/hal/test_audio_backends.py`, `tests/firmware/test_console_transport.py`) and the
+(`tests/hal/test_audio_backends.py`, `tests/firmware/test_console_serial.py`) and the
 bad-file rows in `tests/core/test_config_inputs.py` and `tests/core/test_store.py`.
 """
 
