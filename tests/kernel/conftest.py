@@ -7,7 +7,8 @@ carries the ``kernel`` marker, which plain ``pytest`` deselects (pyproject addop
 for outside the VM (``pytest -m kernel``), they fail with one line saying so.
 
 The helpers are in kerneltier.py: ``World`` (the simulator's one physics model on the
-gpio-sim pin port) and ``Firmware`` (``launcher run`` started as systemd would).
+gpio-sim pin port) and ``Firmware`` (``launcher run`` started as systemd would); what the
+lines do is read by lines.py.
 """
 
 from __future__ import annotations
@@ -18,7 +19,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from kerneltier import HERE, IN_VM, PINS, Firmware, World, pull
+from kerneltier import HERE, IN_VM, Firmware, World
+from lines import PINS, pull
 
 
 def pytest_configure(config: pytest.Config) -> None:

@@ -14,7 +14,7 @@
   after that callback ran: the single subscriber ``on_change`` keeps.)
 
 Every Python thread of the process also gives its name to the kernel (its ``comm``, which
-the kernel's trace of each write shows, kerneltier.GpioTrace): lgpio's notification
+the kernel's trace of each write shows, lines.GpioTrace): lgpio's notification
 thread is ``lgpio-callback``, the actuators' guard ``actuators-guard``; so a test sees
 which thread wrote a stop.
 

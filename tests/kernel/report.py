@@ -89,7 +89,7 @@ chip, inside a QEMU VM:
    (`tests/kernel/patching.py`).
 
 Every write to a line is traced by the kernel itself (the `gpio:gpio_value` tracepoint,
-`kerneltier.GpioTrace`: each write through gpiolib, however short, with its writer's pid
+`lines.GpioTrace`: each write through gpiolib, however short, with its writer's pid
 and a CLOCK_MONOTONIC time). Every firmware start is watched so from exec to READY=1: no
 motor line may be written high in that time. The same trace shows safe-stop's writes after
 a death (below).

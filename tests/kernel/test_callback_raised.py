@@ -15,18 +15,8 @@ from __future__ import annotations
 
 import time
 
-from kerneltier import (
-    LGPIO_THREAD,
-    LID_MAX,
-    RAISED,
-    Firmware,
-    GpioTrace,
-    Pty,
-    Roller,
-    World,
-    record,
-    settle,
-)
+from kerneltier import LGPIO_THREAD, LID_MAX, RAISED, Firmware, Pty, World, record, settle
+from lines import GpioTrace, Roller
 from test_pin_thread import CONFIG, stopped_by
 
 

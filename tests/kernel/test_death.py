@@ -24,19 +24,15 @@ from pathlib import Path
 
 from kerneltier import (
     GUARD_THREAD,
-    PINS,
     SAFE,
     Firmware,
-    GpioTrace,
-    Roller,
     SafeStop,
-    Sampler,
     Watchdog,
     World,
-    levels,
     record,
     unit_timeout_s,
 )
+from lines import PINS, GpioTrace, Roller, Sampler, levels
 
 DEAL = '[game]\nprofile = "deal 12"\n'
 # The hung-reactor tests drive the roller at full speed: IN1 steady high, no PWM. lgpio's

@@ -29,14 +29,13 @@ from kerneltier import (
     LID_MAX,
     LID_P50,
     Firmware,
-    GpioTrace,
     Pty,
-    Roller,
     World,
     percentile,
     record,
     settle,
 )
+from lines import GpioTrace, Roller
 
 LEASE = 1.0  # s: motor.lease_ms below
 HANG_S = 1.5  # s: each hang; longer than a lease, so the lease's stop shows inside it

@@ -25,7 +25,8 @@ import time
 import pytest
 from gpiozero import PWMOutputDevice
 from gpiozero.pins import Factory
-from kerneltier import LID_MAX, LID_P50, PINS, SYSFS, LineWatch, percentile, record, value
+from kerneltier import LID_MAX, LID_P50, percentile, record
+from lines import PINS, SYSFS, LineWatch, value
 
 from hal.base import HardwareError
 from hal.gpio import (

@@ -41,7 +41,7 @@ def test_tracepoints_switched_on_and_off_under_load_wedge_the_guest() -> None:
     watch stops it and its verdict says where each vCPU was; if it lives through TOGGLES
     switches, this passes and says so (the hazard did not show this time)."""
     import lgpio
-    from kerneltier import TRACE_EVENT, TRACING
+    from lines import TRACE_EVENT, TRACING
 
     chip = lgpio.gpiochip_open(0)
     line = 40

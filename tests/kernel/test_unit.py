@@ -16,23 +16,8 @@ from pathlib import Path
 
 import kerneltier
 import pytest
-from kerneltier import (
-    ALL_OUTPUTS,
-    LID_MAX,
-    LID_P50,
-    LINE_INPUT,
-    LINE_OUTPUT,
-    LINE_USED,
-    PINS,
-    Firmware,
-    Pty,
-    Roller,
-    World,
-    chip_info,
-    line_info,
-    percentile,
-    record,
-)
+from kerneltier import ALL_OUTPUTS, LID_MAX, LID_P50, Firmware, Pty, World, percentile, record
+from lines import LINE_INPUT, LINE_OUTPUT, LINE_USED, PINS, Roller, chip_info, line_info
 
 LID_TRIES = 200
 # s, wall time, in a QEMU guest without KVM (Python runs some 10-40x slower than on the host;
