@@ -391,14 +391,17 @@ class GameState:
         otherwise)."""
         raise NotImplementedError
 
+    def _legal(self) -> Sequence[int]:
+        """``legal_actions``, not to be changed: a state that keeps them overrides it."""
+        return self.legal_actions()
+
     def apply_action(self, action: int) -> None:
         """Play ``action`` (a chance outcome at a chance node); ``RuleViolation`` if it is
         not one of those allowed now, and then nothing has changed."""
         who = self.current_player()
         if who == TERMINAL:
             raise RuleViolation("the game is over")
-        allowed = ([a for a, _ in self.chance_outcomes()] if who == CHANCE else
-                   self.legal_actions())
+        allowed = [a for a, _ in self.chance_outcomes()] if who == CHANCE else self._legal()
         if action not in allowed:
             what = "chance outcome" if who == CHANCE else f"action for seat {who}"
             raise RuleViolation(

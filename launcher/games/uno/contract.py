@@ -54,6 +54,7 @@ class UnoGameState(GameState):
         self.dealer, _ = choose_dealer(rules, players, self.rng)
         self.stack: list[int] = []  # the launcher's cards, the next to shoot last
         self._options: Sequence[int] | None = None
+        self._legal_now: Sequence[int] | None = None
         self.hand = self._deal()
 
     def _deal(self) -> UnoState:
@@ -70,9 +71,11 @@ class UnoGameState(GameState):
         hand.todo.clear()
 
     def _after(self) -> None:
-        """After every step: a hand over is booked, and the next one dealt."""
+        """After every step: the launcher's work carried, a hand over booked, and the next
+        one dealt."""
         hand = self.hand
-        self._carry(hand)
+        if hand.todo:
+            self._carry(hand)
         if not hand.over:
             return
         self.hands_played += 1
@@ -107,19 +110,29 @@ class UnoGameState(GameState):
         return [(1, 1.0)] if self.hand.pile else [(0, 1.0)]
 
     def legal_actions(self) -> list[int]:
-        if self.current_player() < 0:
-            return []
-        hand = self.hand
-        kind, p, _ = hand.agenda[-1]
-        options = self.options()
-        if kind not in (TURN, DRAWN) or len(hand.hands[p]) != 2:
-            return list(options)
-        out = []
-        for a in options:  # a card that leaves one: with "UNO!" called, or without
-            out.append(a)
-            if 0 <= a < CHOOSE:
-                out.append(a | UNO)
-        return out
+        return list(self._legal())
+
+    def _legal(self) -> Sequence[int]:
+        """The legal actions (``options``, each card that leaves one card also with "UNO!"
+        called), worked out once per position."""
+        now = self._legal_now
+        if now is not None:
+            return now
+        if self.over or self.hand.agenda[-1][0] >= PRESS_STEPS:
+            now = ()
+        else:
+            hand = self.hand
+            kind, p, _ = hand.agenda[-1]
+            now = self.options()
+            if kind in (TURN, DRAWN) and len(hand.hands[p]) == 2:
+                out = []
+                for a in now:  # a card that leaves one: with "UNO!" called, or without
+                    out.append(a)
+                    if 0 <= a < CHOOSE:
+                        out.append(a | UNO)
+                now = out
+        self._legal_now = now
+        return now
 
     def options(self) -> Sequence[int]:
         """The engine's legal actions here (``rules.legal``: no "UNO!" forms), worked out
@@ -130,9 +143,9 @@ class UnoGameState(GameState):
         return now
 
     def _apply(self, action: int) -> None:
-        self._options = None
+        self._options = self._legal_now = None
         hand = self.hand
-        if self.is_chance_node():
+        if hand.agenda[-1][0] >= PRESS_STEPS:  # the launcher shoots ``action`` cards
             stack = self.stack
             shot(hand, [stack.pop() for _ in range(action)], self.rng)
         else:
