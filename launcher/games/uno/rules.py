@@ -15,7 +15,8 @@ import random
 from collections.abc import Callable, Sequence
 
 from launcher.games.base import LauncherFault, RuleViolation
-from launcher.games.engine import NO_COLOUR, shuffle
+from launcher.games.draws import shuffle_as_random
+from launcher.games.engine import NO_COLOUR
 from launcher.games.uno.game import (
     B_DRAW,
     B_FLIP,
@@ -65,7 +66,7 @@ def choose_dealer(rules: Rules, players: int, rng: random.Random) -> tuple[int, 
     """Each player draws a card; the highest (points, or number with symbols as zero)
     deals. Tied players draw again. Returns the dealer and every round of draws."""
     cards = list(range(rules.size))
-    shuffle(cards, rng)
+    shuffle_as_random(cards, rng)
     st = rules.table.sides[0]
     by_points = rules.options.dealer_by == "points"
     value = st.points if by_points else tuple(max(n, 0) for n in st.number)
@@ -89,7 +90,7 @@ def shuffled_deck(rules: Rules, players: int, dealer: int, rng: random.Random) -
     if not 0 <= dealer < players:
         raise RuleViolation(f"dealer {dealer} is not one of the {players} players")
     cards = list(rules.table.ids)
-    shuffle(cards, rng)
+    shuffle_as_random(cards, rng)
     return cards
 
 
@@ -499,7 +500,7 @@ def _flip(state: UnoState) -> bool:
 def _shuffle_hands(state: UnoState, first: int, rng: random.Random) -> None:
     """Every hand together, shuffled, dealt out evenly from ``first``; the rest to the pile."""
     pool = [c for h in state.hands for c in h]
-    shuffle(pool, rng)
+    shuffle_as_random(pool, rng)
     n = state.n
     each = len(pool) // n
     hands: list[list[int]] = [[] for _ in range(n)]
@@ -568,7 +569,7 @@ def _reshuffle(state: UnoState, rng: random.Random) -> None:
         return
     pool = state.discard[:len(state.discard) - keep]
     del state.discard[:len(pool)]
-    shuffle(pool, rng)
+    shuffle_as_random(pool, rng)
     state.pile = len(pool)
     state.reloads += 1
     state.todo.append((LOAD, pool, state.side))
