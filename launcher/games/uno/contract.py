@@ -71,8 +71,8 @@ class UnoGameState(GameState):
         hand.todo.clear()
 
     def _after(self) -> None:
-        """After every step: the launcher's work carried, a hand over booked, and the next
-        one dealt."""
+        """After a step that left the launcher work, or ended the hand: the work carried, a
+        hand over booked, and the next one dealt."""
         hand = self.hand
         if hand.todo:
             self._carry(hand)
@@ -105,7 +105,7 @@ class UnoGameState(GameState):
         return not self.over and self.hand.agenda[-1][0] >= PRESS_STEPS
 
     def chance_outcomes(self) -> list[tuple[int, float]]:
-        if not self.is_chance_node():
+        if self.over or self.hand.agenda[-1][0] < PRESS_STEPS:
             return []
         return [(1, 1.0)] if self.hand.pile else [(0, 1.0)]
 
@@ -145,12 +145,12 @@ class UnoGameState(GameState):
     def _apply(self, action: int) -> None:
         self._options = self._legal_now = None
         hand = self.hand
-        if hand.agenda[-1][0] >= PRESS_STEPS:  # the launcher shoots ``action`` cards
-            stack = self.stack
-            shot(hand, [stack.pop() for _ in range(action)], self.rng)
+        if hand.agenda[-1][0] >= PRESS_STEPS:  # the launcher shoots ``action`` cards (0, 1)
+            shot(hand, [self.stack.pop()] if action else [], self.rng)
         else:
             apply(hand, action, self.rng)
-        self._after()
+        if hand.todo or hand.over:
+            self._after()
 
     def returns(self) -> list[float]:
         sign = -1.0 if self.rules.options.scoring == "penalty" else 1.0
