@@ -71,6 +71,21 @@ def test_the_contract_goal_is_judged_on_the_median_of_the_rounds(games: ModuleTy
     assert f"{contract} ÷ {peer}, in each round: 1.50 / 2.50 / 3.00 (goal ≥ 2x: met)" in text
     r["comparisons"][0]["engines"][2]["games_per_s"] = [15.0, 15.0, 30.0]
     assert "(goal ≥ 2x: NOT met)" in games.peer_markdown(r)
+    # Steps a game, from each round's steps and games per second: 60 / 15 and 30 / 10.
+    r["comparisons"][0]["engines"][2]["steps_per_s"] = [900.0, 900.0, 1800.0]
+    r["comparisons"][0]["engines"][1]["steps_per_s"] = [300.0, 300.0, 300.0]
+    assert "steps a game (median): 60 through GameState, 30 in the peer" in \
+        games.peer_markdown(r)
+
+
+def test_the_flip_attack_turn_is_judged_on_the_median_of_its_rounds(games: ModuleType) -> None:
+    r = {"command": "c", "date": "d", "python": "3", "machine": "m", "cores": 2,
+         "load_1min": 0.5, "versions": {}, "rounds": 3, "seconds": 1, "slices": 1,
+         "solver": [], "comparisons": [], "flip_attack_per_turn": [1.2, 1.4, 1.9]}
+    line = f"Per turn, {games.FLIP_ATTACK} (4 players) takes 1.20 / 1.40 / 1.90x a 4-player"
+    assert line in games.peer_markdown(r) and "(goal ≤ 1.5x: met)" in games.peer_markdown(r)
+    r["flip_attack_per_turn"] = [1.2, 1.6, 1.7]
+    assert "(goal ≤ 1.5x: NOT met)" in games.peer_markdown(r)
 
 
 def test_alternate_gives_each_runner_its_budget_in_slices(games: ModuleType) -> None:
@@ -99,6 +114,8 @@ def test_the_report_names_each_engine_and_the_skipped_peers(games: ModuleType,
         assert f"| {name} | " in report
     assert f"| {games.OPENSPIEL_GIN} | skipped: open-spiel not importable" in report
     assert "deadwood, 10 cards: " in report
+    assert len(r["flip_attack_per_turn"]) == 1 and r["flip_attack_per_turn"][0] > 0
+    assert f"Per turn, {games.FLIP_ATTACK} (4 players) takes " in report
 
 
 def test_the_ratio_is_taken_within_each_round_and_judged_on_its_median(games: ModuleType) -> None:
