@@ -13,9 +13,10 @@ why, and is skipped.
 
 ``--peers ROUNDS`` runs only the peer comparisons (2-player classic UNO against RLCard; Gin
 Rummy against OpenSpiel and RLCard), ROUNDS times, and prints min / median / max of each
-rate and of ours against it, each peer's simplifications beside its figure, and the Gin
-solver alone; ``--out FILE`` keeps the figures, from which ``docs/blocks.py --print peers``
-renders that table into docs/games.md.
+rate and of ours against it, each peer's simplifications beside its figure, a Flip Attack
+turn against a 4-player classic UNO turn (ROUNDS more rounds), and the Gin solver alone;
+``--out FILE`` keeps the figures, from which ``docs/blocks.py --print peers`` renders that
+table into docs/games.md.
 """
 
 from __future__ import annotations
@@ -305,6 +306,8 @@ PEER_NOTES = {
                 "not count); stops at 200 moves",
 }
 
+# Games issue 42: a Flip Attack turn at most this many times a 4-player classic UNO turn.
+FLIP_ATTACK_PER_TURN = 1.5
 # The goals of games issue 22: ours at least this many times the peer's games per second.
 PEER_TARGETS = {RLCARD_UNO: 3.0, OPENSPIEL_GIN: 5.0}
 # And of games issue 42: ours through the contract against the peer, in the same rounds.
@@ -480,6 +483,12 @@ def peer_results(rounds: int, seconds: float, slices: int, seed: int = 1,
         engines += [{"name": name, "skipped": why} for name, why in runners.items()
                     if isinstance(why, str)]
         out["comparisons"].append({"title": title, "unit": unit, "engines": engines})
+    tables = {FLIP_ATTACK: _timed(flip_attack(False, seed=seed)),
+              CLASSIC: _timed(table_game("uno", seed))}
+    for run in tables.values():
+        run(0.0)
+    per_turn = [flip_attack_vs_uno(alternate(tables, seconds, slices)) for _ in range(rounds)]
+    out["flip_attack_per_turn"] = per_turn
     out["solver"] = [[label, rate] for label, rate in solver_rates(seed)]
     return out
 
@@ -520,12 +529,23 @@ def peer_markdown(r: dict[str, Any]) -> str:
                              f"{PEER_NOTES[e['name']]} |")
         lines.append("")
         rates = {e["name"]: e["games_per_s"] for e in ran}
+        steps = {e["name"]: [s / g for s, g in zip(e["steps_per_s"], e["games_per_s"],
+                                                    strict=True)] for e in ran}
         for name, (peer, goal) in CONTRACT_TARGETS.items():
             if name in rates and peer in rates:
                 ratio = [a / b for a, b in zip(rates[name], rates[peer], strict=True)]
                 met = "met" if statistics.median(ratio) >= goal else "NOT met"
                 lines += [f"{name} ÷ {peer}, in each round: {_spread(ratio, '{:.2f}')} "
-                          f"(goal ≥ {goal:g}x: {met})", ""]
+                          f"(goal ≥ {goal:g}x: {met}); steps a {unit[:-1]} (median): "
+                          f"{statistics.median(steps[name]):.0f} through GameState, "
+                          f"{statistics.median(steps[peer]):.0f} in the peer", ""]
+    if "flip_attack_per_turn" in r:
+        ratio = r["flip_attack_per_turn"]
+        met = "met" if statistics.median(ratio) <= FLIP_ATTACK_PER_TURN else "NOT met"
+        lines += [f"Per turn, {FLIP_ATTACK} (4 players) takes {_spread(ratio, '{:.2f}')}x a "
+                  f"4-player {CLASSIC} turn, both tables as `launcher simulate` plays them "
+                  f"(heuristic and random bots), in {r['rounds']} more rounds of the same run "
+                  f"(goal ≤ {FLIP_ATTACK_PER_TURN:g}x: {met})", ""]
     lines += ["Gin's deadwood solver alone (random hands, a fresh memo each):", ""]
     lines += [f"- {label}: {rate:,.0f} hands per CPU second" for label, rate in r["solver"]]
     return "\n".join(lines) + "\n"

@@ -226,10 +226,13 @@ def play_games(play: Callable[[int, int], Any], games: int, jobs: int = 1,
                                             getattr(play, "func", play).__module__])
         pool = ProcessPoolExecutor(min(jobs, len(chunks)), mp_context=context,
                                    initializer=_quiet_worker)
-        with _safe_path():  # every process starts inside this call
-            results = pool.map(play, *zip(*chunks, strict=True))
     summary = None
     try:
+        if pool is not None:
+            # (``map`` submits every chunk at once: a worker that dies at its start breaks
+            # the pool while later chunks are still being submitted.)
+            with _safe_path():  # every process starts inside this call
+                results = pool.map(play, *zip(*chunks, strict=True))
         for (start, stop), part in zip(chunks, results, strict=True):
             summary = part if summary is None else summary.merge(part)
             if progress is not None:

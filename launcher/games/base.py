@@ -26,6 +26,7 @@ from typing import (
     Generic,
     Literal,
     NamedTuple,
+    NoReturn,
     Protocol,
     TypeVar,
     get_args,
@@ -391,21 +392,33 @@ class GameState:
         otherwise)."""
         raise NotImplementedError
 
+    def _legal(self) -> Sequence[int]:
+        """``legal_actions``, not to be changed: a state that keeps them overrides it."""
+        return self.legal_actions()
+
     def apply_action(self, action: int) -> None:
         """Play ``action`` (a chance outcome at a chance node); ``RuleViolation`` if it is
         not one of those allowed now, and then nothing has changed."""
         who = self.current_player()
-        if who == TERMINAL:
+        if who >= 0:
+            if action not in self._legal():
+                self._refuse(who, action, self._legal())
+        elif who == CHANCE:
+            for outcome, _ in self.chance_outcomes():  # (a loop: no list made a step)
+                if outcome == action:
+                    break
+            else:
+                self._refuse(who, action, [a for a, _ in self.chance_outcomes()])
+        else:
             raise RuleViolation("the game is over")
-        allowed = ([a for a, _ in self.chance_outcomes()] if who == CHANCE else
-                   self.legal_actions())
-        if action not in allowed:
-            what = "chance outcome" if who == CHANCE else f"action for seat {who}"
-            raise RuleViolation(
-                f"{self._words(action)} ({action}) is not a legal {what}; legal: "
-                + ", ".join(f"{a} {self.action_to_string(a)}" for a in allowed))
         self._apply(action)
         self.history.append(action)
+
+    def _refuse(self, who: int, action: int, allowed: Sequence[int]) -> NoReturn:
+        what = "chance outcome" if who == CHANCE else f"action for seat {who}"
+        raise RuleViolation(
+            f"{self._words(action)} ({action}) is not a legal {what}; legal: "
+            + ", ".join(f"{a} {self.action_to_string(a)}" for a in allowed))
 
     def _apply(self, action: int) -> None:
         raise NotImplementedError

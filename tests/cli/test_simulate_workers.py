@@ -6,6 +6,8 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
 
 import pytest
@@ -52,6 +54,19 @@ def _refuse(start: int, stop: int) -> None:
 
 
 def test_a_worker_that_dies_stops_the_run_with_one_line():
+    with pytest.raises(LauncherError, match=r"a worker process died .*--jobs 1"):
+        play_games(_die, 40, jobs=2)
+
+
+def test_a_pool_broken_while_the_chunks_are_submitted_stops_the_run_with_one_line(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """``map`` submits every chunk at once, and ``submit`` raises once a worker has died:
+    on a loaded machine the first worker can die before the last chunk is submitted."""
+
+    def broken(self, *args, **kwargs):
+        raise BrokenProcessPool("A child process terminated abruptly")
+
+    monkeypatch.setattr(ProcessPoolExecutor, "map", broken)
     with pytest.raises(LauncherError, match=r"a worker process died .*--jobs 1"):
         play_games(_die, 40, jobs=2)
 

@@ -3,7 +3,6 @@ the block it writes into docs/games.md (its timings are not judged here)."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import sys
 from collections.abc import Callable
@@ -15,12 +14,10 @@ import pytest
 REPO = Path(__file__).resolve().parents[2]
 
 
-def _games() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("bench_games", REPO / "bench" / "games.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+@pytest.fixture
+def games(bench: Callable[[str], ModuleType]) -> ModuleType:
+    """bench/games.py, as ``python -m bench.games`` imports it (its ``bench.keep`` too)."""
+    return bench("games")
 
 
 @pytest.fixture
@@ -29,8 +26,7 @@ def no_peers(monkeypatch: pytest.MonkeyPatch) -> None:
         monkeypatch.setitem(sys.modules, name, None)  # the import now raises ImportError
 
 
-def test_a_missing_peer_is_skipped_with_the_reason(no_peers: None) -> None:
-    games = _games()
+def test_a_missing_peer_is_skipped_with_the_reason(games: ModuleType, no_peers: None) -> None:
     pairs = games.peer_pairs(1)
     skipped = {name: why for _, _, runners in pairs for name, why in runners.items()
                if isinstance(why, str)}
@@ -45,8 +41,7 @@ def test_a_missing_peer_is_skipped_with_the_reason(no_peers: None) -> None:
         assert played == 1 and steps > 10 and spent >= 0
 
 
-def test_every_engine_has_its_notes_and_the_peers_their_goals() -> None:
-    games = _games()
+def test_every_engine_has_its_notes_and_the_peers_their_goals(games: ModuleType) -> None:
     names = {games.OURS_UNO, games.RLCARD_UNO, games.OURS_GIN, games.OPENSPIEL_GIN,
              games.RLCARD_GIN, games.OURS_UNO_CONTRACT, games.OURS_GIN_CONTRACT}
     assert set(games.PEER_NOTES) == names
@@ -55,16 +50,14 @@ def test_every_engine_has_its_notes_and_the_peers_their_goals() -> None:
                                       games.OURS_GIN_CONTRACT: (games.OPENSPIEL_GIN, 4.0)}
 
 
-def test_the_contract_runners_play_whole_games_through_the_contract() -> None:
-    games = _games()
+def test_the_contract_runners_play_whole_games_through_the_contract(games: ModuleType) -> None:
     for title, _, runners in games.peer_pairs(1):
         name = games.OURS_UNO_CONTRACT if "UNO" in title else games.OURS_GIN_CONTRACT
         played, steps, spent = runners[name](0.0)
         assert played >= 1 and steps > 10 and spent >= 0
 
 
-def test_the_contract_goal_is_judged_on_the_median_of_the_rounds() -> None:
-    games = _games()
+def test_the_contract_goal_is_judged_on_the_median_of_the_rounds(games: ModuleType) -> None:
     ours, peer, contract = games.OURS_UNO, games.RLCARD_UNO, games.OURS_UNO_CONTRACT
     r = {"command": "c", "date": "d", "python": "3", "machine": "m", "cores": 2,
          "load_1min": 0.5, "versions": {"RLCard": "1"}, "rounds": 3, "seconds": 1,
@@ -78,10 +71,24 @@ def test_the_contract_goal_is_judged_on_the_median_of_the_rounds() -> None:
     assert f"{contract} ÷ {peer}, in each round: 1.50 / 2.50 / 3.00 (goal ≥ 2x: met)" in text
     r["comparisons"][0]["engines"][2]["games_per_s"] = [15.0, 15.0, 30.0]
     assert "(goal ≥ 2x: NOT met)" in games.peer_markdown(r)
+    # Steps a game, from each round's steps and games per second: 60 / 15 and 30 / 10.
+    r["comparisons"][0]["engines"][2]["steps_per_s"] = [900.0, 900.0, 1800.0]
+    r["comparisons"][0]["engines"][1]["steps_per_s"] = [300.0, 300.0, 300.0]
+    assert "steps a game (median): 60 through GameState, 30 in the peer" in \
+        games.peer_markdown(r)
 
 
-def test_alternate_gives_each_runner_its_budget_in_slices() -> None:
-    games = _games()
+def test_the_flip_attack_turn_is_judged_on_the_median_of_its_rounds(games: ModuleType) -> None:
+    r = {"command": "c", "date": "d", "python": "3", "machine": "m", "cores": 2,
+         "load_1min": 0.5, "versions": {}, "rounds": 3, "seconds": 1, "slices": 1,
+         "solver": [], "comparisons": [], "flip_attack_per_turn": [1.2, 1.4, 1.9]}
+    line = f"Per turn, {games.FLIP_ATTACK} (4 players) takes 1.20 / 1.40 / 1.90x a 4-player"
+    assert line in games.peer_markdown(r) and "(goal ≤ 1.5x: met)" in games.peer_markdown(r)
+    r["flip_attack_per_turn"] = [1.2, 1.6, 1.7]
+    assert "(goal ≤ 1.5x: NOT met)" in games.peer_markdown(r)
+
+
+def test_alternate_gives_each_runner_its_budget_in_slices(games: ModuleType) -> None:
     calls: list[tuple[str, float]] = []
 
     def runner(name: str) -> Callable[[float], tuple[int, int, float]]:
@@ -98,8 +105,8 @@ def test_alternate_gives_each_runner_its_budget_in_slices() -> None:
     assert out["b"]["steps_per_s"] == 40.0
 
 
-def test_the_report_names_each_engine_and_the_skipped_peers(no_peers: None) -> None:
-    games = _games()
+def test_the_report_names_each_engine_and_the_skipped_peers(games: ModuleType,
+                                                            no_peers: None) -> None:
     r = games.peer_results(1, 0.0, 1, command="python -m bench.games --peers 1")
     report = games.peer_markdown(json.loads(json.dumps(r)))  # as kept, then read back
     assert report.startswith("`python -m bench.games --peers 1` on ")
@@ -107,10 +114,11 @@ def test_the_report_names_each_engine_and_the_skipped_peers(no_peers: None) -> N
         assert f"| {name} | " in report
     assert f"| {games.OPENSPIEL_GIN} | skipped: open-spiel not importable" in report
     assert "deadwood, 10 cards: " in report
+    assert len(r["flip_attack_per_turn"]) == 1 and r["flip_attack_per_turn"][0] > 0
+    assert f"Per turn, {games.FLIP_ATTACK} (4 players) takes " in report
 
 
-def test_the_ratio_is_taken_within_each_round_and_judged_on_its_median() -> None:
-    games = _games()
+def test_the_ratio_is_taken_within_each_round_and_judged_on_its_median(games: ModuleType) -> None:
     ours, peer = games.OURS_UNO, games.RLCARD_UNO
     r = {"command": "c", "date": "d", "python": "3", "machine": "m", "cores": 2,
          "load_1min": 0.5, "versions": {"RLCard": "1"}, "rounds": 3, "seconds": 1,
@@ -125,8 +133,7 @@ def test_the_ratio_is_taken_within_each_round_and_judged_on_its_median() -> None
     assert "| 1.00 / 3.00 / 4.00 | ≥ 3x: met |" in row
 
 
-def test_the_docs_render_the_kept_peer_run() -> None:
-    games = _games()
+def test_the_docs_render_the_kept_peer_run(games: ModuleType) -> None:
     kept = json.loads((REPO / "docs" / "results" / "peers.json").read_text())
     text = (REPO / "docs" / "games.md").read_text()
     block = "<!-- generated by: python docs/blocks.py --print peers -->\n"

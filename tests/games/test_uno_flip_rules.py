@@ -352,7 +352,7 @@ def test_the_dealer_draw_where_the_two_readings_disagree(monkeypatch):
             cards.remove(nine)
             cards += [nine, skip]
 
-        monkeypatch.setattr(uno, "shuffle", rig)
+        monkeypatch.setattr(uno, "shuffle_as_random", rig)
         dealer, rounds = choose_dealer(r, 2, random.Random(0))
         assert rounds == [[skip, nine]] and dealer == expected, dealer_by
 

@@ -1,6 +1,7 @@
 """The table's trusted loop (this package's bots, nothing checking or listening) plays the
 very games the checked loop plays, under any options, any number of players and any mix of
-bots (hypothesis); both, and the step-at-a-time functions, are the one ``uno.rules.run``."""
+bots (hypothesis); both, the step-at-a-time functions and the contract take the engine's
+same two steps."""
 
 from __future__ import annotations
 
@@ -10,13 +11,14 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from launcher.games.base import sample_chance
 from launcher.games.launchers import DirectDealer
+from launcher.games.registry import GAMES as REGISTRY
 from launcher.games.uno import rules as uno
-from launcher.games.uno import table as uno_table
 from launcher.games.uno.bots import make_uno_bot
 from launcher.games.uno.flip import UNO_FLIP_GAME
-from launcher.games.uno.game import CLASSIC_UNO
-from launcher.games.uno.rules import act, deal, legal, run, shot
+from launcher.games.uno.game import CLASSIC_UNO, DRAW_CARD
+from launcher.games.uno.rules import act, deal, legal, shot
 from launcher.games.uno.splash import UNO_SPLASH
 from launcher.games.uno.table import UnoTable
 
@@ -65,26 +67,45 @@ def test_the_trusted_loop_plays_the_checked_loop_s_games(setup) -> None:
     assert all(r.hands for r in fast)
 
 
-def test_every_way_of_playing_runs_the_one_implementation(monkeypatch) -> None:
-    """The trusted loop, the checked loop and ``legal``/``act``/``shot`` all step the hand
-    with ``run``: no second copy of a rule to drift (an engine with a fused fast path of its
-    own would not call it from the trusted table)."""
-    callers: list[str] = []
-    real = run
+def test_every_way_of_playing_takes_the_same_steps(monkeypatch) -> None:
+    """The trusted loop, the checked loop, ``act``/``shot`` and the game-state contract all
+    play a hand with the engine's two steps (a decision, a draw): no second copy of a rule to
+    drift (an engine with a fused fast path of its own would not call them from the trusted
+    table), and the contract takes one step an action, never replaying the hand to find out
+    what is legal."""
+    steps: list[str] = []
+    decide, draw = uno._decide, uno._draw
 
-    def counted(state, choose, press, rng, carry=None, done=None):
-        callers.append("table" if carry is not None else "step")
-        return real(state, choose, press, rng, carry, done)
+    def counted_decide(state, action, rng):
+        steps.append("decide")
+        return decide(state, action, rng)
 
-    monkeypatch.setattr(uno, "run", counted)  # legal, apply and shot's
-    monkeypatch.setattr(uno_table, "run", counted)  # the table's
+    def counted_draw(state, cards, rng):
+        steps.append("draw")
+        return draw(state, cards, rng)
+
+    monkeypatch.setattr(uno, "_decide", counted_decide)
+    monkeypatch.setattr(uno, "_draw", counted_draw)
     for check in (False, True):
-        callers.clear()
-        _games(CLASSIC_UNO, {}, ["heuristic", "random"], 3, check)
-        assert callers and set(callers) == {"table"}, check
-    callers.clear()
+        steps.clear()
+        results = _games(CLASSIC_UNO, {}, ["heuristic", "random"], 3, check)
+        turns = sum(h.turns for r in results for h in r.hands)
+        draws = sum(h.draws for r in results for h in r.hands)
+        assert steps.count("draw") >= draws > 0 and steps.count("decide") >= turns > 0, check
+    steps.clear()
     state = deal(CLASSIC_UNO.rules(), 2, 0, random.Random(1))
     (_, pile, _), = state.todo  # the draw pile, to load into the launcher, front first
-    act(state, legal(state)[-1], random.Random(1))  # draw instead of playing
+    assert legal(state)[-1] == DRAW_CARD and steps == []  # asking what is legal steps nothing
+    act(state, DRAW_CARD, random.Random(1))
     shot(state, pile[:1], random.Random(1))
-    assert callers == ["step"] * 4  # legal twice (act checks the action), apply, shot
+    assert steps == ["decide", "draw"]
+    steps.clear()
+    game = REGISTRY["uno"].new_game(players=2, seed=5)
+    rng = random.Random(5)
+    while not game.is_terminal():
+        if game.is_chance_node():
+            game.apply_action(sample_chance(game, rng))
+        else:
+            actions = game.legal_actions()
+            game.apply_action(actions[rng.randrange(len(actions))])
+    assert len(steps) == len(game.history) > 100  # one engine step an action

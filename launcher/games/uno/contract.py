@@ -54,6 +54,7 @@ class UnoGameState(GameState):
         self.dealer, _ = choose_dealer(rules, players, self.rng)
         self.stack: list[int] = []  # the launcher's cards, the next to shoot last
         self._options: Sequence[int] | None = None
+        self._legal_now: Sequence[int] | None = None
         self.hand = self._deal()
 
     def _deal(self) -> UnoState:
@@ -70,9 +71,11 @@ class UnoGameState(GameState):
         hand.todo.clear()
 
     def _after(self) -> None:
-        """After every step: a hand over is booked, and the next one dealt."""
+        """After a step that left the launcher work, or ended the hand: the work carried, a
+        hand over booked, and the next one dealt."""
         hand = self.hand
-        self._carry(hand)
+        if hand.todo:
+            self._carry(hand)
         if not hand.over:
             return
         self.hands_played += 1
@@ -102,24 +105,34 @@ class UnoGameState(GameState):
         return not self.over and self.hand.agenda[-1][0] >= PRESS_STEPS
 
     def chance_outcomes(self) -> list[tuple[int, float]]:
-        if not self.is_chance_node():
+        if self.over or self.hand.agenda[-1][0] < PRESS_STEPS:
             return []
         return [(1, 1.0)] if self.hand.pile else [(0, 1.0)]
 
     def legal_actions(self) -> list[int]:
-        if self.current_player() < 0:
-            return []
-        hand = self.hand
-        kind, p, _ = hand.agenda[-1]
-        options = self.options()
-        if kind not in (TURN, DRAWN) or len(hand.hands[p]) != 2:
-            return list(options)
-        out = []
-        for a in options:  # a card that leaves one: with "UNO!" called, or without
-            out.append(a)
-            if 0 <= a < CHOOSE:
-                out.append(a | UNO)
-        return out
+        return list(self._legal())
+
+    def _legal(self) -> Sequence[int]:
+        """The legal actions (``options``, each card that leaves one card also with "UNO!"
+        called), worked out once per position."""
+        now = self._legal_now
+        if now is not None:
+            return now
+        if self.over or self.hand.agenda[-1][0] >= PRESS_STEPS:
+            now = ()
+        else:
+            hand = self.hand
+            kind, p, _ = hand.agenda[-1]
+            now = self.options()
+            if kind in (TURN, DRAWN) and len(hand.hands[p]) == 2:
+                out = []
+                for a in now:  # a card that leaves one: with "UNO!" called, or without
+                    out.append(a)
+                    if 0 <= a < CHOOSE:
+                        out.append(a | UNO)
+                now = out
+        self._legal_now = now
+        return now
 
     def options(self) -> Sequence[int]:
         """The engine's legal actions here (``rules.legal``: no "UNO!" forms), worked out
@@ -130,14 +143,14 @@ class UnoGameState(GameState):
         return now
 
     def _apply(self, action: int) -> None:
-        self._options = None
+        self._options = self._legal_now = None
         hand = self.hand
-        if self.is_chance_node():
-            stack = self.stack
-            shot(hand, [stack.pop() for _ in range(action)], self.rng)
+        if hand.agenda[-1][0] >= PRESS_STEPS:  # the launcher shoots ``action`` cards (0, 1)
+            shot(hand, [self.stack.pop()] if action else [], self.rng)
         else:
             apply(hand, action, self.rng)
-        self._after()
+        if hand.todo or hand.over:
+            self._after()
 
     def returns(self) -> list[float]:
         sign = -1.0 if self.rules.options.scoring == "penalty" else 1.0

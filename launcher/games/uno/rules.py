@@ -1,24 +1,22 @@
-"""The rules of classic UNO, UNO Splash and UNO Flip, played: dealing, and ``run``.
+"""The rules of classic UNO, UNO Splash and UNO Flip, played: dealing, and the steps of a hand.
 
-``run`` carries every step of a hand out, from the agenda's top: it works out what the
-player to move may do, asks (or presses the launcher), and does what the answer says, until
-the hand is over. It is the one implementation of the rules, for the table's fast loop
-(this package's bots, unchecked), its checked loop and the step-at-a-time functions
-(``legal``, ``act``, ``apply``, ``shot``) alike. The engine never touches the launcher: what
-the shell must do to it (load the draw pile, cycle the lid) waits in ``state.todo``.
-Randomness (the deal, a reshuffle, Shuffle Hands) comes only from the ``random.Random``
-passed in.
+A hand is played one step at a time from the agenda's top: ``legal`` says what the player to
+move may do (the one place legality is decided), ``apply`` carries a decision out and
+``shot`` a draw from the launcher, each ending in the one check of whether the hand is over
+(``_settle``). ``run`` plays a hand out with those steps for the table; the game-state
+contract (``contract``) steps them itself. The engine never touches the launcher: what the
+shell must do to it (load the draw pile, cycle the lid) waits in ``state.todo``. Randomness
+(the deal, a reshuffle, Shuffle Hands) comes only from the ``random.Random`` passed in.
 """
 
 from __future__ import annotations
 
-import contextlib
 import random
 from collections.abc import Callable, Sequence
-from typing import Any
 
 from launcher.games.base import LauncherFault, RuleViolation
-from launcher.games.engine import NO_COLOUR, shuffle
+from launcher.games.draws import shuffle_as_random
+from launcher.games.engine import NO_COLOUR
 from launcher.games.uno.game import (
     B_DRAW,
     B_FLIP,
@@ -68,7 +66,7 @@ def choose_dealer(rules: Rules, players: int, rng: random.Random) -> tuple[int, 
     """Each player draws a card; the highest (points, or number with symbols as zero)
     deals. Tied players draw again. Returns the dealer and every round of draws."""
     cards = list(range(rules.size))
-    shuffle(cards, rng)
+    shuffle_as_random(cards, rng)
     st = rules.table.sides[0]
     by_points = rules.options.dealer_by == "points"
     value = st.points if by_points else tuple(max(n, 0) for n in st.number)
@@ -92,7 +90,7 @@ def shuffled_deck(rules: Rules, players: int, dealer: int, rng: random.Random) -
     if not 0 <= dealer < players:
         raise RuleViolation(f"dealer {dealer} is not one of the {players} players")
     cards = list(rules.table.ids)
-    shuffle(cards, rng)
+    shuffle_as_random(cards, rng)
     return cards
 
 
@@ -169,39 +167,66 @@ def score_hand(options: UnoOptions, scores: list[int], winner: int | None, point
 
 # --- the rules, played: what may be done, and what it does -------------------------------------
 #
-# ``run`` is the one implementation of the rules: from the agenda's top it works out what the
-# player to move may do, asks ``choose`` (or presses the launcher), and carries the answer out,
-# step after step, until the hand is over. Every way of playing goes through it: the table's
-# trusted loop (this package's bots, unchecked), its checked loop (the same run, each answer
-# checked against the options and every step verified), and the step-at-a-time interface
-# (``legal``, ``act``, ``apply``, ``shot``: a run that stops at the next question).
-
-
-class _Stop(Exception):  # control flow: a step-at-a-time run stops here
-    """Raised by the stand-in ``choose`` or ``press`` of a step-at-a-time run when ``run``
-    asks for more than the one step: the state is exactly as the step left it."""
-
-    def __init__(self, options: Sequence[int] = ()) -> None:
-        self.options = options
-
-
-def _stop(*_: Any) -> Any:
-    raise _Stop
-
-
-def _ask(_state: UnoState, _player: int, options: Sequence[int]) -> int:
-    raise _Stop(options)
+# A hand is played one step at a time, from the agenda's top: a player's decision
+# (``legal`` says which actions it may take, ``apply`` carries one out) or a draw from the
+# launcher (``shot``: the cards one press gave). Each step ends in ``_settle``, the one check
+# of whether the hand is over or the launcher must be refilled. ``run`` plays a hand out
+# with these same steps for the table, with one hook after each step. Every way of playing
+# goes through them: the table's trusted loop (this package's bots, unchecked), its checked
+# loop (each answer checked against ``legal``, every step verified) and the game-state
+# contract (``contract.UnoGameState``), which steps the hand itself.
 
 
 def legal(state: UnoState) -> Sequence[int]:
-    """Every legal action of the player to move (empty while a draw is due). Do not mutate."""
-    if state.over or not state.agenda or state.agenda[-1][0] >= PRESS_STEPS:
+    """Every legal action of the player to move (empty while a draw is due): the one place
+    legality is decided. Do not mutate."""
+    if state.over or not state.agenda:
         return ()
-    try:
-        run(state, [_ask] * state.n, _stop, _NO_RNG)
-    except _Stop as asked:
-        return asked.options
-    raise AssertionError("run did not ask")  # pragma: no cover
+    kind, p, arg = state.agenda[-1]
+    if kind == TURN:
+        hand = state.hands[p]
+        out = playable(state, hand, hand)
+        out.append(DRAW_CARD)  # drawing is always allowed
+        return out
+    if kind == DRAWN:
+        return (arg, KEEP)
+    if kind == COLOUR:
+        return state.rules.colour_choices
+    if kind == CATCH:
+        return CATCH_CHOICES
+    if kind == CHALLENGE:
+        return CHALLENGE_CHOICES
+    if kind == TARGET:
+        return state.rules.targets[state.n][p]
+    return ()  # a draw: the launcher's
+
+
+def playable(state: UnoState, hand: Sequence[int], cards: Sequence[int]) -> list[int]:
+    """The cards of ``cards`` (in ``hand``) that may be laid on the discard pile now: the
+    turn's options, and whether a card just drawn may be played."""
+    st = state.tab
+    m = st.masks[state.colour * st.stride + state.symbol]
+    out = []
+    for c in cards:  # a plain loop: a comprehension costs a call (3.11)
+        if m[c]:
+            out.append(c)
+    if state.rules.strict and out:
+        out = [c for c in out if _strict_ok(state, hand, c)]
+    return out
+
+
+def _strict_ok(state: UnoState, hand: Sequence[int], card: int) -> bool:
+    """The strict rule (``wild_draw = "strict"``): a Wild Draw only while ``hand`` holds no
+    card of the colour in play."""
+    return (state.rules.behaviour[state.side][card] != B_WILD_DRAW
+            or not holds_colour(state, hand, state.colour, card))
+
+
+def holds_colour(state: UnoState, hand: Sequence[int], colour: int, but: int = -1) -> bool:
+    """Whether ``hand`` holds a card of ``colour`` on the side in play (``but`` aside): what
+    makes a Wild Draw strict-illegal, or guilty when challenged."""
+    col = state.tab.colour
+    return any(col[c] == colour for c in hand if c != but)
 
 
 def act(state: UnoState, action: int, rng: random.Random) -> None:
@@ -225,280 +250,165 @@ def check_action(state: UnoState, player: int, action: int, options: Sequence[in
 
 
 def apply(state: UnoState, action: int, rng: random.Random) -> None:
-    """Apply an action already known to be legal (``act`` checks it against ``legal``)."""
+    """One decision step: the player to move does ``action``, already known to be legal
+    (``act`` checks it against ``legal``)."""
     if state.over or not state.agenda or state.agenda[-1][0] >= PRESS_STEPS:
         raise RuleViolation("no decision is due")
-    answers = [action]
+    _decide(state, action, rng)
 
-    def answer(_state: UnoState, _player: int, _options: Sequence[int]) -> int:
-        if not answers:
-            raise _Stop
-        return answers.pop()
 
-    with contextlib.suppress(_Stop):
-        run(state, [answer] * state.n, _stop, rng)
+def _decide(state: UnoState, action: int, rng: random.Random) -> None:
+    """``apply``'s step, for callers that know a decision is due (``run``)."""
+    ag = state.agenda
+    kind, p, card = ag[-1]
+    if kind == TURN:
+        state.turns += 1
+        if action == DRAW_CARD:  # the draw is the next step
+            ag[-1] = player_steps(DRAW_TURN, state.n)[p]
+            card = -1
+        else:
+            card = action & CARD_MASK
+    elif kind == DRAWN:  # play the card just drawn (the step's arg), or keep it
+        if action == KEEP:
+            ag[-1] = state.turn_steps[(p + state.direction) % state.n]
+            card = -1
+    else:
+        _choice(state, kind, p, card, action)
+        card = -1
+    if card >= 0:  # lay it, and what the card does follows
+        st = state.tab
+        hand = state.hands[p]
+        hand.remove(card)
+        state.discard.append(card)
+        colour = st.colour[card]
+        if colour >= 0:
+            state.colour = colour
+        state.symbol = st.symbol[card]
+        if state.log is not None:
+            state.log.append(("play", p, card, state.side))
+        b = st.behaviour[card]
+        n = state.n
+        d = state.direction
+        exposed = len(hand) == 1 and not action & UNO  # one card left, no UNO: catch them
+        if not hand:
+            ag.pop()
+            _goes_out(state, p, b, card, (p + d) % n)
+        elif b == B_NUMBER:  # the common case first
+            ag[-1] = state.turn_steps[(p + d) % n]
+        elif b == B_SKIP:
+            ag[-1] = state.turn_steps[(p + 2 * d) % n]
+        elif b == B_REVERSE:
+            if n == 2:  # "Reverse acts as a Skip"
+                ag[-1] = state.turn_steps[p]
+            else:
+                state.direction = -d
+                ag[-1] = state.turn_steps[(p - d) % n]
+        elif b == B_SKIP_ALL:
+            ag[-1] = state.turn_steps[p]
+        elif b == B_DRAW:  # the next player draws and is skipped
+            ag[-1] = state.turn_steps[(p + 2 * d) % n]
+            ag.append((DRAW, (p + d) % n, state.rules.amount[state.side][card]))
+        else:  # a Flip, a wild, a hand card: what follows, then p's choices
+            ag.pop()
+            # (A wild leaves the colour in play as it was: the one it was laid on.)
+            _play_wild(state, p, b, card, state.colour, exposed, rng)
+            exposed = False  # (``_play_wild`` exposes them, under p's choices)
+        if exposed:
+            _expose(ag, p, n, d)
+    _settle(state, rng)
+
+
+def _choice(state: UnoState, kind: int, p: int, arg: int, action: int) -> None:
+    """A colour, a catch, a challenge or a Swap Hands target chosen."""
+    ag = state.agenda
+    record = None if state.log is None else state.log.append  # the events, for listeners
+    ag.pop()
+    if kind == COLOUR:
+        state.colour = action - CHOOSE
+        if record:
+            record(("colour", p, action - CHOOSE))
+    elif kind == CATCH:
+        if action == CATCH_THEM:
+            while ag and ag[-1][0] == CATCH and ag[-1][2] == arg:
+                ag.pop()
+            state.caught += 1
+            if state.rules.options.uno_penalty:
+                ag.append((DRAW, arg, state.rules.options.uno_penalty))
+            if record:
+                record(("caught", arg, p))
+    elif kind == CHALLENGE:
+        _challenge(state, p, action == CHALLENGE_IT)
+    else:  # TARGET: Swap Hands
+        t = action - CHOOSE
+        hands = state.hands
+        hands[p], hands[t] = hands[t], hands[p]
+        if record:
+            record(("swap", p, t))
 
 
 def shot(state: UnoState, cards: Sequence[int], rng: random.Random) -> None:
-    """The card one press gave (none: the launcher is empty and nothing can be reloaded)."""
+    """One draw step: the card one press gave (none: the launcher is empty and nothing can
+    be reloaded)."""
     if state.over or not state.agenda or state.agenda[-1][0] < PRESS_STEPS:
         raise RuleViolation("no draw was due")
-    given = [cards]
-
-    def press() -> Sequence[int]:
-        if not given:
-            raise _Stop
-        return given.pop()
-
-    with contextlib.suppress(_Stop):
-        run(state, [_stop] * state.n, press, rng)
+    _draw(state, cards, rng)
 
 
-def _strict_ok(state: UnoState, hand: Sequence[int], card: int) -> bool:
-    """The strict rule (``wild_draw = "strict"``): a Wild Draw only while ``hand`` holds no
-    card of the colour in play."""
-    return (state.rules.behaviour[state.side][card] != B_WILD_DRAW
-            or not holds_colour(state, hand, state.colour, card))
-
-
-def holds_colour(state: UnoState, hand: Sequence[int], colour: int, but: int = -1) -> bool:
-    """Whether ``hand`` holds a card of ``colour`` on the side in play (``but`` aside): what
-    makes a Wild Draw strict-illegal, or guilty when challenged."""
-    col = state.tab.colour
-    return any(col[c] == colour for c in hand if c != but)
+def _draw(state: UnoState, cards: Sequence[int], rng: random.Random) -> None:
+    """``shot``'s step, for callers that know a draw is due (``run``)."""
+    ag = state.agenda
+    kind, p, arg = ag[-1]
+    if len(cards) != 1 or not state.pile:
+        if cards or state.pile:
+            raise LauncherFault(f"{len(cards)} cards for one draw, from a "
+                                f"launcher holding {state.pile}")
+        # Nothing to draw, nor any discard to reshuffle: this draw (and the rest) lapses.
+        ag.pop()
+        if kind == DRAW_TURN:
+            ag.append(state.turn_steps[(p + state.direction) % state.n])
+    else:
+        card = cards[0]
+        state.pile -= 1
+        state.draws += 1
+        hand = state.hands[p]
+        hand.append(card)
+        if state.log is not None:
+            state.log.append(("draw", p, card))
+        if kind == DRAW_TURN:  # a card that may be laid may be played now
+            if playable(state, hand, (card,)):
+                ag[-1] = (DRAWN, p, card)
+            else:
+                ag[-1] = state.turn_steps[(p + state.direction) % state.n]
+        elif kind == DRAW:
+            if arg > 1:
+                ag[-1] = (DRAW, p, arg - 1)
+            else:
+                ag.pop()
+        elif state.tab.colour[card] == state.colour:  # DRAW_UNTIL: it came
+            if arg:
+                ag[-1] = (DRAW, p, arg)
+            else:
+                ag.pop()
+    _settle(state, rng)
 
 
 Choose = Callable[[UnoState, int, Sequence[int]], int]
 
 
 def run(state: UnoState, choose: Sequence[Choose], press: Callable[[], Sequence[int]],
-        rng: random.Random, carry: Callable[[UnoState], None] | None = None,
-        done: Callable[[UnoState], None] | None = None) -> None:
-    """Play on from the agenda's top until the hand is over (see above).
-
-    ``choose[p](state, p, options)`` answers player ``p``'s decisions with one of
-    ``options`` (a card may carry the ``UNO`` bit); ``press()`` gives the cards of one press
-    when a draw is due; ``carry(state)`` does ``state.todo`` to the launcher (None: it waits
-    there for the caller); ``done(state)``, if given, is called after every step. A turn
-    whose card only passes the turn on goes straight on to the next player's turn.
-    """
+        rng: random.Random, after: Callable[[UnoState], None]) -> None:
+    """Play on, step after step, until the hand is over (see above): ``choose[p](state, p,
+    options)`` answers player ``p``'s decisions with one of ``options`` (a card may carry
+    the ``UNO`` bit); ``press()`` gives the cards of one press when a draw is due;
+    ``after(state)`` is called after every step (it does ``state.todo`` to the launcher)."""
     ag = state.agenda
-    hands, discard = state.hands, state.discard  # changed in place only
-    rules = state.rules
-    strict = rules.strict
-    max_turns = state.max_turns
-    n = state.n
-    turn_of = state.turn_steps
-    record = None if state.log is None else state.log.append  # the events, for listeners
-    draw_turn_of = player_steps(DRAW_TURN, n)
     while not state.over:
-        kind, p, arg = ag[-1]
-        if COLOUR <= kind < PRESS_STEPS:  # a colour, a target, a challenge or a catch
-            if kind == COLOUR:
-                a = choose[p](state, p, rules.colour_choices)
-                ag.pop()
-                state.colour = a - CHOOSE
-                if record:
-                    record(("colour", p, a - CHOOSE))
-            elif kind == CATCH:
-                if choose[p](state, p, CATCH_CHOICES) == CATCH_THEM:
-                    while ag and ag[-1][0] == CATCH and ag[-1][2] == arg:
-                        ag.pop()
-                    state.caught += 1
-                    if rules.options.uno_penalty:
-                        ag.append((DRAW, arg, rules.options.uno_penalty))
-                    if record:
-                        record(("caught", arg, p))
-                else:
-                    ag.pop()
-            elif kind == CHALLENGE:
-                a = choose[p](state, p, CHALLENGE_CHOICES)
-                ag.pop()
-                _challenge(state, p, a == CHALLENGE_IT)
-            else:  # TARGET: Swap Hands
-                t = choose[p](state, p, rules.targets[n][p]) - CHOOSE
-                ag.pop()
-                hands[p], hands[t] = hands[t], hands[p]
-                if record:
-                    record(("swap", p, t))
-            if not state.pile or state.winner is not None or state.turns >= max_turns:
-                _settle(state, rng)  # (it has nothing to do otherwise: the common case)
-            if done:
-                done(state)
+        kind, p, _ = ag[-1]
+        if kind < PRESS_STEPS:
+            _decide(state, choose[p](state, p, legal(state)), rng)
         else:
-            # Turns, draws and drawn cards, one step after another on the same side's
-            # tables, until a step leaves another kind of decision, work for the launcher,
-            # the end of the hand or a turned deck (a Flip).
-            st = state.tab
-            masks, stride, behaviour = st.masks, st.stride, st.behaviour
-            colour_of, symbol_of = st.colour, st.symbol
-            # The mask of the turn being played (a draw instead of a card reads it).
-            m = masks[state.colour * stride + state.symbol]
-            while True:
-                if kind == TURN:
-                    hand = hands[p]
-                    m = masks[state.colour * stride + state.symbol]
-                    out = []
-                    for c in hand:  # a plain loop: a comprehension costs a call (3.11)
-                        if m[c]:
-                            out.append(c)
-                    if strict and out:
-                        out = [c for c in out if _strict_ok(state, hand, c)]
-                    out.append(DRAW_CARD)  # drawing is always allowed
-                    a = choose[p](state, p, out)
-                    state.turns += 1
-                    card = a & CARD_MASK
-                    if a == DRAW_CARD:  # the draw is the next step
-                        ag[-1] = draw_turn_of[p]
-                        kind = DRAW_TURN
-                        if not state.pile or state.turns >= max_turns:
-                            _settle(state, rng)
-                            kind = -1
-                        if done:
-                            done(state)
-                if kind != TURN:  # a draw, the card just drawn, or the agenda's next step
-                    if kind >= PRESS_STEPS:  # a draw: one card a press
-                        cards = press()
-                        if len(cards) != 1 or not state.pile:
-                            if cards or state.pile:
-                                raise LauncherFault(f"{len(cards)} cards for one draw, from a "
-                                                    f"launcher holding {state.pile}")
-                            # Nothing to draw, nor any discard to reshuffle: this draw (and
-                            # the rest) lapses.
-                            ag.pop()
-                            if kind == DRAW_TURN:
-                                ag.append(turn_of[(p + state.direction) % n])
-                            kind = -1
-                        else:
-                            card = cards[0]
-                            state.pile -= 1
-                            state.draws += 1
-                            hands[p].append(card)
-                            if record:
-                                record(("draw", p, card))
-                            if kind == DRAW_TURN:  # a card that may be laid may be played now
-                                if m[card] and (not strict or _strict_ok(state, hands[p], card)):
-                                    ag[-1] = (DRAWN, p, card)
-                                    kind, arg = DRAWN, card
-                                else:
-                                    p = (p + state.direction) % n
-                                    ag[-1] = turn_of[p]
-                                    kind = TURN
-                            elif kind == DRAW:
-                                if arg > 1:
-                                    arg -= 1
-                                    ag[-1] = (DRAW, p, arg)
-                                else:
-                                    ag.pop()
-                                    kind = -1
-                            elif colour_of[card] == state.colour:  # DRAW_UNTIL: it came
-                                if arg:
-                                    ag[-1] = (DRAW, p, arg)
-                                    kind = DRAW
-                                else:
-                                    ag.pop()
-                                    kind = -1
-                        if not state.pile or state.winner is not None or \
-                                state.turns >= max_turns:
-                            _settle(state, rng)
-                            kind = -1
-                        if done:
-                            done(state)
-                    if kind == DRAWN:  # play the card just drawn, or keep it
-                        hand = hands[p]
-                        a = choose[p](state, p, [arg, KEEP])
-                        if a == KEEP:
-                            p = (p + state.direction) % n
-                            ag[-1] = turn_of[p]
-                            kind = TURN
-                            if not state.pile or state.turns >= max_turns:
-                                _settle(state, rng)
-                                kind = -1
-                            if done:
-                                done(state)
-                            continue
-                        card = arg
-                    elif kind >= 0:  # a turn, or more cards to draw
-                        continue
-                    else:  # on with the agenda's next step, if it is one of this loop's
-                        if state.over or state.todo:
-                            break
-                        kind, p, arg = ag[-1]
-                        if COLOUR <= kind < PRESS_STEPS:
-                            break
-                        if kind == DRAW_TURN:  # (a turn's draw reads the turn's mask)
-                            m = masks[state.colour * stride + state.symbol]
-                        continue
-                # Lay the card.
-                hand.remove(card)
-                discard.append(card)
-                colour = colour_of[card]
-                if colour >= 0:
-                    state.colour = colour
-                state.symbol = symbol_of[card]
-                if record:
-                    record(("play", p, card, state.side))
-                b = behaviour[card]
-                d = state.direction
-                if len(hand) > 1:
-                    exposed = False
-                elif hand:
-                    exposed = not a & UNO  # one card left and no UNO called: catch them
-                else:
-                    ag.pop()
-                    _goes_out(state, p, b, card, (p + d) % n)
-                    _settle(state, rng)
-                    if done:
-                        done(state)
-                    break
-                if b == B_NUMBER:  # the common case first
-                    q = (p + d) % n
-                elif b == B_SKIP:
-                    q = (p + 2 * d) % n
-                elif b == B_REVERSE:
-                    if n == 2:  # "Reverse acts as a Skip"
-                        q = p
-                    else:
-                        state.direction = -d
-                        q = (p - d) % n
-                elif b == B_SKIP_ALL:
-                    q = p
-                elif b == B_DRAW:  # the next player draws and is skipped
-                    ag[-1] = turn_of[(p + 2 * d) % n]
-                    ag.append((DRAW, (p + d) % n, rules.amount[state.side][card]))
-                    if exposed:
-                        _expose(ag, p, n, d)
-                    if not state.pile or state.turns >= max_turns:
-                        _settle(state, rng)
-                    if done:
-                        done(state)
-                    kind = -1
-                    continue
-                else:  # a Flip, a wild, a hand card: what follows, then p's choices
-                    ag.pop()
-                    # (A wild leaves the colour in play as it was: the one it was laid on.)
-                    _play_wild(state, p, b, card, state.colour, exposed, rng)
-                    if not state.pile or state.turns >= max_turns:
-                        _settle(state, rng)
-                    if done:
-                        done(state)
-                    break  # a Flip turns the deck over: the side's tables change
-                ag[-1] = turn_of[q]  # the step taken gives way to q's turn
-                if exposed or not state.pile or state.turns >= max_turns:
-                    if exposed:
-                        _expose(ag, p, n, d)
-                    if not state.pile or state.turns >= max_turns:
-                        _settle(state, rng)
-                    kind = -1
-                else:  # all that follows is q's turn
-                    p, kind = q, TURN
-                if done:
-                    done(state)
-        if state.todo and carry is not None:
-            carry(state)
-
-
-_NO_RNG = random.Random(0)  # ``legal``'s: a run that only asks draws nothing
+            _draw(state, press(), rng)
+        after(state)
 
 
 def _play_wild(state: UnoState, p: int, b: int, card: int, in_play: int, expose: bool,
@@ -590,7 +500,7 @@ def _flip(state: UnoState) -> bool:
 def _shuffle_hands(state: UnoState, first: int, rng: random.Random) -> None:
     """Every hand together, shuffled, dealt out evenly from ``first``; the rest to the pile."""
     pool = [c for h in state.hands for c in h]
-    shuffle(pool, rng)
+    shuffle_as_random(pool, rng)
     n = state.n
     each = len(pool) // n
     hands: list[list[int]] = [[] for _ in range(n)]
@@ -659,7 +569,7 @@ def _reshuffle(state: UnoState, rng: random.Random) -> None:
         return
     pool = state.discard[:len(state.discard) - keep]
     del state.discard[:len(pool)]
-    shuffle(pool, rng)
+    shuffle_as_random(pool, rng)
     state.pile = len(pool)
     state.reloads += 1
     state.todo.append((LOAD, pool, state.side))

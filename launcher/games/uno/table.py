@@ -121,7 +121,7 @@ class UnoTable(HandsTable[HandResult]):
             # listens: their answers go in unchecked.
             run(state, [b.choose for b in bots], press, rng, self._carry)
         else:
-            run(state, [self._checked(b) for b in bots], press, rng, self._carry, self._done)
+            run(state, [self._checked(b) for b in bots], press, rng, self._done)
         return HandResult(state.winner, state.points, state.charges(), state.turns, state.draws,
                           state.flips, state.reloads, state.caught, state.challenges,
                           state.guilty, state.side)
@@ -157,6 +157,8 @@ class UnoTable(HandsTable[HandResult]):
 
     def _carry(self, state: UnoState) -> None:
         """Do to the launcher what the rules asked: load cards, cycle the lid."""
+        if not state.todo:
+            return
         launcher = self.launcher
         sides = self.rules.game.sides
         for item in state.todo:
