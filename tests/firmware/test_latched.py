@@ -303,3 +303,32 @@ def test_a_driver_input_held_high_is_found_at_start_before_the_driver_wakes(
     rig.sim.close_lid()
     rig.advance(LID_REST)
     proven_then_cleared(rig, "driver_input")
+
+
+def test_a_state_file_that_does_not_read_holds_every_class_until_each_check_passes(
+        tmp_path: Path) -> None:
+    """The state file may have held a latched fault: one that does not read (a card's
+    corruption, a torn write) used to start the unit fresh, the latch forgotten. Now every
+    latched class this unit can prove is held, each left only when its check passes again,
+    and then `clear`; a unit without nSLEEP's read-back is not asked for its proof."""
+    path = tmp_path / "state.json"
+    path.write_text('{"version": 1, "side": "mi')  # torn
+    rig = unit(path, None)
+    reset = rig.app.events("state_reset")
+    assert reset and "every latched fault class held" in reset[0][1]["reason"]
+    # The start's own checks (nSLEEP's test, the pads with the lid shut) prove theirs at once.
+    assert [d["code"] for _, d in rig.app.events("fault_proven")] == ["driver_sleep",
+                                                                       "driver_input"]
+    latched(rig, "lid_sensor")
+    assert rig.app.machine.memory.latched == ["power_contact", "lid_sensor"]
+    assert not shoots(rig)
+    refused_clear(rig, "lid_sensor")
+    lid_cycle(rig)  # fully open and shut: the contacts' read-backs and the lid switch
+    proven_then_cleared(rig, "lid_sensor")
+    rig = reboot(rig, path, None)  # written again, readable: nothing held
+    assert rig.state == m.READY and shoots(rig)
+    _running.remove(rig)
+    rig.close()  # its state written; then the card garbles it
+    path.write_text("\0" * 64)
+    rig = unit(path, None, power_contact_sense=None, rotator_contact_sense=None)
+    assert rig.app.machine.memory.latched == ["lid_sensor"]  # no read-back to prove it by
