@@ -88,6 +88,8 @@ MUTANTS: dict[str, Callable[[], Any]] = {
         lambda: mock.patch.object(Actuators, "_contact_check", _no_contact("the rotator's")),
     "nSLEEP's read-back not judged (its start test and its check at rest)":
         lambda: mock.patch.object(Actuators, "_copper", _drop("driver_sleep")),
+    "the driver inputs' pads not read back (Actuators._pads_low always True)":
+        lambda: mock.patch.object(Actuators, "_pads_low", lambda self: True),
     "the dead-man's start test without its edges with CLR held low":
         lambda: mock.patch.object(act_module, "DEADMAN_CLEARED_EDGES", 0),
     "the lid stops on the pin library's thread (Actuators.lid_left does nothing)":

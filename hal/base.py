@@ -188,6 +188,10 @@ class Board:
     power_contact: Input | None = None
     sleep_sense: Input | None = None
     rotator_contact: Input | None = None  # the rotator's full-open contact, active if closed
+    # The driver's inputs read back at the Pi's own pads (``hal.circuit.PAD_CHECKED``): by
+    # config key, True where the pin reads high, whatever it is driven to. None: the pin
+    # library cannot read an output's pad.
+    input_pads: Callable[[], dict[str, bool]] | None = field(default=None, repr=False)
     simulated: bool = False
     name: str = "board"
     # The pin library's threads that deliver the inputs' callbacks (lgpio's notification

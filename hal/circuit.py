@@ -289,6 +289,12 @@ ROLES: Mapping[str, PinRole] = MappingProxyType({r.key: r for r in PIN_ROLES})
 BOOT_LOW = tuple(r.key for r in PIN_ROLES if r.low_at_power_on)
 
 
+# The outputs whose level the firmware reads back at the Pi's own pad (an output's input
+# buffer reads the pin as it is, not as it is driven): the driver's inputs (or the rotator
+# MOSFET's gate), each driven low at rest, so one that reads high is shorted to a rail.
+PAD_CHECKED = ("motor_in1", "motor_in2", "rotator", "rotator_in2")
+
+
 def default_pins() -> Pins:
     """The pins of ``PIN_ROLES``' defaults (what launcher/default.toml must say)."""
     return Pins(**{r.key: r.default for r in PIN_ROLES})  # type: ignore[arg-type]

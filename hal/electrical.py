@@ -49,6 +49,7 @@ from hal.circuit import (
     MOSFET_VTH,
     MOTOR,
     ONESHOT,
+    PAD_CHECKED,
     PI,
     PI_OUTPUT_OHMS,
     PI_PULL_TYPICAL,
@@ -158,6 +159,9 @@ class Solution:
     b_high: bool
     q_high: bool
     undefined: frozenset[str] = field(default_factory=frozenset)
+    # The level each of ``PAD_CHECKED``'s outputs reads at the Pi's own pad (1 high, 0 low;
+    # only while the Pi runs): what it is driven to, unless something stronger holds it.
+    pads: Mapping[int, int] = field(default_factory=dict)
 
     def net(self, name: str) -> float | None:
         return self.volts.get(name)
@@ -636,6 +640,13 @@ class _Evaluation:
                     self.undefined.add(f"GPIO {bcm} ({key}) at "
                                        f"{'floating' if v is None else f'{v:.2f} V'}")
                 reads[bcm] = int(v is not None and v > (PI_VIL + PI_VIH) / 2)
+        pads: dict[int, int] = {}
+        if self.world.pi == "running":
+            for key in PAD_CHECKED:
+                bcm = getattr(self.c.pins, key)
+                if bcm is not None:
+                    v = self._v(volts, f"PI.GPIO{bcm}")
+                    pads[bcm] = int(v is not None and v > (PI_VIL + PI_VIH) / 2)
         roller = self._drive("M1", volts, strong)
         rotator = self._drive("M2", volts, strong)
         awake = bool(self.logic.get("U1"))
@@ -645,9 +656,10 @@ class _Evaluation:
             name: i for i, name in enumerate(sorted(volts))})
         values = array("d", (math.nan if volts[n] is None else volts[n] for n in index))
         reads = self.shared.setdefault(("reads", tuple(sorted(reads.items()))), reads)
+        pads = self.shared.setdefault(("pads", tuple(sorted(pads.items()))), pads)
         undefined = frozenset(self.undefined) or _NOTHING
         return Solution(Volts(index, values), reads, roller, rotator, awake,
-                        b is not None and b >= CMOS_VIH, q, undefined)
+                        b is not None and b >= CMOS_VIH, q, undefined, pads)
 
     def _drive(self, ref: str, volts: Mapping[str, float | None], strong: set[str]) -> Drive:
         if self._failed(ref) == "open":

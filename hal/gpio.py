@@ -10,6 +10,7 @@ from collections.abc import Callable
 from typing import Any
 
 from hal.base import Board, HardwareError, Pins, Unsubscribe
+from hal.circuit import PAD_CHECKED
 from hal.entry_points import deferred_entry_points
 
 # The board model and the pin-factory choice live in hal.pins (no gpiozero import there, so
@@ -517,11 +518,40 @@ def build_board(pins: Pins, factory: Factory, *, simulated: bool = False, name: 
         simulated=simulated,
         name=name or type(factory).__name__,
         pin_threads=lambda: pin_threads(factory),
+        input_pads=pad_reader(factory, {k: getattr(pins, k) for k in PAD_CHECKED
+                                        if getattr(pins, k) is not None}),
     )
     for device in made:
         if isinstance(device, GpioInput):
             device.on_error = board.callback_failed
     return board
+
+
+def pad_reader(factory: Factory, numbers: dict[str, int]
+               ) -> Callable[[], dict[str, bool]] | None:
+    """A read of these outputs' levels at the Pi's pads, by key, as the pin is, not as it is
+    driven: lgpio's and pigpio's read of a GPIO answers its level register (an output's
+    input buffer stays on), whatever the line's mode. Mock pins answer the level the
+    simulator solved for the pin (``SimPin.pad``), else the one they are driven to. None for
+    a pin library that cannot tell (the native factory)."""
+    kind = type(factory).__name__
+    read: Callable[[int], object]
+    if kind == "LGPIOFactory":
+        import lgpio
+
+        def read(n: int) -> object:
+            return lgpio.gpio_read(factory._handle, n)  # type: ignore[attr-defined]
+    elif kind == "PiGPIOFactory":
+        def read(n: int) -> object:
+            return factory._connection.read(n)  # type: ignore[attr-defined]
+    elif kind == "MockFactory":
+        def read(n: int) -> object:
+            pin = factory.pin(n)
+            pad = getattr(pin, "pad", None)
+            return pin.state if pad is None else pad
+    else:
+        return None
+    return lambda: {key: bool(read(n)) for key, n in numbers.items()}
 
 
 def pin_threads(factory: Factory) -> list[threading.Thread]:

@@ -30,7 +30,7 @@ from dataclasses import dataclass, replace
 from typing import Any, Protocol, TypeVar, overload
 
 from hal.base import NEVER, Board, Pins, Scheduler
-from hal.circuit import CMOS_VIH, ONESHOT_WIDTH, Build, circuit
+from hal.circuit import CMOS_VIH, ONESHOT_WIDTH, PAD_CHECKED, Build, circuit
 from hal.circuit_faults import Fault
 from hal.electrical import Model, Solution, World
 from hal.entry_points import deferred_entry_points
@@ -68,6 +68,9 @@ class SimPin(MockPWMPin):
     """
 
     listener: Callable[[SimPin], None] | None = None
+    # The level the pin reads at its pad as the circuit holds it (``Solution.pads``): an
+    # output shorted to a rail reads the rail, whatever it is driven to. None: as driven.
+    pad: int | None = None
 
     def clear_states(self) -> None:
         # MockPin.__init__ calls this; MockPin._change_state appends to ``self.states``.
@@ -229,6 +232,7 @@ class SimLauncher:
                 mock.keep(pin_keep)
             port = mock
         self.port: PinPort = port
+        self._pads: Mapping[int, int] | None = None  # the pads last told to the mock pins
         self.cartridge: list[Any] = []  # front (index 0) leaves first
         self.ejected: History[Any] = History(maxlen=keep)  # the newest cards that left, in order
         self.ejected_total = 0  # every card that ever left the slot
@@ -339,6 +343,13 @@ class SimLauncher:
         sol = self.model.solve(levels, self._world)
         if "U2" in self.circuit.parts:
             sol = self._oneshot(now, levels, sol)
+        if sol.pads is not self._pads:  # interned by the model: a new map is a change
+            self._pads = sol.pads
+            if isinstance(self.port, MockPins):  # a pin the model leaves out: as driven
+                for key in PAD_CHECKED:
+                    number = getattr(self.pins, key)
+                    if number is not None:
+                        self.port.pin(number).pad = sol.pads.get(number)
         self.solution = sol
         self._roller_changed(now, levels, sol)
         self._rotator_changed(now)

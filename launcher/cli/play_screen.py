@@ -42,6 +42,7 @@ FAULT_WAY_OUT = {
     "lid_sensor": "latched: fix the lid switch, lid [o] [c], then [x]",
     "power_contact": "latched: fix the power contact, lid [o] [c], then [x]",
     "driver_sleep": "latched: fix nSLEEP, [x] tests it, then [x]",
+    "driver_input": "latched: fix the driver input, lid [c], then [x]",
 }
 TURN_TEXT = {"idle": "still", "run": "turning", "hold": "braked at home", "brake": "stopping"}
 

@@ -34,6 +34,8 @@ edge, a hung loop) takes out one layer, never two:
   at start, must say what the lid says. A disagreement is reported through ``on_copper``
   (``driver_sleep``, ``power_contact``), and the same of the full-open contact in the rotator's lead
   (``pins.rotator_contact_sense``): copper that has failed is found, not merely survived.
+  The driver's inputs are read back at the Pi's own pads at rest and before the start test
+  wakes the driver (``Board.input_pads``): one held high is ``driver_input``.
 
 **No stop waits for anyone.** One thread commands (the reactor); any thread may stop.
 There is no lock: a stop (``lid_left``, ``lid_left_full``, ``expire``, ``safe``) writes its
@@ -463,6 +465,8 @@ class Actuators:
         """The start's test of nSLEEP (wake it, then let it sleep; with the dead-man, by
         its wave), then the read-backs' check. Only with ``pins.sleep_sense`` wired."""
         b = self.board
+        if not self._pads_low():  # before the test wakes the driver: it would run the roller
+            return
         if b.sleep_sense is None:
             self.copper_check_soon()
             return
@@ -480,6 +484,7 @@ class Actuators:
             return NEVER
         if self._test:
             return self._start_test(eventtime)
+        pads = self._pads_low()
         sense = b.sleep_sense
         if sense is not None and not b.motor_enable.is_active and sense.is_active:
             self._copper("driver_sleep", "nSLEEP reads high with the driver told to sleep (a "
@@ -492,8 +497,24 @@ class Actuators:
                                      "the cartridge cannot turn")]
         wired = [ok for ok in agree if ok is not None]
         if self.on_checked is not None:
-            self.on_checked(lid, ("power_contact",) if wired and all(wired) else ())
+            self.on_checked(lid, (*(("power_contact",) if wired and all(wired) else ()),
+                                  *(("driver_input",) if pads else ())))
         return NEVER
+
+    def _pads_low(self) -> bool:
+        """The driver's inputs read back at the Pi's pads, every one driven low now (both
+        channels idle): one that reads high is held there by a short (to 3.3 V, to the
+        pack), which would drive its channel whenever the driver wakes, the lid's contact
+        then the one barrier left. Reported (``driver_input``); True if none reads high (or
+        the pins cannot tell)."""
+        read = self.board.input_pads
+        high = [key for key, level in read().items() if level] if read is not None else []
+        if high:
+            self._copper("driver_input", f"{', '.join(high)} read{'s' if len(high) == 1 else ''}"
+                         " high at the Pi's pad with every driver input driven low (shorted to "
+                         "3.3 V or to the pack): its channel would run whenever the driver "
+                         "wakes")
+        return not high
 
     def _contact_check(self, contact: Input | None, should_close: bool, name: str,
                        open_lid: str, closing_lid: str, stuck: str) -> bool | None:

@@ -137,6 +137,17 @@ UNCHECKED = (
 )
 
 
+def provable(board: Board) -> list[str]:
+    """The latched fault classes whose check this board has, so that each can be proven
+    gone (``m.PROOFS``): what a unit whose state file does not read holds latched, since the
+    file may have held any of them. The lid switch's is always there."""
+    have = {"power_contact": board.power_contact is not None
+            or board.rotator_contact is not None,
+            "lid_sensor": True, "driver_sleep": board.sleep_sense is not None,
+            "driver_input": board.input_pads is not None}
+    return [code for code in m.PROOFS if have[code]]
+
+
 class Launcher:
     """The firmware running on one board."""
 
@@ -155,6 +166,9 @@ class Launcher:
                           inventory=saved.inventory, counters=dict(saved.counters))
         if saved.fault is not None:  # latched before the restart: it still is
             memory.fault, memory.latched = saved.fault.code, list(saved.fault.unproven)
+        elif self.store.problem:  # a state file that does not read may have held one
+            memory.latched = provable(board)
+            memory.fault = memory.latched[-1]
         self.machine = m.Machine(m.MachineSettings.of(settings), memory,
                                  has_beam=board.exit_beam is not None)
         self.led = LedDriver(board.led, reactor)

@@ -70,7 +70,9 @@ class StateStore:
         try:
             return parse(json.loads(self.path.read_text(encoding="utf-8")))
         except (OSError, ValueError, KeyError, TypeError, RecursionError) as exc:
-            self.problem = f"state file {self.path} is unreadable ({exc}); starting from defaults"
+            self.problem = (f"state file {self.path} is unreadable ({exc}); starting from "
+                            "defaults, every latched fault class held until its check passes "
+                            "again (the file may have held one)")
             log.warning("%s", self.problem)
             return Saved()
 

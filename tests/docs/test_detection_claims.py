@@ -47,7 +47,7 @@ def test_every_fault_code_the_hardware_docs_name_is_one_the_campaigns_report():
 
 def test_every_copper_fault_the_firmware_raises_is_reported_by_the_campaign():
     messages = copper_messages()
-    assert set(messages) == {"driver_sleep", "power_contact"}
+    assert set(messages) == {"driver_sleep", "power_contact", "driver_input"}
     for code in messages:
         assert code in REPORTED and code in m.PROOFS  # reported, and latched
 

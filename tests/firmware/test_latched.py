@@ -272,3 +272,63 @@ def test_an_ordinary_fault_still_leaves_by_a_lid_cycle_and_is_not_kept(tmp_path:
     rig.sim.clear_jam()
     lid_cycle(rig, full=False)
     assert rig.state == m.READY
+
+
+@pytest.mark.parametrize("net, rail, changes", [
+    ("motor_in1", "3V3", {}), ("motor_in2", "VM", {}),
+    ("rotator", "3V3", {"rotator_in2": 9}), ("rotator_in2", "VM", {"rotator_in2": 9})])
+def test_a_driver_input_held_high_is_found_at_start_before_the_driver_wakes(
+        tmp_path: Path, net: str, rail: str, changes: dict[str, Any]) -> None:
+    """A driver input shorted high (no read-back sees it with the driver asleep) would run
+    its channel whenever the driver wakes: on the shared driver, during every flip (the
+    roller) or shot (the rotator), with the lid's contact the one barrier left. Its pad reads
+    high while the Pi drives it low: found at start, before nSLEEP's start test wakes the
+    driver (the roller never turns), latched; repaired, the lid shut proves it gone."""
+    path = tmp_path / "state.json"
+
+    def broken(sim: Any) -> None:
+        sim.inject(NetShort(net, rail))
+
+    rig = unit(path, broken, **changes)
+    assert rig.app.machine.memory.fault == "driver_input"
+    # The start test never woke the driver, and the roller never turned.
+    assert not any(s.enabled or s.drive for s in rig.sim.motor_history), rig.sim.motor_history
+    reason = [d for k, d in rig.app.events("readback") if d["code"] == "driver_input"][-1]
+    assert reason["reason"].startswith(f"{net} reads high at the Pi's pad")
+    rig = held_through_everything(rig, path, broken, "driver_input", **changes)
+    rig.sim.repair()
+    rig.sim.open_lid(full=False)
+    rig.advance(LID_REST)
+    latched(rig, "driver_input")  # repaired, the lid not shut: not proven yet
+    rig.sim.close_lid()
+    rig.advance(LID_REST)
+    proven_then_cleared(rig, "driver_input")
+
+
+def test_a_state_file_that_does_not_read_holds_every_class_until_each_check_passes(
+        tmp_path: Path) -> None:
+    """The state file may have held a latched fault: one that does not read (a card's
+    corruption, a torn write) used to start the unit fresh, the latch forgotten. Now every
+    latched class this unit can prove is held, each left only when its check passes again,
+    and then `clear`; a unit without nSLEEP's read-back is not asked for its proof."""
+    path = tmp_path / "state.json"
+    path.write_text('{"version": 1, "side": "mi')  # torn
+    rig = unit(path, None)
+    reset = rig.app.events("state_reset")
+    assert reset and "every latched fault class held" in reset[0][1]["reason"]
+    # The start's own checks (nSLEEP's test, the pads with the lid shut) prove theirs at once.
+    assert [d["code"] for _, d in rig.app.events("fault_proven")] == ["driver_sleep",
+                                                                       "driver_input"]
+    latched(rig, "lid_sensor")
+    assert rig.app.machine.memory.latched == ["power_contact", "lid_sensor"]
+    assert not shoots(rig)
+    refused_clear(rig, "lid_sensor")
+    lid_cycle(rig)  # fully open and shut: the contacts' read-backs and the lid switch
+    proven_then_cleared(rig, "lid_sensor")
+    rig = reboot(rig, path, None)  # written again, readable: nothing held
+    assert rig.state == m.READY and shoots(rig)
+    _running.remove(rig)
+    rig.close()  # its state written; then the card garbles it
+    path.write_text("\0" * 64)
+    rig = unit(path, None, power_contact_sense=None, rotator_contact_sense=None)
+    assert rig.app.machine.memory.latched == ["lid_sensor"]  # no read-back to prove it by

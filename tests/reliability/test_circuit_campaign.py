@@ -36,7 +36,11 @@ def quiet() -> Iterator[None]:
 
 def test_the_fast_campaign_holds_and_reports_each_lost_layer(campaign):
     r = campaign.campaign("fast")
-    assert r["failures"] == [] and r["held"] == r["faults"]
+    assert r["failures"] == [] and r["held"] + len(r["one_barrier"]) == r["faults"]
+    # Every row that leaves one barrier unreported says why, and the others hold.
+    for x in r["rows"]:
+        if x["one_barrier"] and not x["reported_in_cycle"] and not campaign.apart(x["verdict"]):
+            assert x["one_barrier_why"] and x["verdict"] == campaign.ONE_BARRIER_VERDICT, x
     assert r["roller_worst_ms"] <= 100 and r["turn_worst_ms"] <= 100
     assert r["layers_lost"] >= 10  # the contacts' and nSLEEP's faults are among them
     lost = [x for x in r["rows"] if x["lost"] and x["verdict"] == "held"]
@@ -51,7 +55,8 @@ def test_the_kept_results_are_the_full_run_of_the_circuit_as_it_is(campaign):
     part added to hal/circuit.py without running the campaign again fails here."""
     r = json.loads(RESULTS.read_text(encoding="utf-8"))
     assert r["tier"] == "full" and r["command"] == campaign.COMMAND
-    assert r["failures"] == [] and r["held"] == r["faults"] == len(r["rows"])
+    assert r["failures"] == [] and r["faults"] == len(r["rows"])
+    assert r["held"] + len(r["one_barrier"]) == r["faults"]
     for wiring in campaign.WIRINGS:
         s = campaign.settings_for(wiring)
         c = circuit(s.pins, sim_build(s))
@@ -81,15 +86,27 @@ def test_the_rows_the_review_found_missing_say_what_they_must():
         assert "the driver's sleep" in sleep["lost"] and "driver_sleep" in sleep["reported"]
         [lever] = [x for (w, f), x in rows.items()
                    if w == wiring and f.startswith("common cause (lid_lever_held)")]
-        assert lever["verdict"] == "by construction"
+        assert lever["verdict"].startswith("by construction: ") and "apart" in lever["verdict"]
     # The dead-man's one-shot, each failure: Q stuck high is reported at start.
     q = [x for (w, f), x in rows.items() if w == shared and f.endswith("q stuck high")]
     assert q and all("driver_sleep" in x["reported"] for x in q)
-    # IN1 stuck high through a flip on the shared driver: the power contact holds it.
-    in1 = rows[(shared, "motor_in1 shorted to 3V3")]
-    assert in1["roller_ms"] == 0 and in1["verdict"] == "held"
-    # The supplies.
+    # IN1 stuck high through a flip on the shared driver: the power contact holds it, alone,
+    # so its pad's read-back must find it first: at power-on.
+    for wiring in (shared, own):
+        for net in ("motor_in1", "motor_in2", "rotator"):
+            x = rows[(wiring, f"{net} shorted to 3V3")]
+            assert x["roller_ms"] == x["turn_ms"] == 0 and x["verdict"] == "held", x
+            assert x["reported"] == ["driver_input"] and x["reported_in_cycle"], x
+    assert rows[(shared, "motor_in1 shorted to 3V3")]["one_barrier"] == [
+        "the roller during a flip: its power contact alone"]
+    assert rows[(own, "motor_in1 shorted to 3V3")]["one_barrier"] == []  # its driver sleeps
+    # The supplies; the motor pack's brown-out, and its recovery with the lid open (the
+    # driver leaving its lockout drives nothing: the firmware stopped on the lid's edge).
     assert sum(1 for (w, f) in rows if f.startswith("the Pi's")) == 4  # two, each wiring
+    back = [x for (w, f), x in rows.items() if f.startswith("the motor pack sags")
+            and "comes back" in f]
+    assert len(back) == 2 and all(x["verdict"] == "held" and x["roller_ms"] == 0
+                                  and x["turn_ms"] == 0 for x in back), back
 
 
 def test_the_campaign_fails_a_firmware_that_does_not_read_the_rotators_contact(
@@ -223,3 +240,38 @@ def test_the_faults_the_review_added(campaign):
     r = campaign.run(wiring, ignored)
     assert "the driver's sleep" in r["lost"] and r["reported"] == []
     assert campaign.verdict(ignored, r) == "held" and "not practicable" in r["unseen"]
+
+
+def test_a_fault_that_leaves_one_barrier_unreported_fails_unless_its_row_says_why(
+        campaign, monkeypatch):
+    """The judge of the single-barrier stretch: IN1 held high on the shared driver leaves the
+    roller's power contact alone during a flip (the driver awake, the lid open). Its pad's
+    read-back reports it at power-on, and the row holds; with that check off, the row fails
+    for the barrier left (and not only for the late report: with the expected reports
+    emptied it still fails, and holds only with the judge off too). The MOSFET's shorted
+    rotator switch, which no check sees, is counted apart only while its row says why."""
+    wiring, own = list(campaign.WIRINGS)
+    fault = NetShort("motor_in1", "3V3")
+    s = campaign.settings_for(wiring)
+    good = campaign.barriers(s.pins, sim_build(s), None)
+    assert good["the roller during a flip"] == [campaign.INPUTS, campaign.CONTACT]
+    assert len(good["the roller at rest, the lid open"]) == 3
+    r = campaign.run(wiring, fault)
+    assert r["one_barrier"] == ["the roller during a flip: its power contact alone"]
+    assert r["reported_in_cycle"] and campaign.verdict(fault, r) == "held"
+    left = ("left the roller during a flip: its power contact alone, unreported in the first "
+            "lid cycle")
+    monkeypatch.setattr(Actuators, "_pads_low", lambda self: True)  # the pads not read
+    monkeypatch.setattr(campaign, "expected", lambda pins, build, f: {})
+    r = campaign.run(wiring, fault)
+    assert r["reported"] == [] and campaign.verdict(fault, r) == left
+    assert not campaign.passed(campaign.verdict(fault, r))
+    monkeypatch.setattr(campaign, "one_barrier", lambda pins, build, f: [])  # the judge off
+    assert campaign.verdict(fault, campaign.run(wiring, fault)) == "held"
+    monkeypatch.undo()
+    q1 = PartFailure("Q1", "shorted")
+    r = campaign.run(own, q1)
+    assert r["reported"] == [] and r["one_barrier"] and r["one_barrier_why"]
+    assert campaign.verdict(q1, r) == campaign.ONE_BARRIER_VERDICT
+    monkeypatch.delitem(campaign.ONE_BARRIER, q1)
+    assert campaign.verdict(q1, r).startswith("left the rotator at rest")

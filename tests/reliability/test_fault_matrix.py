@@ -10,6 +10,7 @@ bad-file rows in `tests/core/test_config_inputs.py` and `tests/core/test_store.p
 from __future__ import annotations
 
 import errno
+import json
 import logging
 import subprocess
 import sys
@@ -211,8 +212,14 @@ def test_a_corrupt_state_file_is_reported_and_replaced(tmp_path):
     assert "# event state_reset" not in w.lines  # reported at start, before the console
     reset = w.rig.app.events("state_reset")
     assert reset and "unreadable" in reset[0][1]["reason"]
-    assert w.rig.state == m.READY
+    # The file may have held a latched fault: every class this unit can prove is held until
+    # its check passes again (the start's own checks prove theirs at once: nSLEEP's test, the
+    # pads), and nothing shoots meanwhile (a safe refusal, not a fresh start).
+    mem = w.rig.app.machine.memory
+    held = ["power_contact", "lid_sensor"]
+    assert w.rig.state == m.LATCHED and mem.latched == held, mem.latched
     w.rig.advance(1)
     assert w.rig.app.store.flush(10)
-    assert path.read_text().startswith("{")  # replaced by a good file
+    assert path.read_text().startswith("{")  # replaced by a good file, the latch in it
+    assert json.loads(path.read_text())["fault"]["unproven"] == held
     w.close()

@@ -43,6 +43,7 @@ FAULT_BLINKS = {
     "lid_sensor": 9,  # the lid switch's two contacts agree, or closed and fully open at once
     "power_contact": 10,  # a power contact (the lid's, the rotator's) reads against the lid
     "driver_sleep": 11,  # nSLEEP reads against what the driver was told (a short, the one-shot)
+    "driver_input": 12,  # a driver input reads high at the Pi's pad while driven low (a short)
 }
 FAULT_OF_BLINKS = {n: code for code, n in FAULT_BLINKS.items()}
 
@@ -58,6 +59,8 @@ PROOFS: dict[str, tuple[str, ...]] = {
     # nSLEEP's start test passing again (with the dead-man, its wave): at a restart, or run
     # again by a `clear` that was refused.
     "driver_sleep": ("start_test",),
+    # Every driver input's pad reading low again, at rest with the lid shut.
+    "driver_input": ("closed",),
 }
 # What to do for each, in the words `clear` answers when it is refused (``clear_refusal``).
 PROOF_HINTS = {
@@ -67,6 +70,8 @@ PROOF_HINTS = {
                   "contacts must read apart both ways",
     "driver_sleep": "repair nSLEEP's wiring; its start test runs again now (and at each start) "
                     "and must pass",
+    "driver_input": "repair the driver input's wiring (a short to 3.3 V or to the pack), then "
+                    "close the lid: every input must read low at rest",
 }
 
 
