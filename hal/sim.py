@@ -9,12 +9,15 @@ after its motor stops, and its Hall switches can report late (``Physics``, ``HAL
 Test verbs in the manner of gpiozero's mock pins: ``press()``, ``open_lid()``,
 ``close_lid()``, ``load(cards)``, ``jam()``, ``stall_rotator()``, ``stall_roller()``,
 ``hold_in_slot()``, ``stick(sensor, level)``, ``inject(fault)``, ``set_supply()``,
-``set_pi()``; histories: ``motor_history``, ``ejected`` (with ``ejected_total``).
+``set_pi()``; histories: ``motor_history``, ``ejected`` (with ``ejected_total``), ``tray``
+(with ``in_tray``).
 
 Every history is bounded, so that a simulated day costs no more memory than a simulated
 minute: the simulator keeps the newest ``keep`` motor samples and ejected cards (counting
 all of them in ``ejected_total``), and each mock pin keeps its newest ``PIN_HISTORY``
-state changes (gpiozero's ``MockPin`` keeps every one in a list).
+state changes (gpiozero's ``MockPin`` keeps every one in a list). The tray keeps every card
+until ``take()`` picks them up, or with ``tray_keep`` the newest (for a service, whose tray
+nobody empties; ``in_tray`` counts them all).
 
 The physics reaches its pins through a small ``PinPort``: ``MockPins`` (gpiozero's
 MockFactory, the board built on it in this process; the default) or, in the kernel tier,
@@ -217,7 +220,8 @@ class SimLauncher:
 
     def __init__(self, reactor: Scheduler, pins: Pins, physics: Physics | None = None,
                  side: str = "mild", keep: int = HISTORY, port: PinPort | None = None,
-                 build: Build | None = None, pin_keep: int | None = None) -> None:
+                 build: Build | None = None, pin_keep: int | None = None,
+                 tray_keep: int | None = None) -> None:
         self.reactor = reactor
         self.pins = pins
         self.physics = physics or Physics()
@@ -236,7 +240,8 @@ class SimLauncher:
         self.cartridge: list[Any] = []  # front (index 0) leaves first
         self.ejected: History[Any] = History(maxlen=keep)  # the newest cards that left, in order
         self.ejected_total = 0  # every card that ever left the slot
-        self.tray: list[Any] = []  # ejected cards nobody has taken yet
+        self.tray: History[Any] = History(maxlen=tray_keep)  # ejected, not taken yet
+        self.in_tray = 0  # the cards lying there, kept or not
         self.motor_history: History[MotorSample] = History(maxlen=keep)
         self.jammed = False
         self.rotator_stalled = False
@@ -447,7 +452,9 @@ class SimLauncher:
 
     def take(self) -> list[Any]:
         """Pick up the cards lying in front of the launcher."""
-        cards, self.tray = self.tray, []
+        cards = list(self.tray)
+        self.tray.clear()
+        self.in_tray = 0
         return cards
 
     def jam(self) -> None:
@@ -553,6 +560,7 @@ class SimLauncher:
         self.ejected.append(card)
         self.ejected_total += 1
         self.tray.append(card)
+        self.in_tray += 1
         self._set(beam_blocked=self._beam_blocked())
 
     # -- the cartridge: it turns in steps; the sensors follow the angle --

@@ -29,7 +29,7 @@ class Cartridge(Protocol):
     lying in front of it (launcher.firmware.sim_commands has the rest of it)."""
 
     cartridge: list[Any]
-    tray: list[Any]
+    in_tray: int
 
 
 def register_app_commands(reg: Registry, app: Launcher, sim: Cartridge | None,
@@ -71,7 +71,7 @@ def register_app_commands(reg: Registry, app: Launcher, sim: Cartridge | None,
         }
         if sim is not None:
             out["cartridge"] = len(sim.cartridge)
-            out["tray"] = len(sim.tray)
+            out["tray"] = sim.in_tray
         return out
 
     def stats(a: Args) -> dict[str, Any]:
