@@ -6,6 +6,7 @@ threads only post to it. Waits are blocking reads on queues with timeouts, never
 
 from __future__ import annotations
 
+import argparse
 import contextlib
 import fcntl
 import io
@@ -17,8 +18,8 @@ import struct
 import termios
 import threading
 import tty
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Callable, Iterator
+from typing import Any, NamedTuple
 
 import serial
 
@@ -377,11 +378,43 @@ class ReactorThread:
         self.thread.join(WAIT)
 
 
-def firmware_on_master(rig: SimRig) -> tuple[SerialTransport, MasterPort, int, queue.Queue[str]]:
+class OnMaster(NamedTuple):
+    """A rig whose console's port is the master end of a pty; a client opens the slave."""
+
+    rig: SimRig
+    transport: SerialTransport
+    master: MasterPort
+    slave: int
+    wake: queue.Queue[str]
+
+    @property
+    def path(self) -> str:
+        return os.ttyname(self.slave)
+
+    def reactor_thread(self) -> ReactorThread:
+        return ReactorThread(self.rig, self.transport, self.wake)
+
+
+@contextlib.contextmanager
+def firmware_on_master() -> Iterator[OnMaster]:
+    """The firmware on a pty's master end, stopped and closed however the test ends."""
+    rig = SimRig()
     wake = wakeful(rig)
     master, slave = os.openpty()
     tty.setraw(slave)
-    console = Console(rig.app, sim=rig.sim)
     port = MasterPort(master)
-    t = SerialTransport(console, rig.reactor, "pty-master", opener=lambda: port)
-    return t, port, slave, wake
+    t = SerialTransport(Console(rig.app, sim=rig.sim), rig.reactor, "pty-master",
+                        opener=lambda: port)
+    try:
+        yield OnMaster(rig, t, port, slave, wake)
+    finally:
+        t.stop()
+        os.close(slave)
+        rig.close()
+
+
+def console_command(*argv: str) -> argparse.Namespace:
+    """``launcher console ARGV...``, parsed as the command line parses it."""
+    parser = argparse.ArgumentParser(prog="launcher")
+    console_cli.register(parser.add_subparsers())
+    return parser.parse_args(["console", *argv])

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import argparse
 import io
 import os
 import tty
@@ -11,13 +10,12 @@ import pytest
 import serial
 from consoles import (
     WAIT,
-    ReactorThread,
+    console_command,
     firmware_on_master,
 )
 
 from launcher.cli import console_client as console_cli
 from launcher.firmware.channels import PtyChannel
-from launcher.sim.rig import SimRig
 
 # --- the client ---------------------------------------------------------------------------
 
@@ -96,66 +94,52 @@ def test_output_after_a_pty_client_left_never_reaches_the_next_one() -> None:
 
 
 def test_client_waits_for_the_banner_then_talks(capsys: pytest.CaptureFixture[str]) -> None:
-    rig = SimRig()
-    t, _, slave, wake = firmware_on_master(rig)
-    # The client has its port open before the firmware greets.
-    port = serial.serial_for_url(os.ttyname(slave), baudrate=115200, timeout=0.2)
-    client = console_cli.Client(port)
-    client.start()
-    out = io.StringIO()
-    try:
-        with ReactorThread(rig, t, wake):
-            rig.reactor.post(t.start)
-            assert client.connect(5) == t.console.banner()
-            assert out.getvalue() == ""  # the handshake is not the script's output
-            status = client.batch(io.StringIO("load 3\nstatus\n\nbogus\n"), out)
-        lines = out.getvalue().splitlines()
-        assert status == 1
-        assert "# event loaded cards=3" in lines and "ok inventory=3" in lines
-        assert lines[-1] == "error unknown no command 'bogus'; `help` lists them"
-    finally:
-        client.close()
-        t.stop()
-        os.close(slave)
-        rig.close()
+    with firmware_on_master() as unit:
+        # The client has its port open before the firmware greets.
+        port = serial.serial_for_url(unit.path, baudrate=115200, timeout=0.2)
+        client = console_cli.Client(port)
+        client.start()
+        out = io.StringIO()
+        try:
+            with unit.reactor_thread():
+                unit.rig.reactor.post(unit.transport.start)
+                assert client.connect(5) == unit.transport.console.banner()
+                assert out.getvalue() == ""  # the handshake is not the script's output
+                status = client.batch(io.StringIO("load 3\nstatus\n\nbogus\n"), out)
+        finally:
+            client.close()
+    lines = out.getvalue().splitlines()
+    assert status == 1
+    assert "# event loaded cards=3" in lines and "ok inventory=3" in lines
+    assert lines[-1] == "error unknown no command 'bogus'; `help` lists them"
 
 
 def test_launcher_console_command_asks_when_the_banner_was_missed(
         monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
     """The firmware greeted before the client opened the port (and open() flushed it)."""
-    rig = SimRig()
-    t, master, slave, wake = firmware_on_master(rig)
-    try:
-        t.start()
-        assert master.written.get(timeout=WAIT).startswith(b"# launcher ")
-        with ReactorThread(rig, t, wake):
-            parser = argparse.ArgumentParser(prog="launcher")
-            console_cli.register(parser.add_subparsers())
-            args = parser.parse_args(["console", os.ttyname(slave), "--wait", "5"])
+    with firmware_on_master() as unit:
+        unit.transport.start()
+        assert unit.master.written.get(timeout=WAIT).startswith(b"# launcher ")
+        with unit.reactor_thread():
+            args = console_command(unit.path, "--wait", "5")
             monkeypatch.setattr("sys.stdin", io.StringIO("load 8\nstatus\n"))
             code = args.func(args)
-        out = capsys.readouterr().out.splitlines()
-        assert code == 0
-        # The answer to its own `version` is not printed: the output is the script's.
-        assert out[0] == "# event loaded cards=8" and "ok inventory=8" in out
-        assert not [x for x in out if "firmware=" in x]
-        assert out[-1].startswith("ok state=ready") and "inventory=8" in out[-1]
-    finally:
-        t.stop()
-        os.close(slave)
-        rig.close()
+    out = capsys.readouterr().out.splitlines()
+    assert code == 0
+    # The answer to its own `version` is not printed: the output is the script's.
+    assert out[0] == "# event loaded cards=8" and "ok inventory=8" in out
+    assert not [x for x in out if "firmware=" in x]
+    assert out[-1].startswith("ok state=ready") and "inventory=8" in out[-1]
 
 
 def test_launcher_console_without_a_launcher(capsys: pytest.CaptureFixture[str]) -> None:
     master, slave = os.openpty()
     tty.setraw(slave)
     try:
-        parser = argparse.ArgumentParser(prog="launcher")
-        console_cli.register(parser.add_subparsers())
-        args = parser.parse_args(["console", os.ttyname(slave), "--wait", "1"])
+        args = console_command(os.ttyname(slave), "--wait", "1")
         assert args.func(args) == 2
         assert "no answer" in capsys.readouterr().err
-        args = parser.parse_args(["console", "/dev/does-not-exist"])
+        args = console_command("/dev/does-not-exist")
         assert args.func(args) == 2
         assert "cannot open /dev/does-not-exist" in capsys.readouterr().err
     finally:
@@ -164,11 +148,9 @@ def test_launcher_console_without_a_launcher(capsys: pytest.CaptureFixture[str])
 
 
 def test_console_subcommand_arguments() -> None:
-    parser = argparse.ArgumentParser(prog="launcher")
-    console_cli.register(parser.add_subparsers())
-    args = parser.parse_args(["console", "/dev/serial0"])
+    args = console_command("/dev/serial0")
     assert (args.port, args.baud, args.wait) == ("/dev/serial0", 115200, 10)
-    args = parser.parse_args(["console", "socket://pi:7000", "--baud", "9600"])
+    args = console_command("socket://pi:7000", "--baud", "9600")
     assert args.baud == 9600 and args.func is console_cli.run
 
 

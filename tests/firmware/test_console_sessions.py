@@ -3,10 +3,8 @@ serial line where `debug on` lapses and the client asks for a fresh session."""
 
 from __future__ import annotations
 
-import argparse
 import io
 import json
-import os
 import socket
 
 import pytest
@@ -15,8 +13,8 @@ from consoles import (
     WAIT,
     Fixture,
     PtyUnit,
-    ReactorThread,
     SocketPeer,
+    console_command,
     firmware_on_master,
     pump,
     wakeful,
@@ -207,27 +205,19 @@ def test_debug_lapses_after_debug_idle_s_on_a_bare_serial_line(fx: Fixture) -> N
 def test_the_client_asks_for_a_fresh_session_on_a_bare_line(
         monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
     """The last person left debug and JSON on; `launcher console` does not inherit them."""
-    rig = SimRig()
-    t, _, slave, wake = firmware_on_master(rig)
-    try:
-        t.start()
-        with ReactorThread(rig, t, wake):
-            before = serial.Serial(os.ttyname(slave), timeout=WAIT)
+    with firmware_on_master() as unit:
+        unit.transport.start()
+        with unit.reactor_thread():
+            before = serial.Serial(unit.path, timeout=WAIT)
             before.write(b"debug on\r\njson on\r\n")
             while before.read_until(b"\n") != b'{"ok":true,"data":{"json":"on"}}\r\n':
                 pass
             before.close()
-            parser = argparse.ArgumentParser(prog="launcher")
-            console_cli.register(parser.add_subparsers())
-            args = parser.parse_args(["console", os.ttyname(slave), "--wait", "5"])
+            args = console_command(unit.path, "--wait", "5")
             monkeypatch.setattr("sys.stdin", io.StringIO("status\nmotor run 100\n"))
             code = args.func(args)
-        out = capsys.readouterr().out.splitlines()
-        assert code == 1  # the motor run was refused
-        assert out[0].startswith("ok state=ready ") and out[0].endswith(" debug=off")
-        assert out[1].startswith("error debug motor run ")
-        assert not [x for x in out if "session=" in x]  # the handshake is not the output
-    finally:
-        t.stop()
-        os.close(slave)
-        rig.close()
+    out = capsys.readouterr().out.splitlines()
+    assert code == 1  # the motor run was refused
+    assert out[0].startswith("ok state=ready ") and out[0].endswith(" debug=off")
+    assert out[1].startswith("error debug motor run ")
+    assert not [x for x in out if "session=" in x]  # the handshake is not the output
