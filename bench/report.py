@@ -41,20 +41,27 @@ REASONS = {
         "Per step ours is the faster by more than the goal (the steps/s column of the peer "
         "table), but a round of ours has about twice RLCard's steps: the rules RLCard leaves "
         "out (UNO calls and catches, Wild Draw Four challenges, the choice to keep a drawn "
-        "card, the colour as a step of its own; its row lists them). The profile of a round "
-        "(`python -m bench.profile`) has no part left that would make up the rest: the deal's "
-        "shuffle is one C sort of a random key per card, and the seeded games must stay as "
-        "they are. A compiled core or a round with fewer steps would; neither is done."),
+        "card, the colour as a step of its own; its row lists them). Since the rules step one "
+        "decision or one draw at a time (legality decided once, one settle check a step), "
+        "each step costs a few more calls than the fused loop had inline (docs/games.md); "
+        "no second, faster copy of the rules is kept. A compiled core or a round with fewer "
+        "steps would make up the rest; neither is done."),
     "slow state store": (
         "The state writer is a thread of its own and the reactor never waits for it; what "
         "differs from the plain rows is within the run-to-run spread of the scheduler."),
     "lid leaving closed": ("Scheduling of the reactor thread, as for the press."),
     "idle CPU": ("Counted in clock ticks of /proc/PID/stat (10 ms each): over a short window "
-                 "one tick is a large share."),
+                 "one tick is a large share; the guard thread's beat (the wake-ups below) "
+                 "adds its own."),
     "wake-ups asleep beyond the watchdog's": (
-        "Context switches count every time a thread of the process slept; a watchdog ping "
-        "can take more than one (the reactor's timer wait and the send)."),
-    "memory growth": ("The allocator keeps pages it has used; see the per-run rows."),
+        "The actuators' guard thread wakes every GUARD_BEAT (0.5 s) whether or not anything "
+        "is driven, so that the watchdog can tell it lives (launcher/firmware/actuators.py): "
+        "asleep, with nothing to guard, that is two wake-ups a second. Not changed yet."),
+    "memory growth": (
+        "What grew between the warm-up and the end, found with tracemalloc and smaps inside "
+        "the process: the simulated tray (now the newest 200 cards) and CPython's free list "
+        "of 6-tuples (the circuit solver's cache key, now built from a list); see the "
+        "per-run rows."),
     "`launcher --help`": ("Python's own start-up and the imports listed below."),
     "`launcher run`": ("Python's start-up, gpiozero and the firmware's imports (listed below)."),
 }
