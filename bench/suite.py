@@ -28,8 +28,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from bench import report
-from bench.keep import keep, write_atomic
+from bench import pages, report
+from bench.keep import keep
 from bench.report import fmt_for
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -451,10 +451,6 @@ def print_table(r: Results) -> None:
               f"{(f.target_text + ' ' + met).strip():>22}")
 
 
-def write_markdown(r: Results, info: dict[str, Any], path: Path) -> None:
-    write_atomic(path, render(r, info))
-
-
 def render(r: Results, info: dict[str, Any]) -> str:
     """The page of a run (``info["argv"]``: its command)."""
     return report.render(r, info["argv"], info)
@@ -523,9 +519,9 @@ def main(argv: list[str] | None = None) -> int:
     print_table(results)
     data = to_json(results, info)
     keep(store, data, indent=1)
-    # The page is rendered from what the file holds, so the file alone can render it again
-    # (tests/docs checks that the page and its file agree).
-    write_markdown(*from_json(json.loads(store.read_text(encoding="utf-8"))), a.out)
+    # The page is rendered from what the file holds, by the renderer of every generated page
+    # (bench/pages.py), so the file alone renders it again (tests/docs checks they agree).
+    pages.refresh(a.out, kind=pages.performance)
     print(f"bench: wrote {a.out} and {store} ({info['seconds']:.0f} s)", file=sys.stderr)
     return 0
 

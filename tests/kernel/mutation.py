@@ -126,7 +126,7 @@ def main(argv: list[str]) -> int:
     data = {"command": COMMAND + (" --named" if named else ""), "date": date,
             "mutants": results}
     (report.KEPT / "mutants.json").write_text(json.dumps(data, indent=1) + "\n")
-    (report.REPO / "docs" / "kernel-tier.md").write_text(report.render_kept())
+    report.pages.refresh(report.PAGE)
     for r in results:
         by = ", ".join(t for t, _ in r["caught_by"])  # type: ignore[attr-defined]
         print(f"mutants: {r['name']}: " + (f"caught by {by}" if r["caught"]
