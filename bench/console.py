@@ -25,7 +25,7 @@ import tty
 from hal.sim import SimLauncher
 from launcher.core import config
 from launcher.core.reactor import NEVER, RealReactor
-from launcher.firmware.app import Launcher
+from launcher.firmware.app import build_app
 from launcher.firmware.console import Console
 from launcher.firmware.state import StateStore
 from launcher.firmware.transport import BUDGET, INBOX_LINES, TICK, SerialTransport
@@ -38,7 +38,8 @@ def run(lines: int, idle: float, limited: bool) -> dict[str, float]:
     settings = config.load()
     reactor = RealReactor()
     sim = SimLauncher(reactor, settings.pins)
-    app = Launcher(sim.board, reactor, settings, random.Random(1), CueLog(), StateStore(None))
+    app = build_app(settings, reactor, random.Random(1), sim.board, cues=CueLog(),
+                    store=StateStore(None))
     console = Console(app, sim=sim)
     master, slave = os.openpty()
     tty.setraw(slave)

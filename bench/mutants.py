@@ -25,7 +25,7 @@ from bench import circuit
 from launcher.core import config
 from launcher.firmware import actuators as act_module
 from launcher.firmware.actuators import NEVER, Actuators
-from launcher.firmware.app import Launcher
+from launcher.firmware.inputs import Inputs
 
 COMMAND = "python -m bench.faults --mutants --out docs/results/mutants.json"
 DEFAULT_PINS = "the default pins, the rotator on its own MOSFET"
@@ -60,7 +60,7 @@ def _never_lapsed(self: Actuators, what: str, thread: str, halt: Any) -> None:
         self._turn_until = NEVER
 
 
-def _without_nc(self: Launcher) -> bool:
+def _without_nc(self: Inputs) -> bool:
     b = self.board
     return b.lid_closed.is_active and b.lid_open.is_active
 
@@ -75,11 +75,11 @@ def _patched(*patches: Any) -> Iterator[None]:
 
 # Each safeguard, and how it is switched off.
 MUTANTS: dict[str, Callable[[], Any]] = {
-    "the NO/NC disagreement check (Launcher._lid_implausible always False)":
-        lambda: mock.patch.object(Launcher, "_lid_implausible", lambda self: False),
+    "the NO/NC disagreement check (Inputs.implausible always False)":
+        lambda: mock.patch.object(Inputs, "implausible", lambda self: False),
     "the NC twin ignored (the plausibility check and the roller's interlock read NO alone)":
         lambda: _patched(
-            mock.patch.object(Launcher, "_lid_implausible", _without_nc),
+            mock.patch.object(Inputs, "implausible", _without_nc),
             mock.patch.object(Actuators, "lid_closed",
                               property(lambda self: self.board.lid_closed.is_active))),
     "the lid's power contact's read-back not judged":

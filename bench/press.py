@@ -189,7 +189,7 @@ def build(reactor: Reactor, cards: int, *, slow_store: bool = False, seed: int =
     if stamps:  # the latency run's wall-clock stamps (the CPU run keeps them out of its way)
         speaker.play = stamped_play
     edge_cpu = [0]
-    edge = app._edge
+    edge = app.inputs.edge
 
     def stamped_edge(d: Any, level: bool) -> None:
         if d.name == "button" and level:
@@ -198,7 +198,7 @@ def build(reactor: Reactor, cards: int, *, slow_store: bool = False, seed: int =
             edge_cpu[0] = time.thread_time_ns()
         edge(d, level)
 
-    app._edge = stamped_edge  # type: ignore[method-assign]
+    app.inputs.edge = stamped_edge  # type: ignore[method-assign]
     numbers = {getattr(settings.pins, n): n for n in OUTPUTS
                if getattr(settings.pins, n) is not None}
     watch = PinWatch(numbers)

@@ -434,10 +434,29 @@ class Client:
             if loop is not None:
                 loop.call_soon_threadsafe(end_if_gone)
 
-        with patch_stdout(raw=True):
-            # Inside patch_stdout, a print from the printer thread lands above the prompt.
-            return self._prompt_loop(lambda: session.prompt(PROMPT, pre_run=end_if_gone),
-                                     lambda text: print(text, flush=True), gone)
+        # While the prompt runs, a print from the printer thread lands above it (the proxy's
+        # thread writes it there). The proxy is closed once the line is typed, and closing
+        # writes all it still holds: an answer, printed before the next prompt is drawn, is on
+        # the screen before it. (One proxy for the whole session wrote a late answer over a
+        # prompt just drawn, without drawing it again, on a busy machine.) The lock keeps a
+        # print from starting on a proxy that is being closed, which would lose it.
+        printing = threading.Lock()
+
+        def write(text: str) -> None:
+            with printing:
+                print(text, flush=True)
+
+        def ask() -> str:
+            with contextlib.ExitStack() as proxy:
+                with printing:
+                    proxy.enter_context(patch_stdout(raw=True))
+                try:
+                    return session.prompt(PROMPT, pre_run=end_if_gone)
+                finally:
+                    with printing:
+                        proxy.close()
+
+        return self._prompt_loop(ask, write, gone)
 
     def _interactive_readline(self, out: TextIO, history: Path) -> int:
         """The fallback without prompt_toolkit: readline history, no completion."""

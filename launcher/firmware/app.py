@@ -17,10 +17,9 @@ import random
 import traceback
 from collections import deque
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
 from typing import Any, Protocol
 
-from hal.base import Board, Input, Output, Unsubscribe
+from hal.base import Board, Output
 from launcher.core import machine as m
 from launcher.core.config import Settings
 from launcher.core.luck import DryStreak
@@ -28,6 +27,7 @@ from launcher.core.profiles import Profile
 from launcher.core.reactor import NEVER, Reactor, Timer
 from launcher.core.store import FaultRecord, Saved
 from launcher.firmware.actuators import CONTACT_SETTLE, GUARD_BEAT, GUARD_STALE, Actuators
+from launcher.firmware.inputs import Inputs
 from launcher.firmware.state import StateStore
 
 log = logging.getLogger("launcher")
@@ -41,20 +41,6 @@ class CueSink(Protocol):
     def play(self, name: str) -> None: ...
     def sleep(self) -> None: ...
     def wake(self) -> None: ...
-
-
-@dataclass(slots=True)
-class _Debounced:
-    """One input: its last reported level and the end of its lock-out window."""
-
-    name: str
-    device: Input
-    rising: m.Ev  # machine event when it becomes active
-    falling: m.Ev | None  # ... and inactive (None: not reported)
-    window: float
-    level: bool
-    locked_until: float = float("-inf")
-    recheck: Timer | None = None
 
 
 def led_pattern(state: m.State, memory: m.Memory) -> Any:
@@ -152,15 +138,15 @@ class Launcher:
     """The firmware running on one board."""
 
     def __init__(self, board: Board, reactor: Reactor, settings: Settings, rng: random.Random,
-                 cues: CueSink, store: StateStore | None = None,
-                 actuators: Actuators | None = None) -> None:
+                 cues: CueSink, store: StateStore, actuators: Actuators) -> None:
+        """The parts as ``build_app`` makes them (the one place a unit is put together)."""
         self.board = board
         self.reactor = reactor
         self.settings = settings
         self.rng = rng  # the press-your-luck draws, made here and sent inside each press
         self.cues = cues
-        self.actuators = actuators or Actuators(board, settings.motor, reactor, settings.rotator)
-        self.store = store or StateStore(None)
+        self.actuators = actuators
+        self.store = store
         saved = self.store.load()
         memory = m.Memory(side=saved.side, streak=DryStreak(saved.dry_streak),
                           inventory=saved.inventory, counters=dict(saved.counters))
@@ -177,12 +163,11 @@ class Launcher:
         self.history: deque[tuple[float, str, dict[str, Any]]] = deque(maxlen=500)
         self._timers: dict[str, Timer] = {}
         self._save_timer = reactor.register_timer(self._save, NEVER, "save")
-        self._lid_pair_timer = reactor.register_timer(self._lid_pair_due, NEVER, "lid_pair")
         self._store_hook: Callable[[BaseException], None] | None = None
         # The log lines of the dispatch under way, written once its commands are carried out.
         self._unlogged: list[tuple[str, dict[str, Any]]] | None = None
-        self._inputs = self._wire_inputs()
-        self._unsubscribe: list[Unsubscribe] = []
+        self.inputs = Inputs(board, reactor, settings.timing, self.actuators, CONTACT_SETTLE,
+                             self._input_event, self._lid_sensor)
         self.started = False
         self._failing = False  # inside internal_fault: a second failure is not caught
 
@@ -190,7 +175,7 @@ class Launcher:
 
     def start(self) -> None:
         b = self.board
-        inputs = self._read_inputs()
+        inputs = self.inputs.read()
         self.actuators.enable()
         self.actuators.on_fault = self._bug_from_any_thread
         self.actuators.on_interlock = self._interlock_from_any_thread
@@ -198,11 +183,7 @@ class Launcher:
         self.actuators.on_checked = self._checked_from_reactor
         self._store_hook = self.store.on_failure  # whatever hook the store came with
         self.store.on_failure = self._store_failed_from_any_thread
-        for d in self._inputs:
-            d.level = d.device.is_active
-            self._unsubscribe.append(d.device.subscribe(self._edge_from_any_thread(d)))
-        if b.lid_closed_nc is not None:
-            self._unsubscribe.append(b.lid_closed_nc.subscribe(self._lid_nc_from_any_thread))
+        self.inputs.start()
         self.started = True
         self.reactor.on_error = self.internal_fault
         if self.store.problem:
@@ -211,7 +192,7 @@ class Launcher:
         self._run(self.machine.start(inputs, self.reactor.monotonic()))
         self._enter()
         self._led_settled()
-        self._check_lid_pair()
+        self.inputs.check_pair()
         self.actuators.start_checks()
         for key, part, without in UNCHECKED:
             if getattr(b, part) is None:
@@ -228,13 +209,11 @@ class Launcher:
             return
         self.started = False
         self.actuators.shutdown()
-        for t in (*self._timers.values(), self._save_timer, self._lid_pair_timer,
-                  *(d.recheck for d in self._inputs if d.recheck is not None)):
+        self.inputs.cancel_timers()
+        for t in (*self._timers.values(), self._save_timer):
             self.reactor.update_timer(t, NEVER)
         self.led.set("off")
-        for unsubscribe in self._unsubscribe:
-            unsubscribe()
-        self._unsubscribe = []
+        self.inputs.detach()
         act = self.actuators
         act.on_fault = act.on_interlock = act.on_copper = act.on_checked = None
         self.store.on_failure = self._store_hook
@@ -267,38 +246,19 @@ class Launcher:
         pin and sent with it (an edge the bug lost leaves nothing stale behind)."""
         for part, error in failed or ():
             log.error("driving %s safe failed: %s", part, error)
-        self.dispatch(m.Event(m.INTERNAL, detail=detail, inputs=self._read_inputs()))
+        self.dispatch(m.Event(m.INTERNAL, detail=detail, inputs=self.inputs.read()))
 
-    # -- inputs --
+    # -- inputs (launcher/firmware/inputs.py debounces them and checks the lid's pair) --
 
-    def _wire_inputs(self) -> list[_Debounced]:
-        b, w = self.board, self.settings.timing.debounce
-        wired = [
-            _Debounced("button", b.button, m.PRESS, None, w, False),
-            _Debounced("lid_closed", b.lid_closed, m.LID_CLOSED, m.LID_LEFT_CLOSED, w, True),
-            _Debounced("lid_open", b.lid_open, m.LID_FULL, m.LID_LEFT_FULL, w, False),
-            # Optical and hall sensors do not bounce: no lock-out window.
-            _Debounced("home", b.home, m.HOME, m.HOME_LEFT, 0.0, True),
-            _Debounced("yellow_back", b.yellow_back, m.YELLOW_BACK, m.YELLOW_FRONT, 0.0, True),
-        ]
-        if b.exit_beam is not None:
-            wired.append(_Debounced("exit_beam", b.exit_beam, m.BEAM_BLOCKED, m.BEAM_CLEAR,
-                                    0.0, False))
-        return wired
+    def _input_event(self, event: m.Ev, now: float) -> None:
+        if event is m.PRESS:
+            self.press(now)
+        else:
+            self.dispatch(m.Event(event), now)
 
-    def _edge_from_any_thread(self, d: _Debounced) -> Callable[[bool], None]:
-        """The callback for one input, run on whatever thread the pin library uses: it
-        only posts. (The interlocks have acted already, on that thread: the actuators
-        subscribed to the lid pins first.)"""
-        post = self.reactor.post
-
-        def changed(level: bool) -> None:
-            post(lambda: self._edge(d, level))
-
-        return changed
-
-    def _lid_nc_from_any_thread(self, level: bool) -> None:
-        self.reactor.post(self._check_lid_pair)
+    def _lid_sensor(self, data: dict[str, str]) -> None:
+        self._note("lid_sensor", data)
+        self.dispatch(m.Event(m.LID_SENSOR))
 
     def _bug_from_any_thread(self, detail: str) -> None:
         """A bug or a lapse another thread found (the actuators made the board safe)."""
@@ -356,70 +316,6 @@ class Launcher:
             self._fault_internal("a safety layer is down: " + "; ".join(dead), failed)
         return dead
 
-    def _read_inputs(self) -> m.Inputs:
-        """Every input as its pin reads now; the debounced copies follow."""
-        b = self.board
-        for d in self._inputs:
-            d.level = d.device.is_active
-        return m.Inputs(lid_closed=b.lid_closed.is_active, lid_full=b.lid_open.is_active,
-                        beam_blocked=bool(b.exit_beam and b.exit_beam.is_active),
-                        home=b.home.is_active, yellow_back=b.yellow_back.is_active)
-
-    def _edge(self, d: _Debounced, level: bool) -> None:
-        """Leading-edge debounce: act on the first edge, then re-read once the window ends.
-
-        The lid leaving closed is never held back: the roller stopped on its first edge
-        (``_edge_from_any_thread``) and it reaches the machine at once, whatever the
-        lock-out window. Debounce delays only re-arming and the closing edge.
-        """
-        if not self.started:
-            return
-        now = self.reactor.monotonic()
-        if d.name in ("lid_closed", "lid_open"):
-            self._check_lid_pair()
-            # The lid moved: once it has come to rest, its power contact must say the same.
-            self.actuators.copper_check_soon(CONTACT_SETTLE)
-        if d.falling is m.LID_LEFT_CLOSED and not level:
-            if level != d.level:
-                self._report(d, level, now)
-            return
-        if now < d.locked_until or level == d.level:
-            return
-        self._report(d, level, now)
-
-    # -- the lid's switches: the sensing pair (pins.lid_closed_nc), closed and fully open --
-
-    def _lid_implausible(self) -> bool:
-        """The lid switches say what no lid can be: the NO and NC contacts agree, or closed
-        and fully open read at once."""
-        b = self.board
-        closed = b.lid_closed.is_active
-        return ((b.lid_closed_nc is not None and closed == b.lid_closed_nc.is_active)
-                or (closed and b.lid_open.is_active))
-
-    def _check_lid_pair(self) -> None:
-        """The lid switches must be plausible: not for longer than ``timing.lid_pair_ms`` (an
-        SPDT's change-over, NO broken before NC makes) is a fault."""
-        if not self.started:
-            return
-        if not self._lid_implausible():
-            self.reactor.update_timer(self._lid_pair_timer, NEVER)
-        elif self._lid_pair_timer.waketime == NEVER:
-            self.reactor.update_timer(self._lid_pair_timer, self.reactor.monotonic()
-                                      + self.settings.timing.lid_pair)
-
-    def _lid_pair_due(self, eventtime: float) -> float:
-        if self._lid_implausible():
-            b = self.board
-            self.actuators.lid_left()
-            data = {"no": "closed" if b.lid_closed.is_active else "open"}
-            if b.lid_closed_nc is not None:
-                data["nc"] = "closed" if b.lid_closed_nc.is_active else "open"
-            data["full"] = "closed" if b.lid_open.is_active else "open"
-            self._note("lid_sensor", data)
-            self.dispatch(m.Event(m.LID_SENSOR))
-        return NEVER
-
     # -- the copper's read-backs (the actuators read them) --
 
     def _copper_from_reactor(self, code: str, detail: str) -> None:
@@ -448,33 +344,11 @@ class Launcher:
         the sensing pair plausible, each told to the machine (it keeps what it needs)."""
         if not self.started or self.machine.state is not m.LATCHED:
             return
-        if what != "start_test" and not self._lid_implausible():
+        if what != "start_test" and not self.inputs.implausible():
             passed = (*passed, "lid_sensor")
         for code in passed:
             if code in self.machine.memory.latched:
                 self.dispatch(m.Event(m.CHECKED, detail=f"{code}:{what}"))
-
-    def _report(self, d: _Debounced, level: bool, now: float) -> None:
-        d.level = level
-        if d.window > 0:
-            d.locked_until = now + d.window
-        name = d.rising if level else d.falling
-        if name is m.PRESS:
-            self.press(now)
-        elif name is not None:
-            self.dispatch(m.Event(name), now)
-        if d.window > 0:  # the re-read, armed once the edge is handled (a press's roller first)
-            if d.recheck is None:
-                d.recheck = self.reactor.register_timer(
-                    lambda t, d=d: self._recheck(d, t), NEVER, f"debounce.{d.name}")
-            self.reactor.update_timer(d.recheck, d.locked_until)
-
-    def _recheck(self, d: _Debounced, eventtime: float) -> float:
-        level = d.device.is_active
-        if level != d.level:
-            self._report(d, level, eventtime)
-            return d.locked_until
-        return NEVER
 
     # -- the machine --
 
@@ -675,11 +549,11 @@ class Launcher:
         (the machine refuses) until its check passes again; nSLEEP's start test, which
         nothing else runs again but a restart, runs now for a latched ``driver_sleep``."""
         retest = "driver_sleep" in self.machine.memory.latched
-        self.dispatch(m.Event(m.CLEAR, inputs=self._read_inputs()))
+        self.dispatch(m.Event(m.CLEAR, inputs=self.inputs.read()))
         if retest and self.machine.state is m.LATCHED:
             self.actuators.start_checks()
             return
-        self._check_lid_pair()  # contacts that still agree fault again
+        self.inputs.check_pair()  # contacts that still agree fault again
         self.actuators.copper_check_soon()  # and copper that still disagrees
 
     def sleep(self) -> None:
@@ -699,6 +573,7 @@ class Launcher:
             raise ValueError("pin changes need a restart")
         sleep_after = settings.timing.sleep_after != self.settings.timing.sleep_after
         self.settings = settings
+        self.inputs.timing = settings.timing
         self.machine.settings = m.MachineSettings.of(settings)
         self.actuators.motor = settings.motor
         self.actuators.rotator_settings = settings.rotator
@@ -729,11 +604,20 @@ class Launcher:
 
 
 def build_app(settings: Settings, reactor: Reactor, rng: random.Random, board: Board, *,
+              cues: CueSink | None = None, store: StateStore | None = None,
               warn: Callable[[str], None] = log.warning) -> Launcher:
-    """The whole firmware on ``board``: actuators, sound, state file, machine."""
-    from launcher.firmware.sound import build_cue_player
+    """The whole firmware on ``board``: actuators, sound, state file, machine. The one place
+    a unit is put together, for the Pi, the simulator, the benchmarks and the tests alike.
 
+    ``cues``: what plays the cues (default: the sound pack of ``settings.audio`` on the
+    amplifier the actuators own); ``store``: the state file (default: the one at
+    ``settings.state_path``; ``StateStore(None)`` keeps nothing).
+    """
     actuators = Actuators(board, settings.motor, reactor, settings.rotator)
-    player = build_cue_player(settings.audio, actuators.amp, reactor, warn)
-    return Launcher(board, reactor, settings, rng, player, StateStore(settings.state_path),
-                    actuators)
+    if cues is None:
+        from launcher.firmware.sound import build_cue_player
+
+        cues = build_cue_player(settings.audio, actuators.amp, reactor, warn)
+    if store is None:
+        store = StateStore(settings.state_path)
+    return Launcher(board, reactor, settings, rng, cues, store, actuators)

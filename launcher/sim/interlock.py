@@ -28,7 +28,8 @@ from launcher.core import config
 from launcher.core import machine as m
 from launcher.core.profiles import parse_profile
 from launcher.core.reactor import RealReactor
-from launcher.firmware.app import Launcher
+from launcher.firmware.app import build_app
+from launcher.firmware.state import StateStore
 from launcher.sim.rig import CueLog
 
 MAX_STALLS = 0.5  # of a measurement's tries, made again: more, and it is too busy to measure
@@ -59,8 +60,8 @@ class Unit:
         self.reactor = RealReactor()
         self.stalls = 0  # tries made again: their run lapsed before the try began
         self.blocked_at, self.blocked_running = 0.0, False
-        self.app = Launcher(self.board, self.reactor, self.settings, random.Random(1),
-                            CueLog())
+        self.app = build_app(self.settings, self.reactor, random.Random(1), self.board,
+                             cues=CueLog(), store=StateStore(None))
         self.app.load(100_000)
         self.app.use_profile(parse_profile("deal 30"))  # every press a long shot
         self.app.start()

@@ -11,7 +11,7 @@ from hal.sim import HISTORY, History, Physics, SimLauncher
 from launcher.core import config, machine
 from launcher.core.config import Settings
 from launcher.core.reactor import ManualReactor
-from launcher.firmware.app import CueSink, Launcher
+from launcher.firmware.app import CueSink, build_app
 from launcher.firmware.state import StateStore
 
 STEP = 0.02  # seconds of reactor time per settle step
@@ -66,8 +66,8 @@ class SimRig:
         if before_start is not None:
             before_start(self.sim)
         self.cues: Any = cues if cues is not None else CueLog(keep)
-        self.app = Launcher(self.sim.board, self.reactor, self.settings, random.Random(seed),
-                            self.cues, store)
+        self.app = build_app(self.settings, self.reactor, random.Random(seed), self.sim.board,
+                             cues=self.cues, store=store or StateStore(None))
         self.faults: list[dict[str, Any]] = []  # every fault event, however long the run
         self.app.listeners.append(self._heard)
         self.app.start()

@@ -154,7 +154,8 @@ def test_power_on_between_detents_never_turns_until_the_lid_is_fully_open(lid: s
     s = settings()
     from hal.sim import SimLauncher  # the rig's own simulator, set between detents first
     from launcher.core.reactor import ManualReactor
-    from launcher.firmware.app import Launcher
+    from launcher.firmware.app import build_app
+    from launcher.firmware.state import StateStore
     from launcher.sim.rig import CueLog
 
     reactor = ManualReactor()
@@ -165,7 +166,8 @@ def test_power_on_between_detents_never_turns_until_the_lid_is_fully_open(lid: s
     if lid == "ajar":
         sim.open_lid(full=False)
     events: list[tuple[str, dict]] = []
-    app = Launcher(sim.board, reactor, s, __import__("random").Random(0), CueLog())
+    app = build_app(s, reactor, __import__("random").Random(0), sim.board, cues=CueLog(),
+                    store=StateStore(None))
     app.listeners.append(lambda kind, data: events.append((kind, data)))
     app.start()
     reactor.advance(5.0)

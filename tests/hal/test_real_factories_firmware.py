@@ -3,7 +3,7 @@
 libraries).
 
 FIRMWARE-LEVEL TESTS, kept few on purpose: they use only the Launcher's public surface
-(``Launcher(board, reactor, settings, rng, cues, store)``, ``start``, ``stop``,
+(``build_app(settings, reactor, rng, board, cues=, store=)``, ``start``, ``stop``,
 ``machine.state``, ``status``) and the board's pins, so they survive the rewrite of the
 shell around an actuator owner.
 """
@@ -20,7 +20,7 @@ from test_real_factories import Hardware, close_factory
 from hal.gpio import PWM_FREQUENCY, build_board, make_factory
 from launcher.core import config
 from launcher.core.reactor import ManualReactor
-from launcher.firmware.app import Launcher
+from launcher.firmware.app import build_app
 from launcher.firmware.state import StateStore
 from launcher.sim.rig import CueLog
 
@@ -59,8 +59,8 @@ class Unit:
             post(callback)
 
         self.reactor.post = recording_post  # type: ignore[method-assign]
-        self.app = Launcher(self.board, self.reactor, replace(always_two_cards(), pins=PINS),
-                            random.Random(3), CueLog(), StateStore(None))
+        self.app = build_app(replace(always_two_cards(), pins=PINS), self.reactor,
+                             random.Random(3), self.board, cues=CueLog(), store=StateStore(None))
 
     def world(self, pin: int, level: int, then: float = 0.06) -> None:
         """The outside world moves a pin; the library delivers the edge; time passes."""

@@ -53,7 +53,7 @@ def plant(rig: SimRig, kind: str) -> list[bool]:
 
     app = rig.app
     if kind == "posted edge":
-        app._edge = once(app._edge)  # type: ignore[method-assign]
+        app.inputs.edge = once(app.inputs.edge)  # type: ignore[method-assign]
     elif kind == "dispatch":
         app.machine.handle = once(app.machine.handle)  # type: ignore[method-assign]
     else:

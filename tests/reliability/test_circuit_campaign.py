@@ -135,14 +135,14 @@ def test_a_row_whose_check_should_see_its_fault_fails_when_the_check_is_off(
     lid can be (NO and NC both open, the lid shut), so ``lid_sensor`` is due at power-on;
     with the NO/NC check switched off the row that held no longer does (bench/mutants.py
     does the same for every safeguard)."""
-    from launcher.firmware.app import Launcher
+    from launcher.firmware.inputs import Inputs
 
     wiring = next(iter(campaign.WIRINGS))
     fault = NetOpen("lid_closed", 1)
     s = campaign.settings_for(wiring)
     assert campaign.expected(s.pins, sim_build(s), fault) == {"lid_sensor": "closed"}
     assert campaign.verdict(fault, campaign.run(wiring, fault)) == "held"
-    monkeypatch.setattr(Launcher, "_lid_implausible", lambda self: False)
+    monkeypatch.setattr(Inputs, "implausible", lambda self: False)
     assert "`lid_sensor` (its check sees it with the lid closed) unreported by power-on" in (
         campaign.verdict(fault, campaign.run(wiring, fault)))
 

@@ -18,7 +18,8 @@ from hal.sim import HALL_LAG, Physics, SimLauncher
 from launcher.core import config
 from launcher.core import machine as m
 from launcher.core.reactor import ManualReactor
-from launcher.firmware.app import Launcher
+from launcher.firmware.app import build_app
+from launcher.firmware.state import StateStore
 from launcher.sim.rig import CueLog, SimRig
 
 BRAKE_PIN = 4  # the suggested BIN2 pin (hardware/pinout.md)
@@ -125,7 +126,8 @@ def test_power_on_between_detents_homes_at_the_next_detent_not_the_one_after():
     sim.angle = 90.0  # between detents, yellow half just leaving the back
     sim.stick("home", None)  # let the sensors read the new angle
     sim.stick("yellow_back", None)
-    app = Launcher(sim.board, reactor, s, random.Random(0), CueLog())
+    app = build_app(s, reactor, random.Random(0), sim.board, cues=CueLog(),
+                    store=StateStore(None))
     homed: list[dict] = []
     app.listeners.append(lambda kind, data: homed.append(data) if kind == "homed" else None)
     app.start()
