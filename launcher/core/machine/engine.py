@@ -109,7 +109,8 @@ class Machine:
                 out = t.action(self, event, now) if t.action else []
                 self.at = self._target(t)
                 if isinstance(out, list):
-                    return out + self._enter()
+                    out += self._enter()
+                    return out
                 return self._then_enter(out)
         return []
 
