@@ -515,7 +515,7 @@ def recovered(u: Unit) -> bool:
         if rig.state == m.FAULT:
             rig.app.clear_fault()
             rig.advance(0.3)
-        if rig.app.machine.memory.turn_pending or rig.state == m.LID_OPEN:
+        if rig.app.machine.turn_owed or rig.state == m.LID_OPEN:
             rig.sim.open_lid()
             rig.settle()
             rig.advance(0.1)

@@ -116,7 +116,7 @@ def snapshot(app: Any, sim: Any, *, seed: int, last_shot: str, events: Sequence[
     st = app.status()
     return Snapshot(
         led=m.led_meaning(app.led.pattern),
-        rotator=rotator_text(app.actuators.turn, app.machine.memory.turn_pending),
+        rotator=rotator_text(app.actuators.turn, app.machine.turn_owed),
         last_cue=last_cue,
         seed=seed, side=st["side"], state=st["state"], escalation=st["escalation"],
         cards=cards_text(st["inventory"], len(sim.cartridge), sim.in_beam is not None),

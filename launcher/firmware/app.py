@@ -44,13 +44,8 @@ class CueSink(Protocol):
 
 
 def led_pattern(state: m.State, memory: m.Memory) -> Any:
-    """The LED of a state: lit when ready to shoot, blinking while busy (a turn waiting for
-    the lid included), a fault's blink code, off asleep."""
-    if state is m.FAULT or state is m.LATCHED:
-        return m.FAULT_BLINKS[memory.fault or "internal"]
-    if state is m.READY and not memory.turn_pending:
-        return "ready"
-    return "off" if state is m.ASLEEP else "busy"
+    """The LED of a state, as the machine decides it (``m.led_of``)."""
+    return m.led_of(state, memory)
 
 
 class LedDriver:

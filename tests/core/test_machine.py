@@ -101,8 +101,8 @@ def test_mash_guard_ignores_presses_too_close_together():
 def test_a_mashed_press_is_said_in_every_state_that_guards(state):
     mach = started(FixedRandom([DRY]))
     assert press(mach, 1.0)
-    mach.state = state
     mach.memory.fault = "jam" if state is m.FAULT else None
+    mach.state = state
     assert press(mach, 1.1) == [m.emit("press_ignored", reason="mashed")]
     assert mach.state is state
     assert m.emit("press_ignored", reason="mashed") not in press(mach, 1.4)
@@ -294,19 +294,19 @@ def test_power_on_between_detents_waits_for_a_full_opening_then_homes_without_a_
     # Never turn with the lid closed (or ajar): say why it waits, and refuse to shoot.
     assert mach.state == m.READY and kinds(out, m.ROTATOR) == []
     assert emits(out)["turn_waiting"]["reason"] == m.TURN_WAITING
-    assert cues.LID_OPEN in kinds(out, m.CUE) and mach.memory.turn_pending
+    assert cues.LID_OPEN in kinds(out, m.CUE) and mach.turn_owed
     out = mach.handle(Event(m.PRESS, 3), 1.0)
     assert mach.state == m.READY and kinds(out, m.MOTOR) == []
     assert emits(out)["refused"]["reason"] == m.TURN_WAITING
     mach.handle(Event(m.LID_LEFT_CLOSED), 2.0)
-    assert mach.state == m.LID_OPEN and mach.memory.turn_pending
+    assert mach.state == m.LID_OPEN and mach.turn_owed
     out = mach.handle(Event(m.LID_FULL), 2.5)
     assert mach.state == m.ROTATING and m.turn(m.Turn.AHEAD) in out
     # Off home from the start: the shell sends no home_left, and the next home is arrival
     # (before, it waited for a home_left that never came, and faulted on the timeout).
     out = mach.handle(Event(m.HOME), 3.1)
     assert "homed" in emitted(out) and mach.memory.counters.get("flips", 0) == 0
-    assert mach.state == m.LID_OPEN and not mach.memory.turn_pending
+    assert mach.state == m.LID_OPEN and not mach.turn_owed
 
 
 def test_power_on_between_detents_with_the_lid_fully_open_homes_at_once():
@@ -323,7 +323,7 @@ def test_the_lid_leaving_fully_open_pauses_a_turn_until_the_next_full_opening():
     mach.handle(Event(m.HOME_LEFT), 1.6)
     out = mach.handle(Event(m.LID_LEFT_FULL), 1.8)
     assert mach.state == m.LID_OPEN and m.turn(m.Turn.STOP) in out
-    assert "turn_paused" in emitted(out) and mach.memory.turn_pending
+    assert "turn_paused" in emitted(out) and mach.turn_owed
     assert mach.memory.expected_side == "wild"
     # Closing the lid does not forget it; a press is refused with the reason.
     mach.handle(Event(m.LID_CLOSED), 2.0)
@@ -336,7 +336,7 @@ def test_the_lid_leaving_fully_open_pauses_a_turn_until_the_next_full_opening():
     mach.handle(Event(m.YELLOW_FRONT), 4.8)
     out = mach.handle(Event(m.HOME), 5.0)
     assert emits(out)["flip"] == {"side": "wild"} and mach.memory.side == "wild"
-    assert mach.memory.counters["flips"] == 1 and not mach.memory.turn_pending
+    assert mach.memory.counters["flips"] == 1 and not mach.turn_owed
 
 
 def test_a_stopped_turn_that_coasts_onto_its_detent_has_arrived():
@@ -349,7 +349,7 @@ def test_a_stopped_turn_that_coasts_onto_its_detent_has_arrived():
     mach.handle(Event(m.YELLOW_FRONT), 2.05)  # no side fault: the turn is only waiting
     out = mach.handle(Event(m.HOME), 2.1)
     assert mach.state == m.LID_OPEN and emits(out)["flip"] == {"side": "wild"}
-    assert mach.memory.fault is None and not mach.memory.turn_pending
+    assert mach.memory.fault is None and not mach.turn_owed
 
 
 def test_the_lid_sensor_event_is_a_latched_fault_from_every_state_and_once():
@@ -549,3 +549,84 @@ def test_a_settle_timer_outside_the_brake_moves_nothing():
     assert mach.state == m.ROTATING
     mach.inputs.home = False  # turning, off the magnet
     assert mach.handle(Event(m.T_SETTLE), 1.5) == [] and mach.state == m.ROTATING
+
+
+def test_no_action_sends_the_led_and_each_state_entered_sends_its_own_once():
+    from launcher.core.machine import actions
+
+    assert not hasattr(actions, "LED")  # the LED is the state's, not a row's
+    mach = started(FixedRandom([SHOOT, 0.0]))
+    mach.handle(Event(m.LOAD, 10), 0.5)
+    out = press(mach, 1.0)
+    assert mach.state == m.SHOOTING and kinds(out, m.LED) == ["busy"]
+    assert out[-1] == Command(m.LED, "busy")  # entering the state, after the row's commands
+    assert kinds(mach.handle(Event(m.BEAM_BLOCKED), 1.1), m.LED) == []  # same state
+    out = mach.handle(Event(m.T_JAM), 1.5)
+    assert kinds(out, m.LED) == [m.FAULT_BLINKS["jam"]] and mach.led == m.FAULT_BLINKS["jam"]
+
+
+def test_a_bug_is_the_internal_fault_from_every_state_a_row_of_the_table():
+    for state in m.STATES:
+        assert [t.target for t in m.rows(state, m.INTERNAL)] == [m.FAULT]
+        mach = m.Machine(m.MachineSettings.of(config.load()))
+        mach.start(m.Inputs(), 0.0)
+        mach.state = state
+        out = mach.handle(Event(m.INTERNAL, detail="bug", inputs=m.Inputs()), 1.0)
+        assert out[0] == Command(m.MOTOR, 0.0) and emits(out)["fault"]["error"] == "bug"
+        assert mach.state == m.FAULT and mach.memory.fault == "internal"
+        assert kinds(out, m.LED) in ([m.FAULT_BLINKS["internal"]], [])
+
+
+def test_a_fault_entered_with_the_lid_open_is_left_by_closing_it():
+    """``fault_opened``, the part of ``fault`` the lid has opened in (once a flag): entered
+    with the lid open, or when it opens; a bug on top picks it again from the lid."""
+    mach = started(FixedRandom([SHOOT, 0.0]))
+    mach.handle(Event(m.LOAD, 10), 0.5)
+    press(mach, 1.0)
+    mach.handle(Event(m.T_JAM), 1.5)
+    assert mach.at is m.FAULT
+    mach.handle(Event(m.LID_CLOSED), 2.0)  # closed, never opened: still the fault
+    assert mach.at is m.FAULT and mach.memory.fault == "jam"
+    # A bug while the lid is open (its edge lost): the fault entered afresh, the lid open.
+    mach.handle(Event(m.INTERNAL, detail="bug", inputs=m.Inputs(lid_closed=False)), 2.5)
+    assert mach.at is m.FAULT_OPENED and mach.state is m.FAULT
+    assert mach.memory.fault == "internal"
+    mach.handle(Event(m.INTERNAL, detail="bug", inputs=m.Inputs()), 3.0)  # the lid shut
+    assert mach.at is m.FAULT
+    mach.handle(Event(m.LID_LEFT_CLOSED), 4.0)
+    assert mach.at is m.FAULT_OPENED
+    out = mach.handle(Event(m.LID_CLOSED), 4.5)
+    assert mach.state == m.READY and emits(out)["fault_cleared"]["by"] == "lid_closed"
+    assert kinds(out, m.LED) == ["ready"]
+
+
+def test_a_turn_is_leaving_its_detent_until_the_sensor_says_it_left():
+    """``leaving``, the part of ``rotating`` still on its detent (once a flag): a home edge
+    there is no arrival; paused there, the turn owed is one from the detent."""
+    mach = m.Machine(m.MachineSettings.of(config.load()))
+    mach.start(m.Inputs(), 0.0)
+    mach.handle(Event(m.LID_LEFT_CLOSED), 1.0)
+    mach.handle(Event(m.LID_FULL), 1.5)
+    assert mach.at is m.LEAVING and mach.state is m.ROTATING
+    assert mach.handle(Event(m.HOME), 1.55) == [] and mach.at is m.LEAVING
+    mach.handle(Event(m.LID_LEFT_FULL), 1.6)
+    assert mach.state is m.LID_OPEN and mach.memory.owed is m.Owed.ON_DETENT
+    assert mach.handle(Event(m.HOME), 1.7) == []  # still no arrival
+    mach.handle(Event(m.LID_FULL), 2.0)
+    assert mach.at is m.LEAVING and not mach.turn_owed
+    mach.handle(Event(m.HOME_LEFT), 2.1)
+    assert mach.at is m.ROTATING
+    out = mach.handle(Event(m.HOME, inputs=m.Inputs(lid_closed=False, lid_full=True,
+                                                    yellow_back=False)), 2.6)
+    assert emits(out)["flip"] == {"side": "wild"} and mach.state is m.LID_OPEN
+
+
+def test_rows_replaced_puts_the_table_back():
+    def broken(mach, e, now):
+        raise RuntimeError("bug")
+
+    row = m.Transition(m.READY, m.PROFILE, m.READY, broken)
+    table = list(m.rows(m.READY, m.PROFILE))
+    with m.rows_replaced(row):
+        assert list(m.rows(m.READY, m.PROFILE)) == [row]
+    assert list(m.rows(m.READY, m.PROFILE)) == table

@@ -30,7 +30,7 @@ def always_shoot(settings: config.Settings, cards: int = 4) -> config.Settings:
 
 
 def test_a_raising_action_mid_shot_stops_the_motor_in_the_same_turn(
-        monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture) -> None:
+        caplog: pytest.LogCaptureFixture) -> None:
     rig = SimRig(always_shoot(config.load()), seed=1)
     faults: list[str] = []
     rig.app.listeners.append(lambda kind, data: faults.append(data.get("code", ""))
@@ -39,29 +39,31 @@ def test_a_raising_action_mid_shot_stops_the_motor_in_the_same_turn(
     def broken(mach: m.Machine, e: m.Event, now: float) -> list[m.Command]:
         raise RuntimeError("injected bug in the card-in-beam action")
 
-    row = m.Transition(m.SHOOTING, m.BEAM_BLOCKED, m.SHOOTING, broken)
-    monkeypatch.setitem(m._BY_STATE_EVENT, (m.SHOOTING, m.BEAM_BLOCKED), [row])
-    rig.load([f"c{i}" for i in range(10)])
-    rig.sim.press()
-    rig.advance(0)
-    assert rig.state == m.SHOOTING and rig.sim.motor_running
-    with caplog.at_level(logging.ERROR, logger="launcher"):
-        while rig.sim.in_beam is None:
-            rig.advance(0.005)
-            assert rig.now < 1.0, "no card reached the beam"
-    entered = rig.now
-    # Within the reactor turn that delivered the edge: motor off, rotator off, fault raised.
-    assert not rig.sim.motor_running
-    assert rig.sim.motor_history[-1].time <= entered
-    assert rig.state == m.FAULT and rig.app.machine.memory.fault == "internal"
-    assert faults == ["internal"]
-    assert caplog.text.count("Traceback") == 1 and "injected bug" in caplog.text
-    # It stays in the fault: time passing and presses change nothing.
-    rig.advance(10)
-    rig.sim.press()
-    rig.advance(0.5)
-    assert rig.state == m.FAULT and not rig.sim.motor_running
-    assert rig.app.events("fault")[-1][1]["error"].startswith("the reactor, posted callback")
+    with m.rows_replaced(m.Transition(m.SHOOTING, m.BEAM_BLOCKED, m.SHOOTING, broken)):
+        rig.load([f"c{i}" for i in range(10)])
+        rig.sim.press()
+        rig.advance(0)
+        assert rig.state == m.SHOOTING and rig.sim.motor_running
+        with caplog.at_level(logging.ERROR, logger="launcher"):
+            while rig.sim.in_beam is None:
+                rig.advance(0.005)
+                assert rig.now < 1.0, "no card reached the beam"
+        entered = rig.now
+        # Within the reactor turn that delivered the edge: motor off, rotator off, fault
+        # raised.
+        assert not rig.sim.motor_running
+        assert rig.sim.motor_history[-1].time <= entered
+        assert rig.state == m.FAULT and rig.app.machine.memory.fault == "internal"
+        assert faults == ["internal"]
+        assert caplog.text.count("Traceback") == 1 and "injected bug" in caplog.text
+        # It stays in the fault: time passing and presses change nothing.
+        rig.advance(10)
+        rig.sim.press()
+        rig.advance(0.5)
+        assert rig.state == m.FAULT and not rig.sim.motor_running
+        assert rig.app.events("fault")[-1][1]["error"].startswith(
+            "the reactor, posted callback")
+    assert m.rows(m.SHOOTING, m.BEAM_BLOCKED)[0].action is not broken  # the table's again
     rig.close()
 
 

@@ -484,7 +484,7 @@ def test_an_event_lost_to_a_bug_leaves_no_stale_input_after_clear(event: str):
     if rig.state == m.FAULT:
         rig.app.clear_fault()
         rig.advance(0.3)
-    if machine.memory.turn_pending:
+    if machine.turn_owed:
         rig.sim.open_lid()
         rig.settle()
         rig.sim.close_lid()

@@ -133,8 +133,6 @@ CRASH_PROBE = textwrap.dedent('''
     def broken(mach, e, now):
         raise RuntimeError("injected bug")
 
-    m._BY_STATE_EVENT[(m.SHOOTING, m.BEAM_BLOCKED)] = [
-        m.Transition(m.SHOOTING, m.BEAM_BLOCKED, m.SHOOTING, broken)]
     real_run = runner.run_firmware
     seen = {"ran": False}
 
@@ -164,7 +162,9 @@ CRASH_PROBE = textwrap.dedent('''
 
     runner.run_firmware = probe
     from launcher.cli.main import main
-    sys.exit(main(["run", "--simulated", "--config", sys.argv[1], "--port", ""]))
+    with m.rows_replaced(m.Transition(m.SHOOTING, m.BEAM_BLOCKED, m.SHOOTING, broken)):
+        code = main(["run", "--simulated", "--config", sys.argv[1], "--port", ""])
+    sys.exit(code)
 ''')
 
 

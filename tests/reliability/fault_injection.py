@@ -105,7 +105,7 @@ def recover(rig: SimRig, way: str) -> None:
     if rig.state == m.ASLEEP:
         rig.app.wake()
         rig.advance(0.3)
-    if rig.app.machine.memory.turn_pending:  # a fault mid-turn left it between detents
+    if rig.app.machine.turn_owed:  # a fault mid-turn left it between detents
         sim.open_lid()
         rig.settle()
         rig.advance(0.1)

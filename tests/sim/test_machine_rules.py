@@ -255,7 +255,7 @@ class LauncherUnderUse(RuleBasedStateMachine):
     def ready_means_the_side_the_sensor_reads(self) -> None:
         """Unless a stopped turn waits for the lid: then the cartridge is between sides."""
         if (hasattr(self, "rig") and self.rig.state == m.READY
-                and not self.rig.app.machine.memory.turn_pending):
+                and not self.rig.app.machine.turn_owed):
             sensed = "mild" if self.rig.app.board.yellow_back.is_active else "wild"
             assert self.rig.app.machine.memory.side == sensed
 

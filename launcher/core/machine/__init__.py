@@ -2,8 +2,9 @@
 
 The whole machine is the ``TRANSITIONS`` table (``transitions``): for an event in a state,
 the first row whose guard (``guards``) holds is taken; its action (``actions``) returns the
-commands for the shell (motor, rotator, cues, timers, LED, events for the console and the
-log). The shell turns sensor edges into events, draws each press's luck (``luck_wanted``
+commands for the shell (motor, rotator, cues, timers, events for the console and the log),
+and entering the row's state sends that state's LED (``led_of``; no action sends one). The
+shell turns sensor edges into events, draws each press's luck (``luck_wanted``
 says when a press needs a draw) and sends it inside the press event, runs the commands,
 and feeds timer expiries back. Guards only read; nothing here reads a clock or a random
 source. The vocabulary (states, events, commands, faults) is ``vocabulary``; what the LED
@@ -17,16 +18,25 @@ m``; ``m.READY``, ``m.Machine``); the modules import one another, never this fac
 from __future__ import annotations
 
 from launcher.core.machine.engine import Machine
-from launcher.core.machine.led import LED_SHOWS, led_fields, led_meaning, led_shows, led_table
-from launcher.core.machine.memory import Inputs, Memory, Shot, other
+from launcher.core.machine.led import (
+    LED_SHOWS,
+    led_fields,
+    led_meaning,
+    led_of,
+    led_shows,
+    led_table,
+)
+from launcher.core.machine.memory import Inputs, Memory, Owed, Shot, other
 from launcher.core.machine.settings import MachineSettings
 from launcher.core.machine.transitions import (
-    _BY_STATE_EVENT,
+    ENTERS,
     TRANSITIONS,
     Action,
     Guard,
     Transition,
     mermaid,
+    rows,
+    rows_replaced,
 )
 from launcher.core.machine.view import MachineView
 from launcher.core.machine.vocabulary import (
@@ -46,10 +56,12 @@ from launcher.core.machine.vocabulary import (
     FAULT,
     FAULT_BLINKS,
     FAULT_OF_BLINKS,
+    FAULT_OPENED,
     HOME,
     HOME_LEFT,
     INTERNAL,
     LATCHED,
+    LEAVING,
     LED,
     LID_CLOSED,
     LID_FULL,
@@ -59,6 +71,7 @@ from launcher.core.machine.vocabulary import (
     LID_SENSOR,
     LOAD,
     MOTOR,
+    PART_OF,
     POWER,
     PRESS,
     PROFILE,
@@ -96,8 +109,10 @@ from launcher.core.machine.vocabulary import (
     Turn,
     clear_refusal,
     emit,
+    parts,
     timer,
     turn,
+    whole,
 )
 
 __all__ = [
@@ -114,13 +129,16 @@ __all__ = [
     'DEBUG_RUN_NOW',
     'DEBUG_STOP',
     'EMIT',
+    'ENTERS',
     'FAULT',
     'FAULT_BLINKS',
     'FAULT_OF_BLINKS',
+    'FAULT_OPENED',
     'HOME',
     'HOME_LEFT',
     'INTERNAL',
     'LATCHED',
+    'LEAVING',
     'LED',
     'LED_SHOWS',
     'LID_CLOSED',
@@ -131,6 +149,7 @@ __all__ = [
     'LID_SENSOR',
     'LOAD',
     'MOTOR',
+    'PART_OF',
     'POWER',
     'PRESS',
     'PROFILE',
@@ -161,7 +180,6 @@ __all__ = [
     'WAKE_NOW',
     'YELLOW_BACK',
     'YELLOW_FRONT',
-    '_BY_STATE_EVENT',
     'Action',
     'Cmd',
     'Command',
@@ -173,6 +191,7 @@ __all__ = [
     'MachineSettings',
     'MachineView',
     'Memory',
+    'Owed',
     'Shot',
     'State',
     'Transition',
@@ -181,10 +200,15 @@ __all__ = [
     'emit',
     'led_fields',
     'led_meaning',
+    'led_of',
     'led_shows',
     'led_table',
     'mermaid',
     'other',
+    'parts',
+    'rows',
+    'rows_replaced',
     'timer',
     'turn',
+    'whole',
 ]

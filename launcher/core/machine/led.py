@@ -1,11 +1,22 @@
-"""What the status LED says: each pattern's shape and meaning (the fault codes blink
-their number)."""
+"""What the status LED says: the pattern of each state (``led_of``, the one place it is
+decided), and each pattern's shape and meaning (the fault codes blink their number)."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from launcher.core.machine.vocabulary import FAULT_OF_BLINKS, PROOFS
+from launcher.core.machine.memory import Memory, Owed
+from launcher.core.machine.vocabulary import (
+    ASLEEP,
+    FAULT,
+    FAULT_BLINKS,
+    FAULT_OF_BLINKS,
+    LATCHED,
+    PROOFS,
+    READY,
+    State,
+    whole,
+)
 
 # What the status LED shows, by its pattern (the ``LED`` command's argument): the README's
 # blink-code table, the ``led`` event and the play screen's LED row all read it from here.
@@ -14,6 +25,18 @@ LED_SHOWS = {
     "busy": ("fast blink", "busy, not ready to shoot (a shot, a turn, the lid open)"),
     "off": ("off", "asleep (a press wakes it)"),
 }
+
+
+def led_of(state: State, memory: Memory) -> str | int:
+    """The LED of a state (or of a part of one): lit when ready to shoot, blinking while busy
+    (a turn owed included), a fault's blink code, off asleep. The machine sends it as it
+    enters a state whose LED differs; no action sends one."""
+    state = whole(state)
+    if state is FAULT or state is LATCHED:
+        return FAULT_BLINKS[memory.fault or "internal"]
+    if state is READY and memory.owed is Owed.NOTHING:
+        return "ready"
+    return "off" if state is ASLEEP else "busy"
 
 
 def led_fields(pattern: str | int) -> dict[str, Any]:

@@ -4,6 +4,7 @@ the memory the shell saves (side, inventory, counters, the fault)."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from enum import StrEnum
 
 from launcher.core.luck import DryStreak
 
@@ -26,6 +27,18 @@ class Shot:
     timed: bool = False
 
 
+class Owed(StrEnum):
+    """The turn the cartridge owes: the machine's second region, beside its state, since it
+    lasts through the lid moving, a sleep and a console motor run (``Machine.turn_owed``)."""
+
+    NOTHING = "nothing"
+    # A turn stopped by the lid leaving fully open before the cartridge left its detent: the
+    # next home edge is no arrival. It goes on at the next full opening.
+    ON_DETENT = "on_detent"
+    # Stopped (or found at start) between detents: the next detent it reaches is the arrival.
+    OFF_DETENT = "off_detent"
+
+
 @dataclass(slots=True)
 class Memory:
     """What the machine keeps between events; ``persisted`` part survives restarts."""
@@ -39,12 +52,10 @@ class Memory:
     expected_side: str | None = None  # where a rotation should land (None: homing)
     # A turn that must finish before the unit shoots: stopped by the lid leaving fully open,
     # or the cartridge found between detents; it goes on at the next full opening.
-    turn_pending: bool = False
+    owed: Owed = Owed.NOTHING
     rotation_armed: bool = True
-    left_home: bool = False
     creep_back: bool = True  # the next creep towards home goes backwards (else ahead)
     fault: str | None = None
-    lid_cycled: bool = False  # the lid opened since the fault
     # The latched faults not yet proven gone, in the order found (state ``latched``; kept in
     # the state file), and the steps of each one's proof its check has passed since.
     latched: list[str] = field(default_factory=list)

@@ -18,6 +18,7 @@ class MachineView(Protocol):
     settings: MachineSettings
     memory: Memory
     inputs: Inputs
-    state: State
+    state: State  # as the console says it
+    at: State  # the table's state: a part of one, where it has parts
     has_beam: bool
     profile: Profile

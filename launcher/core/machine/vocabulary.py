@@ -24,12 +24,27 @@ class State(StrEnum):
     LATCHED = "latched"
     DEBUG_RUN = "debug_run"  # the console's `motor run`: the motor on for a capped time
     DEBUG_DRAIN = "debug_drain"  # the run is over, motor off: a card still in the slot may leave
+    # Parts of a state: what a flag of it used to say, made a state the table names. The
+    # console, the log and ``Machine.state`` say the whole (``PART_OF``); the rows, the part.
+    LEAVING = "leaving"  # rotating, still on the detent it left: a home edge is no arrival
+    FAULT_OPENED = "fault_opened"  # the lid opened since the fault: closing it leaves it
 
 
 (READY, SHOOTING, LID_OPEN, ROTATING, BRAKING, ASLEEP, FAULT, LATCHED, DEBUG_RUN,
- DEBUG_DRAIN) = State
-STATES = tuple(State)
-TURNING = (ROTATING, BRAKING)  # the states of a turn of the cartridge
+ DEBUG_DRAIN, LEAVING, FAULT_OPENED) = State
+STATES = tuple(State)  # every state the table names, the parts included
+PART_OF = {LEAVING: ROTATING, FAULT_OPENED: FAULT}
+TURNING = (ROTATING, BRAKING)  # the states of a turn of the cartridge (as ``state`` says them)
+
+
+def whole(state: State) -> State:
+    """The state the console says for ``state``: its whole, for a part."""
+    return PART_OF.get(state, state)
+
+
+def parts(*states: State) -> tuple[State, ...]:
+    """``states`` with the parts of each: the rows that hold in a state hold in its parts."""
+    return tuple(s for w in states for s in (w, *(p for p, of in PART_OF.items() if of is w)))
 
 # Fault codes, with the number of LED blinks that shows each one.
 FAULT_BLINKS = {
@@ -140,17 +155,6 @@ class Event(NamedTuple):
     def __str__(self) -> str:
         return self.name if not self.value else f"{self.name} {self.value}"
 
-
-_PROBE = Event(PRESS)  # the press ``luck_wanted`` puts to the guards before a draw
-
-# The input level each sensor event sets: (the ``Inputs`` field, its new value).
-_INPUT_OF: dict[Ev, tuple[str, bool]] = {
-    LID_CLOSED: ("lid_closed", True), LID_LEFT_CLOSED: ("lid_closed", False),
-    LID_FULL: ("lid_full", True), LID_LEFT_FULL: ("lid_full", False),
-    BEAM_BLOCKED: ("beam_blocked", True), BEAM_CLEAR: ("beam_blocked", False),
-    HOME: ("home", True), HOME_LEFT: ("home", False),
-    YELLOW_BACK: ("yellow_back", True), YELLOW_FRONT: ("yellow_back", False),
-}
 
 # Timer names, by the event each one sends when it fires.
 TIMERS = {T_CARD: "card", T_JAM: "jam", T_RUN: "run", T_TIMED: "timed",
