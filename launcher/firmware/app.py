@@ -43,11 +43,6 @@ class CueSink(Protocol):
     def wake(self) -> None: ...
 
 
-def led_pattern(state: m.State, memory: m.Memory) -> Any:
-    """The LED of a state, as the machine decides it (``m.led_of``)."""
-    return m.led_of(state, memory)
-
-
 class LedDriver:
     """Status LED patterns on reactor time: solid, fast blink, off, or a blink code."""
 
@@ -383,12 +378,11 @@ class Launcher:
 
     def _enter(self) -> None:
         """What every state needs of the outputs, whichever way it was reached (leaving a
-        fault included): sound awake but asleep, and the LED's pattern for the state. The
-        driver needs nothing: it wakes for each run or turn and sleeps after it."""
-        state = self.machine.state
-        if state is not m.ASLEEP:
+        fault included): sound awake but asleep. The LED's pattern is the machine's, sent
+        with the state's entry (``m.led_of``); the driver wakes for each run or turn and
+        sleeps after it."""
+        if self.machine.state is not m.ASLEEP:
             self.cues.wake()
-        self.led.set(led_pattern(state, self.machine.memory))
 
     def _run(self, commands: Iterable[m.Command], state: dict[str, Any] | None = None) -> None:
         # The motor first, as the machine hands it over: a shot's roller must not wait for

@@ -25,7 +25,6 @@ from hypothesis.stateful import (
 from hal.sim import HALL_LAG
 from launcher.core import config
 from launcher.core import machine as m
-from launcher.firmware.app import led_pattern
 from launcher.firmware.console import Console
 from launcher.sim.rig import SimRig
 from launcher.sim.unit import console_extras
@@ -248,7 +247,8 @@ class LauncherUnderUse(RuleBasedStateMachine):
         if not hasattr(self, "rig"):
             return
         app = self.rig.app
-        assert app.led.pattern == led_pattern(app.machine.state, app.machine.memory)
+        # The LED is what the state's entry sent (the machine's led_of, with its part).
+        assert app.led.pattern == m.led_of(app.machine.at, app.machine.memory)
         assert self.rig.cues.asleep == (app.machine.state == m.ASLEEP)
 
     @invariant()
