@@ -31,10 +31,10 @@ edge, a hung loop) takes out one layer, never two:
 
 **No stop waits for anyone.** One thread commands (the reactor); any thread may stop.
 There is no lock: a stop (``lid_left``, ``lid_left_full``, ``expire``, ``safe``) writes its
-pins first, unconditionally and whatever the state says, then records the state (every
-channel at once: ``_all_safe``, the one go-safe sequence). It marks
-the channel first (a new epoch), and every command on the reactor looks at the epoch after
-its own pin writes: a command that raced a stop undoes itself. A stop on the pin or guard
+pins first, unconditionally and whatever the state says, then records the state; a stop of
+every channel at once is the one go-safe sequence, ``_all_safe``. It marks the channel
+first (a new epoch), and every command on the reactor looks at the epoch after its own pin
+writes: a command that raced a stop undoes itself. A stop on the pin or guard
 thread never raises: a failure drives the board safe and is reported (``on_fault``) as a
 bug, whichever thread it happened on.
 
