@@ -49,6 +49,7 @@ from typing import Any
 
 from bench.keep import RESULTS as KEPT
 from bench.keep import keep
+from hal import internals
 from hal.audio import RecordingSpeaker
 from launcher.core import config
 from launcher.core import machine as m
@@ -125,8 +126,9 @@ class Taps:
         motor._in2_write = self._tap("motor_in2", "write", motor._in2_write)
         rotator = board.rotator
         for pin, device in (("rotator", rotator._in1), ("rotator_in2", rotator._in2)):
-            if device is not None:  # gpiozero devices write through their pin's _set_state
-                device.pin._set_state = self._tap(pin, "write", device.pin._set_state)
+            if device is not None:  # gpiozero devices: their pin's own write hook
+                internals.wrap_pin_write(device.pin, lambda write, pin=pin: self._tap(
+                    pin, "write", write))
         for part, name in INPUTS.items():
             device = getattr(board, part)
             if device is not None:

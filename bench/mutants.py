@@ -23,8 +23,9 @@ from unittest import mock
 
 from bench import circuit
 from launcher.core import config
-from launcher.firmware import actuators as act_module
+from launcher.firmware import copper as copper_module
 from launcher.firmware.actuators import NEVER, Actuators
+from launcher.firmware.copper import Copper
 from launcher.firmware.inputs import Inputs
 
 COMMAND = "python -m bench.faults --mutants --out docs/results/mutants.json"
@@ -32,20 +33,20 @@ DEFAULT_PINS = "the default pins, the rotator on its own MOSFET"
 
 
 def _no_contact(which: str) -> Any:
-    """``Actuators._contact_check`` with one contact's read-back never judged."""
-    real = Actuators._contact_check
+    """``Copper.contact_check`` with one contact's read-back never judged."""
+    real = Copper.contact_check
 
-    def check(self: Actuators, contact: Any, should_close: bool, name: str, *rest: Any) -> Any:
+    def check(self: Copper, contact: Any, should_close: bool, name: str, *rest: Any) -> Any:
         return None if name.startswith(which) else real(self, contact, should_close, name,
                                                         *rest)
     return check
 
 
 def _drop(code: str) -> Any:
-    """``Actuators._copper`` that says nothing of ``code``."""
-    real = Actuators._copper
+    """``Copper.report`` that says nothing of ``code``."""
+    real = Copper.report
 
-    def copper(self: Actuators, got: str, detail: str) -> None:
+    def copper(self: Copper, got: str, detail: str) -> None:
         if got != code:
             real(self, got, detail)
     return copper
@@ -83,15 +84,15 @@ MUTANTS: dict[str, Callable[[], Any]] = {
             mock.patch.object(Actuators, "lid_closed",
                               property(lambda self: self.board.lid_closed.is_active))),
     "the lid's power contact's read-back not judged":
-        lambda: mock.patch.object(Actuators, "_contact_check", _no_contact("the lid's")),
+        lambda: mock.patch.object(Copper, "contact_check", _no_contact("the lid's")),
     "the rotator's full-open contact's read-back not judged":
-        lambda: mock.patch.object(Actuators, "_contact_check", _no_contact("the rotator's")),
+        lambda: mock.patch.object(Copper, "contact_check", _no_contact("the rotator's")),
     "nSLEEP's read-back not judged (its start test and its check at rest)":
-        lambda: mock.patch.object(Actuators, "_copper", _drop("driver_sleep")),
-    "the driver inputs' pads not read back (Actuators._pads_low always True)":
-        lambda: mock.patch.object(Actuators, "_pads_low", lambda self: True),
+        lambda: mock.patch.object(Copper, "report", _drop("driver_sleep")),
+    "the driver inputs' pads not read back (Copper.pads_low always True)":
+        lambda: mock.patch.object(Copper, "pads_low", lambda self: True),
     "the dead-man's start test without its edges with CLR held low":
-        lambda: mock.patch.object(act_module, "DEADMAN_CLEARED_EDGES", 0),
+        lambda: mock.patch.object(copper_module, "DEADMAN_CLEARED_EDGES", 0),
     "the lid stops on the pin library's thread (Actuators.lid_left does nothing)":
         lambda: mock.patch.object(Actuators, "lid_left", lambda self: None),
     "the lease (a run or turn whose time is up is never lapsed: Actuators._lapsed lets it "

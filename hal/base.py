@@ -15,7 +15,7 @@ import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, fields
 from pathlib import Path
-from typing import Any, ClassVar, Protocol, runtime_checkable
+from typing import ClassVar, Protocol, runtime_checkable
 
 log = logging.getLogger("hal")
 
@@ -44,6 +44,15 @@ class HardwareError(HalError, RuntimeError):
     """A pin factory or device could not start; the message says what to do."""
 
 
+class Timer(Protocol):
+    """The handle ``Scheduler.register_timer`` returns; pass it back to update or cancel."""
+
+    @property
+    def waketime(self) -> float:
+        """When it fires next (``NEVER``: unarmed)."""
+        ...
+
+
 class Scheduler(Protocol):
     """A reactor's clock and timers: what the simulated launcher and the actuators run on
     (``launcher.core.reactor.Reactor`` adds ``post``). The one definition of them.
@@ -53,9 +62,9 @@ class Scheduler(Protocol):
 
     def monotonic(self) -> float: ...
     def register_timer(self, callback: Callable[[float], float], waketime: float = NEVER,
-                       name: str = "") -> Any: ...
-    def update_timer(self, timer: Any, waketime: float) -> None: ...
-    def unregister_timer(self, timer: Any) -> None: ...
+                       name: str = "") -> Timer: ...
+    def update_timer(self, timer: Timer, waketime: float) -> None: ...
+    def unregister_timer(self, timer: Timer) -> None: ...
 
 
 @dataclass(frozen=True)

@@ -9,6 +9,7 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
+from hal import internals
 from hal.base import Board, HardwareError, Pins, Unsubscribe
 from hal.circuit import PAD_CHECKED
 from hal.entry_points import deferred_entry_points
@@ -114,10 +115,10 @@ def make_factory(name: str) -> Factory:
 class _Closed:
     """The pin of a part that was closed: any use of it fails, as gpiozero's would."""
 
-    def _get_state(self) -> float:
+    def read(self) -> float:
         raise HardwareError("the pin was closed")
 
-    def _set_state(self, value: float) -> None:
+    def write(self, value: float) -> None:
         raise HardwareError("the pin was closed")
 
 
@@ -129,36 +130,21 @@ class _Closed:
 # their pins: they claimed them, set the PWM frequency, and close them.
 #
 # The pin's public ``state`` property is, in gpiozero 2.0, exactly a call of the pin's
-# ``_get_state`` or ``_set_state`` (the two hooks every pin factory implements), one call
-# more on a path where each call costs cache misses. ``_bound`` binds the hooks themselves
-# only where it sees that this is still so for the pin's class (``_state_is_the_hooks``);
-# anywhere else, a gpiozero that changed or a pin class of its own, the public property.
-# tests/hal checks, on each pin factory, that both paths agree.
+# own read or write hook (``hal.internals.pin_hooks``), one call more on a path where each
+# call costs cache misses. ``_bound`` binds the hooks themselves only where it sees that
+# this is still so for the pin's class (``internals.state_is_the_hooks``); anywhere else, a
+# gpiozero that changed or a pin class of its own, the public property. tests/hal checks,
+# on each pin factory, that both paths agree.
 _CLOSED = _Closed()
-_HOOKS: dict[type, bool] = {}
-
-
-def _state_is_the_hooks(cls: type) -> bool:
-    """Whether ``cls.state`` is gpiozero's own ``Pin.state``, which only calls the pin's
-    ``_get_state`` / ``_set_state``."""
-    known = _HOOKS.get(cls)
-    if known is None:
-        from gpiozero.pins import Pin
-
-        prop = getattr(cls, "state", None)
-        known = _HOOKS[cls] = (
-            issubclass(cls, Pin) and prop is Pin.__dict__.get("state")
-            and isinstance(prop, property) and prop.fget is not None and prop.fset is not None
-            and prop.fget.__code__.co_names == ("_get_state",)
-            and prop.fset.__code__.co_names == ("_set_state",))
-    return known
 
 
 def _bound(pin: Any) -> tuple[Callable[[], float], Callable[[float], None]]:
     """A pin's read and write: its own hooks where its ``state`` is exactly them, else the
     public ``state`` property."""
-    if isinstance(pin, _Closed) or _state_is_the_hooks(type(pin)):
-        return pin._get_state, pin._set_state
+    if isinstance(pin, _Closed):
+        return pin.read, pin.write
+    if internals.state_is_the_hooks(type(pin)):
+        return internals.pin_hooks(pin)
 
     def read() -> float:
         return pin.state
@@ -540,10 +526,10 @@ def pad_reader(factory: Factory, numbers: dict[str, int]
         import lgpio
 
         def read(n: int) -> object:
-            return lgpio.gpio_read(factory._handle, n)  # type: ignore[attr-defined]
+            return lgpio.gpio_read(internals.lgpio_handle(factory), n)
     elif kind == "PiGPIOFactory":
         def read(n: int) -> object:
-            return factory._connection.read(n)  # type: ignore[attr-defined]
+            return internals.pigpio_connection(factory).read(n)
     elif kind == "MockFactory":
         def read(n: int) -> object:
             pin = factory.pin(n)
@@ -559,34 +545,18 @@ def pin_threads(factory: Factory) -> list[threading.Thread]:
     notification thread, pigpio's, the native factory's watch and dispatch threads. Mock
     pins call back on the thread that moves them: none.
 
-    They are attributes each library keeps for itself (lgpio 0.2's ``_notify_thread``,
-    pigpio 1.78's ``pi._notify``, gpiozero 2.0's native ``fs._thread`` and ``dispatch``):
-    one that is not found is left out, with a warning once, never guessed.
+    They are attributes each library keeps for itself (``hal.internals``): one that is not
+    found is left out, with a warning once, never guessed.
     """
     kind = type(factory).__name__
-    found: list[Any] = []
+    found: list[object] = []
     if kind == "LGPIOFactory":
-        import lgpio
-
-        found.append(_private(lgpio, "_notify_thread", "lgpio"))
+        found.append(internals.lgpio_notify_thread())
     elif kind == "PiGPIOFactory":
-        found.append(_private(getattr(factory, "_connection", None), "_notify", "pigpio"))
+        found.append(internals.pigpio_notify_thread(factory))
     elif kind == "NativeFactory":
-        found += [_private(getattr(factory, "fs", None), "_thread", "native"),
-                  _private(factory, "dispatch", "native")]
+        found += internals.native_threads(factory)
     return [t for t in found if isinstance(t, threading.Thread) and t.ident is not None]
-
-
-_WARNED: set[str] = set()
-
-
-def _private(owner: object, attr: str, library: str) -> object:
-    value = getattr(owner, attr, None)
-    if not isinstance(value, threading.Thread) and library not in _WARNED:
-        _WARNED.add(library)
-        log.warning("cannot find %s's callback thread (%s): its liveness is not watched",
-                    library, attr)
-    return value
 
 
 def _claim_failure(key: str, pin: int, exc: BaseException) -> str:

@@ -32,6 +32,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, replace
 from typing import Any, Protocol, TypeVar, overload
 
+from hal import internals
 from hal.base import NEVER, Board, Pins, Scheduler
 from hal.circuit import CMOS_VIH, ONESHOT_WIDTH, PAD_CHECKED, Build, circuit
 from hal.circuit_faults import Fault
@@ -63,6 +64,7 @@ class History(deque[_T]):
         return super().__getitem__(index)
 
 
+@internals.listen_to_outputs
 class SimPin(MockPWMPin):
     """A mock PWM pin that tells the physics model when an output changes.
 
@@ -76,15 +78,14 @@ class SimPin(MockPWMPin):
     pad: int | None = None
 
     def clear_states(self) -> None:
-        # MockPin.__init__ calls this; MockPin._change_state appends to ``self.states``.
+        # MockPin.__init__ calls this; each change of the pin appends to ``self.states``.
         super().clear_states()
         self.states: History[PinState] = History(self.states, maxlen=PIN_HISTORY)
 
-    def _change_state(self, value: Any) -> bool:
-        changed = super()._change_state(value)
-        if changed and self._function == "output" and self.listener is not None:
+    def output_changed(self) -> None:
+        """The pin, an output, changed (``internals.listen_to_outputs``)."""
+        if self.listener is not None:
             self.listener(self)
-        return changed
 
 
 class PinPort(Protocol):

@@ -25,23 +25,16 @@ edge, a hung loop) takes out one layer, never two:
 - **The dead-man** (``pins.deadman``): a square wave toggled only by the reactor's tick
   while the driver is awake; a one-shot turns it into nSLEEP (hardware/power.md), so a
   loop that stops, whatever stopped it, lets the driver fall asleep in copper.
-- **The copper, checked** (``copper_check_soon``, ``start_checks``): nSLEEP's read-back
-  (``pins.sleep_sense``) must follow what the driver was told within ``SLEEP_SETTLE``, at
-  start (wake, then sleep, each read again until it follows; with the dead-man, its wave
-  must hold nSLEEP up and its end let it fall), while a drive runs and once it has ended;
-  the lid's power contact's read-back (``pins.power_contact_sense``), read with the
-  roller's channel idle once the lid has settled after each move (``CONTACT_SETTLE``) and
-  at start, must say what the lid says. A disagreement is reported through ``on_copper``
-  (``driver_sleep``, ``power_contact``), and the same of the full-open contact in the rotator's lead
-  (``pins.rotator_contact_sense``): copper that has failed is found, not merely survived.
-  The driver's inputs are read back at the Pi's own pads at rest and before the start test
-  wakes the driver (``Board.input_pads``): one held high is ``driver_input``.
+- **The copper, checked** (``copper_check_soon``, ``start_checks``): nSLEEP's, the power
+  contacts' and the driver inputs' read-backs, by ``launcher.firmware.copper`` (one
+  ``Copper`` each, ``actuators.copper``), reported through ``on_copper``.
 
 **No stop waits for anyone.** One thread commands (the reactor); any thread may stop.
 There is no lock: a stop (``lid_left``, ``lid_left_full``, ``expire``, ``safe``) writes its
-pins first, unconditionally and whatever the state says, then records the state. It marks
-the channel first (a new epoch), and every command on the reactor looks at the epoch after
-its own pin writes: a command that raced a stop undoes itself. A stop on the pin or guard
+pins first, unconditionally and whatever the state says, then records the state; a stop of
+every channel at once is the one go-safe sequence, ``_all_safe``. It marks the channel
+first (a new epoch), and every command on the reactor looks at the epoch after its own pin
+writes: a command that raced a stop undoes itself. A stop on the pin or guard
 thread never raises: a failure drives the board safe and is reported (``on_fault``) as a
 bug, whichever thread it happened on.
 
@@ -56,17 +49,13 @@ import threading
 import traceback
 from collections.abc import Callable
 
-from hal.base import NEVER, Board, Input, Scheduler, Unsubscribe
+from hal.base import NEVER, Board, Scheduler, Unsubscribe
 from launcher.core.config import Motor, Rotator
+from launcher.firmware.copper import CONTACT_SETTLE as CONTACT_SETTLE  # for the callers
+from launcher.firmware.copper import DEADMAN_HALF_PERIOD, SLEEP_SETTLE, Copper
 
 log = logging.getLogger(__name__)
 
-DEADMAN_HALF_PERIOD = 0.01  # s: the dead-man square wave toggles this often (50 Hz)
-SLEEP_SETTLE = 0.05  # s: nSLEEP follows the driver's pin (the one-shot: 13-45 ms) within this
-SENSE_POLL = 0.005  # s: the start's test reads a read-back that has not followed yet this often
-CONTACT_SETTLE = 0.25  # s: the lid at rest after an edge, its power contact read then
-DEADMAN_TEST_EDGES = 6  # the start test's burst of dead-man edges (60 ms at 50 Hz)
-DEADMAN_CLEARED_EDGES = 2  # and before it, edges with CLR low, which must not wake it
 GUARD_BEAT = 0.5  # s: the guard thread wakes at least this often, driving or not
 # s: a guard that has not woken for this long is a layer down. Judged by time, not by wakes
 # counted between two watchdog checks: those come every WatchdogSec / 2, which may be no
@@ -117,11 +106,8 @@ class Actuators:
         self._disabled = False
         self._deadman_level = False
         self._tick_timer = reactor.register_timer(self._tick, NEVER, "actuators.tick")
-        self._copper_timer = reactor.register_timer(self._copper_check, NEVER,
-                                                    "actuators.copper")
+        self.copper = Copper(self, reactor)  # the read-backs, and nSLEEP's start test
         self._woke_at = -NEVER  # when the driver was last woken
-        self._test: list[str] = []  # the start test's steps still to come
-        self._test_since = 0.0  # when the start test last moved nSLEEP
         self._guard: threading.Thread | None = None
         self._guard_wake = threading.Event()
         self._guard_stop = False
@@ -217,11 +203,7 @@ class Actuators:
 
         Every actuator is driven safe at once (the driver asleep first), braking or not.
         """
-        self._roller_epoch = self._turn_epoch = object()
-        failed = self.board.drive_safe()
-        self._deadman_level = False
-        self._roller, self._roller_until = IDLE, NEVER
-        self._turn, self._turn_until = IDLE, NEVER
+        failed = self._all_safe()
         if failed:
             self._pin_failures(failed, "the lid stop")
 
@@ -324,16 +306,11 @@ class Actuators:
         if self._roller is IDLE and self._turn is IDLE:
             self.copper_check_soon(SLEEP_SETTLE)  # the driver must read asleep
             return NEVER
-        sense = self.board.sleep_sense
-        if (sense is not None and self.board.motor_enable.is_active
-                and eventtime - self._woke_at >= SLEEP_SETTLE and not sense.is_active):
-            self.safe()
-            self._copper("driver_sleep", "nSLEEP reads low with the driver woken (its wire, "
-                         "the one-shot, its CLR, or the read-back)")
+        if self.copper.woken_reads_low(eventtime, self._woke_at):
             return NEVER
         nxt = self._next_check(eventtime)
         if self.board.deadman is not None and self.board.motor_enable.is_active:
-            self._toggle_deadman()
+            self.deadman_edge()
             nxt = min(nxt, eventtime + DEADMAN_HALF_PERIOD)
         return nxt
 
@@ -395,7 +372,7 @@ class Actuators:
     def _kick(self) -> None:
         """A drive began: make sure the reactor's tick and the guard are watching it."""
         self._guard_wake.set()
-        if self._tick_timer.waketime == NEVER:  # type: ignore[attr-defined]
+        if self._tick_timer.waketime == NEVER:
             self.reactor.update_timer(self._tick_timer, self._clock())
 
     def start_guard(self) -> None:
@@ -447,92 +424,24 @@ class Actuators:
             self.safe()
             raise LayerDown("a safety layer is down: " + "; ".join(dead) + "; nothing runs")
 
-    # -- the copper, read back (reactor thread) --
+    # -- the copper, read back (reactor thread): ``launcher.firmware.copper`` --
 
     def copper_check_soon(self, delay: float = 0.0) -> None:
         """Read the read-backs ``delay`` from now (once nothing is driven): at start, after
         a lid move (``CONTACT_SETTLE``), after ``clear``, after each drive."""
-        if self._test:
-            return  # the start test is reading them
-        now = self._clock()
-        at = now + delay
-        waketime = self._copper_timer.waketime  # type: ignore[attr-defined]
-        # Unarmed, firing now (its own call), or armed sooner: the later time wins.
-        if waketime == NEVER or waketime <= now or at > waketime:
-            self.reactor.update_timer(self._copper_timer, at)
+        self.copper.check_soon(delay)
 
     def start_checks(self) -> None:
         """The start's test of nSLEEP (wake it, then let it sleep; with the dead-man, by
         its wave), then the read-backs' check. Only with ``pins.sleep_sense`` wired."""
-        b = self.board
-        if not self._pads_low():  # before the test wakes the driver: it would run the roller
-            return
-        if b.sleep_sense is None:
-            self.copper_check_soon()
-            return
-        if b.deadman is not None:  # edges with CLR low first: the one-shot must hold Q low
-            self._test = ["cleared"] * DEADMAN_CLEARED_EDGES + ["woken"] * DEADMAN_TEST_EDGES
-        else:
-            self._test = ["woken"]
-        self._test.append("asleep")
-        self.reactor.update_timer(self._copper_timer, self._clock())
+        self.copper.start()
 
-    def _copper_check(self, eventtime: float) -> float:
-        b = self.board
-        if self._roller is not IDLE or self._turn is not IDLE or self._disabled:
-            self._test = []  # a drive began (or a stop): it checks nSLEEP itself
-            return NEVER
-        if self._test:
-            return self._start_test(eventtime)
-        pads = self._pads_low()
-        sense = b.sleep_sense
-        if sense is not None and not b.motor_enable.is_active and sense.is_active:
-            self._copper("driver_sleep", "nSLEEP reads high with the driver told to sleep (a "
-                         "short to 3.3 V, the one-shot's Q stuck)")
-        lid = "closed" if self.lid_closed else "full" if self.lid_full else "ajar"
-        agree = [self._contact_check(b.power_contact, self.lid_closed, "the lid's power "
-                                     "contact", "lid open", "lid shut", "the roller cannot run"),
-                 self._contact_check(b.rotator_contact, self.lid_full, "the rotator's "
-                                     "full-open contact", "lid not fully open", "lid fully open",
-                                     "the cartridge cannot turn")]
-        wired = [ok for ok in agree if ok is not None]
-        if self.on_checked is not None:
-            self.on_checked(lid, (*(("power_contact",) if wired and all(wired) else ()),
-                                  *(("driver_input",) if pads else ())))
-        return NEVER
+    @property
+    def at_rest(self) -> bool:
+        """Both channels idle, and runs allowed: the copper may be read."""
+        return self._roller is IDLE and self._turn is IDLE and not self._disabled
 
-    def _pads_low(self) -> bool:
-        """The driver's inputs read back at the Pi's pads, every one driven low now (both
-        channels idle): one that reads high is held there by a short (to 3.3 V, to the
-        pack), which would drive its channel whenever the driver wakes, the lid's contact
-        then the one barrier left. Reported (``driver_input``); True if none reads high (or
-        the pins cannot tell)."""
-        read = self.board.input_pads
-        high = [key for key, level in read().items() if level] if read is not None else []
-        if high:
-            self._copper("driver_input", f"{', '.join(high)} read{'s' if len(high) == 1 else ''}"
-                         " high at the Pi's pad with every driver input driven low (shorted to "
-                         "3.3 V or to the pack): its channel would run whenever the driver "
-                         "wakes")
-        return not high
-
-    def _contact_check(self, contact: Input | None, should_close: bool, name: str,
-                       open_lid: str, closing_lid: str, stuck: str) -> bool | None:
-        """A power contact's read-back against the lid position that closes it: whether it
-        agrees (None: not read back)."""
-        if contact is None:
-            return None
-        if contact.is_active and not should_close:
-            self._copper("power_contact", f"{name} reads closed with the {open_lid} (welded, "
-                         "its leads pinched, its plunger stuck)")
-            return False
-        if should_close and not contact.is_active:
-            self._copper("power_contact", f"{name} reads open with the {closing_lid} (broken, "
-                         f"misadjusted: {stuck})")
-            return False
-        return True
-
-    def _toggle_deadman(self) -> None:
+    def deadman_edge(self) -> None:
         """One edge of the dead-man's square wave."""
         deadman = self.board.deadman
         assert deadman is not None
@@ -542,67 +451,11 @@ class Actuators:
         else:
             deadman.off()
 
-    def _start_test(self, eventtime: float) -> float:
-        """One step of nSLEEP's start test: with the dead-man, edges with CLR low (nSLEEP
-        must stay low); woken (each dead-man edge), then asleep."""
-        b, step = self.board, self._test.pop(0)
-        assert b.sleep_sense is not None
-        if step == "cleared":
-            self._toggle_deadman()
-            if self._test[0] == "cleared":
-                return eventtime + DEADMAN_HALF_PERIOD
-            if b.sleep_sense.is_active:
-                self._test = []
-                self.safe()
-                self._copper("driver_sleep", "nSLEEP rose on dead-man edges with the one-shot's "
-                             "CLR held low (CLR's wire off, or shorted high): motor_sleep cannot "
-                             "hold the driver asleep")
-                return NEVER
-            return eventtime + DEADMAN_HALF_PERIOD
-        if step == "woken":
-            if not b.motor_enable.is_active:
-                b.motor_enable.on()  # both inputs low: the roller coasts, awake or not
-                self._test_since = eventtime
-            if b.deadman is not None:
-                self._toggle_deadman()
-                if self._test[0] == "woken":
-                    return eventtime + DEADMAN_HALF_PERIOD
-            if not b.sleep_sense.is_active:
-                if b.deadman is None and eventtime - self._test_since < SLEEP_SETTLE:
-                    self._test.insert(0, "woken")  # read again: it follows within that
-                    return eventtime + SENSE_POLL
-                self._test = []
-                self.safe()
-                self._copper("driver_sleep", "nSLEEP did not rise when the driver was woken "
-                             "at start (its wire, the one-shot, its CLR, or the read-back)")
-                return NEVER
-            if b.deadman is not None:  # no more edges: the one-shot must let nSLEEP fall
-                self._deadman_level = False
-                b.deadman.off()
-            else:
-                b.motor_enable.off()
-                self._test_since = eventtime
-            return eventtime + (SLEEP_SETTLE if b.deadman is not None else 0.0)
-        asleep = not b.sleep_sense.is_active
-        if not asleep and b.deadman is None and eventtime - self._test_since < SLEEP_SETTLE:
-            self._test.insert(0, "asleep")  # read again: it follows within that
-            return eventtime + SENSE_POLL
-        self.safe()
-        if not asleep:
-            self._copper("driver_sleep", "nSLEEP stayed high " + (
-                "with no dead-man edges (the one-shot's Q stuck high, its Rext open, or its "
-                "B input on a toggling line)" if b.deadman is not None else
-                "with the driver told to sleep (a short to 3.3 V or to the pack)"))
-        else:
-            if self.on_checked is not None:
-                self.on_checked("start_test", ("driver_sleep",))
-            self.copper_check_soon()  # and the power contact, the test over
-        return NEVER
-
-    def _copper(self, code: str, detail: str) -> None:
-        log.error("%s: %s", code, detail)
-        if self.on_copper is not None:
-            self.on_copper(code, detail)
+    def deadman_low(self) -> None:
+        """The dead-man's wave stopped, low (its one-shot lets nSLEEP fall)."""
+        if self.board.deadman is not None:
+            self._deadman_level = False
+            self.board.deadman.off()
 
     # -- the amplifier (the cue player switches it through ``amp``) --
 
@@ -615,8 +468,16 @@ class Actuators:
     def safe(self) -> list[tuple[str, Exception]]:
         """Driver asleep first, then every input low (``Board.drive_safe``), every part
         tried; the state after. Never raises: returns what could not be driven."""
+        return self._all_safe()
+
+    def _all_safe(self, drive: bool = True) -> list[tuple[str, Exception]]:
+        """The one go-safe sequence of every stop of both channels: each channel taken (a
+        new epoch, so a command that raced it undoes itself), then every pin written
+        (``Board.drive_safe``, in ``SAFE_ORDER``; not with ``drive=False``: the board
+        did it already), and only then the state recorded. Never raises: returns what
+        could not be driven."""
         self._roller_epoch = self._turn_epoch = object()
-        failed = self.board.drive_safe()
+        failed = self.board.drive_safe() if drive else []
         self._deadman_level = False
         self._roller, self._roller_until = IDLE, NEVER
         self._turn, self._turn_until = IDLE, NEVER
@@ -647,13 +508,8 @@ class Actuators:
         """A bug on ``thread``: every actuator safe first (unless the board already did
         it), the traceback logged once, then ``on_fault``. Never raises."""
         try:
-            self._roller_epoch = self._turn_epoch = object()
-            if drive:
-                for part, error in self.board.drive_safe():
-                    log.error("driving %s safe failed: %s", part, error)
-            self._deadman_level = False
-            self._roller, self._roller_until = IDLE, NEVER
-            self._turn, self._turn_until = IDLE, NEVER
+            for part, error in self._all_safe(drive):
+                log.error("driving %s safe failed: %s", part, error)
             detail = f"{thread}: {type(exc).__name__}: {exc}"
             if detail not in self._reported:
                 self._reported.add(detail)
@@ -693,9 +549,7 @@ class Actuators:
 
     def _sleep_driver(self) -> None:
         self.board.motor_enable.off()
-        if self.board.deadman is not None:
-            self._deadman_level = False
-            self.board.deadman.off()
+        self.deadman_low()
 
     def _roller_idle(self) -> None:
         """Coast: nSLEEP first when the rotator does not need it, then both inputs low."""

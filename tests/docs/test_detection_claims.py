@@ -24,12 +24,13 @@ CODE = re.compile(r"`(" + "|".join(m.FAULT_BLINKS) + r")`")
 
 
 def copper_messages() -> dict[str, str]:
-    """Each copper fault code the actuators raise, with every message they raise it with."""
-    tree = ast.parse((ROOT / "launcher" / "firmware" / "actuators.py").read_text())
+    """Each copper fault code the actuators' read-backs raise, with every message they raise
+    it with."""
+    tree = ast.parse((ROOT / "launcher" / "firmware" / "copper.py").read_text())
     out: dict[str, str] = {}
     for node in ast.walk(tree):
         if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
-                and node.func.attr == "_copper" and isinstance(node.args[0], ast.Constant)):
+                and node.func.attr == "report" and isinstance(node.args[0], ast.Constant)):
             text = " ".join(c.value for arg in node.args[1:] for c in ast.walk(arg)
                             if isinstance(c, ast.Constant) and isinstance(c.value, str))
             code = node.args[0].value

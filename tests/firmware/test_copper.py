@@ -13,6 +13,7 @@ from hal.base import NEVER
 from hal.circuit_faults import NetOpen, NetShort, PartFailure
 from launcher.core import machine as m
 from launcher.firmware.actuators import CONTACT_SETTLE, SLEEP_SETTLE
+from launcher.firmware.copper import DEADMAN_CLEARED_EDGES, DEADMAN_TEST_EDGES, Phase, StartTest
 from launcher.sim.rig import SimRig
 
 LID_CYCLE = CONTACT_SETTLE + 0.05  # a lid move, then at rest long enough to be read
@@ -139,6 +140,31 @@ def test_a_read_back_later_than_the_settle_time_is_still_found_at_start():
     rig.advance(SLEEP_SETTLE * 4)
     reason = faulted(rig, "driver_sleep")
     assert "did not rise" in reason["reason"]
+
+
+@pytest.mark.parametrize("deadman", [None, 10])
+def test_the_start_test_walks_its_phases_in_order_and_ends_idle(deadman, monkeypatch):
+    """With the dead-man: its edges with CLR low, its edges with it high, then none; without:
+    woken, then let sleep. Each step's phase, and the dead-man's level after it."""
+    walked: list[tuple[Phase, int]] = []
+    step = StartTest.step
+
+    def recorded(test: StartTest, now: float) -> float:
+        phase = test.phase
+        nxt = step(test, now)
+        walked.append((phase, test.copper.board.deadman.is_active if deadman else 0))
+        return nxt
+
+    monkeypatch.setattr(StartTest, "step", recorded)
+    rig = dealing_rig(deadman=deadman)
+    rig.advance(0.2)
+    assert rig.faults == [] and rig.app.actuators.copper.test.phase is Phase.IDLE
+    if deadman is None:
+        assert walked == [(Phase.WOKEN, 0), (Phase.ASLEEP, 0)]
+    else:
+        phases = [Phase.CLEARED] * DEADMAN_CLEARED_EDGES + [Phase.WOKEN] * DEADMAN_TEST_EDGES
+        levels = [edge % 2 == 1 for edge in range(1, len(phases))] + [False]  # the wave ended
+        assert walked == [*zip(phases, levels, strict=True), (Phase.ASLEEP, False)]
 
 
 def test_a_broken_nsleep_read_back_is_found_at_start():

@@ -228,7 +228,8 @@ def test_a_pin_class_whose_state_is_its_own_is_read_through_it(factory):
     gets the public property, never the hooks behind its back."""
     from gpiozero.pins.mock import MockPWMPin
 
-    from hal.gpio import _bound, _state_is_the_hooks
+    from hal.gpio import _bound
+    from hal.internals import state_is_the_hooks
 
     class Counting(MockPWMPin):
         reads = 0
@@ -242,7 +243,7 @@ def test_a_pin_class_whose_state_is_its_own_is_read_through_it(factory):
         def state(self, value):
             self._set_state(value)
 
-    assert _state_is_the_hooks(MockPWMPin) and not _state_is_the_hooks(Counting)
+    assert state_is_the_hooks(MockPWMPin) and not state_is_the_hooks(Counting)
     pin = factory.pin(21)
     pin.function = "output"
     pin.__class__ = Counting

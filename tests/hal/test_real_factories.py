@@ -264,12 +264,12 @@ def test_a_subscriber_that_raises_never_reaches_the_library_and_the_next_edge_st
 
 def test_the_pin_fast_path_and_gpiozeros_public_state_agree(real):
     """hal/gpio.py binds the pins' own hooks only where ``Pin.state`` is exactly them."""
-    from hal.gpio import _state_is_the_hooks
+    from hal.internals import state_is_the_hooks
 
     factory, hw = real
     out = GpioOutput(PINS.motor_sleep, factory)
     inp = GpioInput(PINS.button, factory)
-    assert _state_is_the_hooks(type(out.pin)) and _state_is_the_hooks(type(inp.pin))
+    assert state_is_the_hooks(type(out.pin)) and state_is_the_hooks(type(inp.pin))
     out.on()  # the fast path
     assert out.pin.state == 1 and hw.level(PINS.motor_sleep) == 1  # the public path
     out.pin.state = 0

@@ -16,6 +16,7 @@ import pytest
 from hal.circuit import circuit
 from hal.circuit_faults import NetOpen, NetShort, PartFailure
 from launcher.firmware.actuators import Actuators
+from launcher.firmware.copper import Copper
 from launcher.sim.rig import sim_build
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -113,7 +114,7 @@ def test_the_campaign_fails_a_firmware_that_does_not_read_the_rotators_contact(
         campaign, monkeypatch):
     """The verdict can fail: without the rotator contact's check a welded S4 (a layer of
     copper gone) goes unreported, as it did before the read-back."""
-    monkeypatch.setattr(Actuators, "_copper", lambda self, code, detail: None)
+    monkeypatch.setattr(Copper, "report", lambda self, code, detail: None)
     wiring = next(iter(campaign.WIRINGS))
     fault = PartFailure("S4", "welded")
     r = campaign.run(wiring, fault)
@@ -261,7 +262,7 @@ def test_a_fault_that_leaves_one_barrier_unreported_fails_unless_its_row_says_wh
     assert r["reported_in_cycle"] and campaign.verdict(fault, r) == "held"
     left = ("left the roller during a flip: its power contact alone, unreported in the first "
             "lid cycle")
-    monkeypatch.setattr(Actuators, "_pads_low", lambda self: True)  # the pads not read
+    monkeypatch.setattr(Copper, "pads_low", lambda self: True)  # the pads not read
     monkeypatch.setattr(campaign, "expected", lambda pins, build, f: {})
     r = campaign.run(wiring, fault)
     assert r["reported"] == [] and campaign.verdict(fault, r) == left
