@@ -80,15 +80,13 @@ from hal.datasheets import (
     BODY_DIODE_VF,
     CLAMP_OHMS,
     CLAMP_VF,
-    PAD_MAX_AMPS,
     PI_OUTPUT_OHMS,
     PI_VIH,
     PI_VIL,
-    RAIL_SINK_MAX_AMPS,
     STUCK_OHMS,
 )
 from hal.network import Network
-from hal.solved import Drive, Recent, Solution, Stress, Volts, World
+from hal.solved import Drive, Pad, Recent, Solution, Stress, Volts, World, pi_stress
 
 G_WIRE = 1e3  # a closed contact or a wire: 1 mΩ
 G_SHORT = 1e6  # a net shorted to a rail
@@ -664,37 +662,16 @@ class _Evaluation:
                         self._stress(volts), frozenset(self.tripped) or _NOTHING)
 
     def _stress(self, volts: Mapping[str, float | None]) -> tuple[Stress, ...]:
-        """Every current past what the Pi takes (hal/datasheets.py): a pad sourcing or
-        sinking past its 16 mA, one held past a rail through its protection diode, the
-        copper feeding the 3.3 V rail more than the Pi's own loads can take."""
-        out = []
-        v3, running = self._rails()["3V3"], self.world.pi == "running"
+        """Every current past what the Pi takes (``hal.solved.pi_stress``)."""
+        running = self.world.pi == "running"
         clamps = dict(self.logic.get("clamps", ()))  # type: ignore[call-overload]
-        for key, role in ROLES.items():
-            bcm = getattr(self.c.pins, key)
-            node = None if bcm is None or bcm == self.damaged else self.node(f"PI.GPIO{bcm}")
-            v = volts.get(node) if node else None
-            if v is None:
-                continue
-            where = f"GPIO {bcm} ({key})"
-            if running and role.is_output:
-                high = bool(self.highs.get(bcm))
-                amps = ((v3 if high else 0.0) - v) / PI_OUTPUT_OHMS
-                if abs(amps) > PAD_MAX_AMPS:
-                    what = (f"{'sourcing' if amps > 0 else 'sinking'}, driven "
-                            f"{'high' if high else 'low'},")
-                    out.append(Stress(where, what, abs(amps), PAD_MAX_AMPS))
-            if node in clamps:
-                up = clamps[node]
-                amps = ((v - v3 - CLAMP_VF) if up else (-CLAMP_VF - v)) / CLAMP_OHMS
-                if amps > PAD_MAX_AMPS:
-                    what = f"held past its {'3.3 V rail' if up else 'ground'}, into its clamp"
-                    out.append(Stress(where, what, amps, PAD_MAX_AMPS))
+        pads = [Pad(f"GPIO {bcm} ({key})", v, bool(self.highs.get(bcm))
+                    if running and role.is_output else None, clamps.get(node))
+                for key, role in ROLES.items()
+                if (bcm := getattr(self.c.pins, key)) is not None and bcm != self.damaged
+                and (node := self.node(f"PI.GPIO{bcm}")) and (v := volts.get(node)) is not None]
         fed = self._net.into_rail("3V3", volts) if self._net is not None else 0.0
-        if fed > RAIL_SINK_MAX_AMPS:
-            out.append(Stress("the Pi's 3.3 V rail", "fed from the copper", fed,
-                              RAIL_SINK_MAX_AMPS))
-        return tuple(out)
+        return pi_stress(pads, self._rails()["3V3"], fed)
 
     def _drive(self, ref: str, volts: Mapping[str, float | None], strong: set[str]) -> Drive:
         if self._failed(ref) == "open":

@@ -7,12 +7,19 @@ from __future__ import annotations
 
 from array import array
 from collections import OrderedDict
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
 from hal.circuit import V3, V5, VM_NOMINAL
-from hal.datasheets import PI_PULL_TYPICAL
+from hal.datasheets import (
+    CLAMP_OHMS,
+    CLAMP_VF,
+    PAD_MAX_AMPS,
+    PI_OUTPUT_OHMS,
+    PI_PULL_TYPICAL,
+    RAIL_SINK_MAX_AMPS,
+)
 
 # --- what the world is doing -------------------------------------------------------------
 
@@ -84,6 +91,38 @@ class Stress(NamedTuple):
     def describe(self) -> str:
         return (f"{self.where} {self.what} {self.amps * 1e3:,.0f} mA (past "
                 f"{self.limit * 1e3:g} mA)")
+
+
+class Pad(NamedTuple):
+    """One of the Pi's wired pads, solved: the level it drives (None: an input, or a Pi not
+    running) and its clamp diode conducting (True to its 3.3 V rail, False to ground)."""
+
+    where: str  # "GPIO 12 (motor_in1)"
+    volts: float
+    drives: bool | None
+    clamp: bool | None
+
+
+def pi_stress(pads: Iterable[Pad], v3: float, fed: float) -> tuple[Stress, ...]:
+    """Every current past what the Pi takes (hal/datasheets.py): a pad sourcing or sinking
+    past its 16 mA, one held past a rail through its clamp diode by as much, the copper
+    feeding the 3.3 V rail (``fed``, A) more than the Pi's own loads can take."""
+    out = []
+    for p in pads:
+        if p.drives is not None:
+            amps = ((v3 if p.drives else 0.0) - p.volts) / PI_OUTPUT_OHMS
+            if abs(amps) > PAD_MAX_AMPS:
+                what = (f"{'sourcing' if amps > 0 else 'sinking'}, driven "
+                        f"{'high' if p.drives else 'low'},")
+                out.append(Stress(p.where, what, abs(amps), PAD_MAX_AMPS))
+        if p.clamp is not None:
+            past = (p.volts - v3 - CLAMP_VF) if p.clamp else (-CLAMP_VF - p.volts)
+            if past / CLAMP_OHMS > PAD_MAX_AMPS:
+                what = f"held past its {'3.3 V rail' if p.clamp else 'ground'}, into its clamp"
+                out.append(Stress(p.where, what, past / CLAMP_OHMS, PAD_MAX_AMPS))
+    if fed > RAIL_SINK_MAX_AMPS:
+        out.append(Stress("the Pi's 3.3 V rail", "fed from the copper", fed, RAIL_SINK_MAX_AMPS))
+    return tuple(out)
 
 
 @dataclass(frozen=True)
