@@ -4,36 +4,40 @@ terminals (hal/electrical.py); hardware/SAFETY.md's table is rendered from what 
 
 ``python -m bench.faults --campaign circuit [--tier fast|full] [--out docs/results/...json]``
 
-The faults are ``hal.electrical.single_faults`` of each wiring's circuit: every net open at
-each point of its wire and shorted to each rail it can reach, every part in each of its
-failure modes, and the common cause the mounting rules out (kept, and said); and the
-supplies (``SUPPLIES``: the Pi's 3.3 V collapsing, its 5 V browning out so that it resets,
-the motor pack sagging under the driver's lockout, and coming back with the lid open), which
-strike mid-shot, just before the lid opens. Each runs the same scenario with the fault there
-from power-on: the start (its checks), idle, a shot, the lid opened mid-shot and closed (one
-lid cycle), a flip with the lid fully open and its brake, the lid closing on a turn, and a
-reboot with the lid ajar (the Pi's pins inputs with their power-on pulls).
+The faults are ``hal.circuit_faults.single_faults`` of each wiring's circuit: every net open
+at each point of its wire and shorted to each rail it can reach, every part in each of its
+failure modes, each of the Pi's wired pins damaged each way, and the common cause the
+mounting rules out (kept, and said); and the supplies (``SUPPLIES``: the Pi's 3.3 V
+collapsing, its 5 V browning out so that it resets, the motor pack sagging under the
+driver's lockout, and coming back with the lid open), which strike mid-shot, just before the
+lid opens. Each runs the same scenario with the fault there from power-on: the start (its
+checks), idle, a shot, the lid opened mid-shot and closed (one lid cycle), a flip with the
+lid fully open and its brake, the lid closing on a turn, and a reboot with the lid ajar (the
+Pi's pins inputs with their power-on pulls).
 
 What is measured is the copper's own state, not the firmware's word: each stretch of the
 roller's terminals driven with the lid not closed, and of the rotator's with the lid not
-fully open, and what ended it; the faults the unit reported and when. And, from the model
-alone (``probes``), which safety layer of the copper the fault takes away: the power
-contact (a full drive with the lid ajar turns the roller), the rotator's full-open contact,
-the driver's sleep (a drive with nSLEEP low turns it), the boot (the lid ajar while the Pi
-boots, its pins on their power-on pulls, turns it). A fault that takes a layer away must be
-reported by the firmware within the first lid cycle: copper that fails is found, not
-merely survived. And, from the model too (``expected``), which of the firmware's checks can
-see the fault, and from which lid position: each must have reported it by the phase where
-the scenario first rests there (``BY``). A fault holds when no stretch is longer than one
-lease (``motor.lease_ms``) after the lid opens, where it took a motor's contact away that
-motor was stopped by the time the lid's edge was delivered on the pin library's thread (the
-lid stop's own bound; before the event loop runs anything), where it took a layer away it was
-reported in time (or its row says why no check can see it: ``UNSEEN``), and no check that
-can see it stayed silent. And (``barriers``) where the fault leaves a motor one barrier or
-none (its inputs held low, the driver asleep, its contact) where the healthy unit has more,
-at rest or while the other motor runs, it must be reported in the first lid cycle too, or its
-row says why (``ONE_BARRIER``: counted apart, never as held). ``bench/mutants.py`` switches
-each of the firmware's safeguards off in turn to show that the verdict misses it.
+fully open, and what ended it; the faults the unit reported and when; every current past the
+Pi's limits (``hal.solved.Stress``) and the driver's own protections acting. And, from the
+model alone (bench/circuit_model.py: ``probes``), which safety layer of the copper the fault
+takes away: the power contact (a full drive with the lid ajar turns the roller), the
+rotator's full-open contact, the driver's sleep (a drive with nSLEEP low turns it), the boot
+(the lid ajar while the Pi boots, its pins on their power-on pulls, turns it). A fault that
+takes a layer away must be reported by the firmware within the first lid cycle: copper that
+fails is found, not merely survived. And, from the model too (``expected``), which of the
+firmware's checks can see the fault, and from which lid position: each must have reported it
+by the phase where the scenario first rests there (``BY``). A fault holds when no stretch is
+longer than one lease (``motor.lease_ms``) after the lid opens, where it took a motor's
+contact away that motor was stopped by the time the lid's edge was delivered on the pin
+library's thread (the lid stop's own bound; before the event loop runs anything), where it
+took a layer away it was reported in time (or its row says why no check can see it:
+``UNSEEN``), and no check that can see it stayed silent. And (``barriers``) where the fault
+leaves a motor one barrier or none (its inputs held low, the driver asleep, its contact)
+where the healthy unit has more, at rest or while the other motor runs, it must be reported
+in the first lid cycle too, or its row says why (``ONE_BARRIER``: counted apart, never as
+held). A fault that held the motors but overstressed the Pi is "Pi damaged" (``PI_DAMAGED``:
+counted apart, never as held). ``bench/mutants.py`` switches each of the firmware's
+safeguards off in turn to show that the verdict misses it.
 """
 
 from __future__ import annotations
@@ -45,10 +49,17 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
 from typing import Any
 
+from bench.circuit_model import BY, expected, one_barrier, probes
 from bench.keep import RESULTS
-from hal.circuit import PAD_CHECKED, V3, V5, VM_NOMINAL, Build, circuit
-from hal.circuit_faults import CommonCause, Fault, NetShort, PartFailure, single_faults
-from hal.electrical import Model, World
+from hal.circuit import V3, V5, VM_NOMINAL, circuit
+from hal.circuit_faults import (
+    CommonCause,
+    Fault,
+    NetShort,
+    PartFailure,
+    PinDamaged,
+    single_faults,
+)
 from launcher.core import config
 from launcher.core import machine as m
 from launcher.core.profiles import parse_profile
@@ -118,91 +129,6 @@ def faults_of(wiring: str) -> list[Case]:
     return [*single_faults(circuit(s.pins, sim_build(s))), *SUPPLIES]
 
 
-# --- what the model alone says the fault takes away -----------------------------------------
-
-
-def probes(pins: Any, build: Build, fault: Fault) -> list[str]:
-    """The copper layers ``fault`` takes away, from the electrical model alone."""
-    model = Model(circuit(pins, build), fault)
-    drive = {pins.motor_sleep: 1, pins.motor_in1: 1, pins.motor_in2: 0}
-    turn = {pins.motor_sleep: 1, pins.rotator: 1}
-    if pins.rotator_in2 is not None:
-        turn[pins.rotator_in2] = 0
-    # With the dead-man fitted the driver wakes only on its wave: the firmware's drive has it.
-    wave = {"edges": True, "latched": True} if pins.deadman is not None else {}
-    lost = []
-    if model.solve(drive, World(lid="ajar", **wave)).roller.speed:
-        lost.append("the power contact")
-    if model.solve(turn, World(lid="ajar", **wave)).rotator.speed:
-        lost.append("the rotator's full-open contact")
-    if model.solve({**drive, pins.motor_sleep: 0}, World(lid="closed", **wave)).roller.speed:
-        lost.append("the driver's sleep")
-    boot = model.solve({}, World(lid="ajar", pi="boot"))
-    # The driver asleep while the Pi boots with the lid shut, its pins on their power-on
-    # pulls (nSLEEP between its VIL and VIH counts as awake: the part may be).
-    if boot.roller.speed or boot.rotator.speed or model.solve(
-            {}, World(lid="closed", pi="boot")).awake:
-        lost.append("the power-on pulls")
-    return lost
-
-
-# --- the barriers left in each stretch where the lid forbids a motor ------------------------
-
-# The barriers between a motor and its drive while the lid forbids it: the firmware's levels
-# on the motor's inputs (its pull-downs behind them), the driver asleep (only where the
-# firmware has it asleep: a shared driver is awake through the other motor's run), and the
-# contact the lid opens in the motor's lead. Each is judged alone, the others taken away.
-INPUTS, ASLEEP, CONTACT = "its inputs held low", "the driver asleep", "its power contact"
-
-
-def barriers(pins: Any, build: Build, fault: Fault | None) -> dict[str, list[str]]:
-    """For each stretch where the lid forbids a motor (at rest, and while the other motor
-    runs), the barriers that still stop that motor under ``fault``, from the model alone:
-    a barrier stands when, with every other one taken away (the inputs asking, the driver
-    awake, the lid where the motor may turn), the motor does not turn."""
-    model = Model(circuit(pins, build), fault)
-    wave = {"edges": True, "latched": True} if pins.deadman is not None else {}
-    sleep, on_bridge = pins.motor_sleep, build.rotator == "bridge"
-    ask_roller = {pins.motor_in1: 1, pins.motor_in2: 0}
-    ask_turn = {pins.rotator: 1}
-    if pins.rotator_in2 is not None:
-        ask_turn[pins.rotator_in2] = 0
-    # (motor, stretch, the firmware's levels there, the lid there, the lid it may turn in)
-    flip = {**ask_turn, **({sleep: 1} if on_bridge else {})}
-    stretches = (("roller", "at rest, the lid open", {}, "ajar", "closed"),
-                 ("roller", "during a flip", flip, "full", "closed"),
-                 ("rotator", "at rest, the lid not fully open", {}, "ajar", "full"),
-                 ("rotator", "during a shot", {sleep: 1, **ask_roller}, "closed", "full"))
-
-    def turns(motor: str, levels: dict[int, int], lid: str) -> bool:
-        awake = wave if levels.get(sleep) else {}
-        sol = model.solve(levels, World(lid=lid, **awake))
-        return bool((sol.roller if motor == "roller" else sol.rotator).speed)
-
-    out: dict[str, list[str]] = {}
-    for motor, stretch, levels, lid, allowed in stretches:
-        ask = ask_roller if motor == "roller" else ask_turn
-        has_sleep = motor == "roller" or on_bridge
-        standing = []
-        if not turns(motor, {**levels, sleep: 1}, allowed):
-            standing.append(INPUTS)
-        if has_sleep and not levels.get(sleep) and not turns(motor, {**levels, **ask},
-                                                              allowed):
-            standing.append(ASLEEP)
-        if not turns(motor, {**levels, **ask, sleep: 1}, lid):
-            standing.append(CONTACT)
-        out[f"the {motor} {stretch}"] = standing
-    return out
-
-
-def one_barrier(pins: Any, build: Build, fault: Fault) -> list[str]:
-    """The stretches where ``fault`` leaves one barrier or none, where the healthy circuit
-    has more: ``"the roller during a flip: its power contact alone"``."""
-    good, bad = barriers(pins, build, None), barriers(pins, build, fault)
-    return [f"{where}: {' and '.join(left) + ' alone' if left else 'no barrier'}"
-            for where, left in bad.items() if len(left) <= 1 < len(good[where])]
-
-
 # A fault that takes a layer away and that no check of the firmware can see, and why it is
 # allowed (Category 3's "where practicable"): said in its row.
 UNSEEN = {
@@ -238,73 +164,6 @@ ONE_BARRIER: dict[Fault, str] = {
     PartFailure("Q1", "shorted"): _MOSFET_ON,
 }
 ONE_BARRIER_VERDICT = "one barrier left, its row says why"
-
-
-# --- what the firmware's checks are supposed to see, from the model alone ---------------------
-
-# The read-backs the firmware checks with the driver asleep, and the fault each reports; and
-# the outputs it reads back at the Pi's pads then (each driven low), and theirs.
-READBACKS = {"power_contact_sense": "power_contact", "rotator_contact_sense": "power_contact"}
-PADS = {key: "driver_input" for key in PAD_CHECKED}
-# Where the scenario first has the lid at rest in each position, and so the phase by which a
-# fault its check can see there must be reported: shut at power-on (the start's checks), ajar
-# in the first lid cycle. Fully open is not judged: there the cartridge turns at once, and
-# the copper is read only once the turn is over (a turn the fault stops ends in its timeout).
-BY = {"closed": "power-on", "ajar": "the first lid cycle"}
-POSITIONS = ("closed", "ajar", "full")
-
-
-def expected(pins: Any, build: Build, fault: Fault) -> dict[str, str]:
-    """The fault codes the firmware's checks are supposed to report for ``fault``, each
-    with the lid position where the model first shows it to them (``BY``), from the circuit
-    alone: a read-back that reads otherwise than on the healthy circuit, with the driver
-    asleep at rest (the copper check) or woken with its inputs low at start (nSLEEP's start
-    test); the lid switches reading what no lid can be (the NO and NC contacts alike, or
-    shut and fully open at once)."""
-    good, bad = Model(circuit(pins, build)), Model(circuit(pins, build), fault)
-    wave = {"edges": True, "latched": True} if pins.deadman is not None else {}
-    out: dict[str, str] = {}
-
-    def seen(code: str, lid: str) -> None:
-        out.setdefault(code, lid)
-
-    active: dict[str, int] = {}
-    for lid in POSITIONS:
-        asleep = World(lid=lid)
-        g, b = good.solve({}, asleep).reads, bad.solve({}, asleep).reads
-        for key, code in READBACKS.items():
-            bcm = getattr(pins, key)
-            if bcm is not None and g.get(bcm) != b.get(bcm):
-                seen(code, lid)
-        gp, bp = good.solve({}, asleep).pads, bad.solve({}, asleep).pads
-        for key, code in PADS.items():
-            bcm = getattr(pins, key)
-            if bcm is not None and gp.get(bcm) != bp.get(bcm):
-                seen(code, lid)
-        if pins.sleep_sense is not None and lid == "closed":
-            woken = World(lid=lid, **wave)
-            awake = {pins.motor_sleep: 1}
-            tests = [(awake, woken)]
-            if wave:  # and the wave with CLR held low, which must not wake it
-                tests.append(({}, World(lid=lid, edges=True)))
-            if g.get(pins.sleep_sense) != b.get(pins.sleep_sense) or any(
-                    good.solve(levels, world).reads.get(pins.sleep_sense)
-                    != bad.solve(levels, world).reads.get(pins.sleep_sense)
-                    for levels, world in tests):
-                seen("driver_sleep", lid)
-        # Each lid switch's active level is its healthy reading where the lid presses it.
-        for key, where in (("lid_closed", "closed"), ("lid_closed_nc", "ajar"),
-                           ("lid_open", "full")):
-            bcm = getattr(pins, key)
-            if bcm is not None and lid == where:
-                active[key] = g[bcm]
-    for lid in POSITIONS:
-        b = bad.solve({}, World(lid=lid)).reads
-        on = {key: b.get(getattr(pins, key)) == level for key, level in active.items()}
-        nc = "lid_closed_nc" in on and on["lid_closed"] == on["lid_closed_nc"]
-        if nc or (on["lid_closed"] and on["lid_open"]):
-            seen("lid_sensor", lid)
-    return out
 
 
 # --- the hazards, from the terminals --------------------------------------------------------
@@ -355,6 +214,10 @@ class Unit:
         self.after_edge: set[str] = set()
         self.unasked: dict[str, int] = {}  # phase: cards shot with no press asking for one
         self._ejected = 0
+        # What overstressed the Pi: (where, what) -> (the worst amps, its limit, the first
+        # phase); and the driver's own protections seen acting, with the first phase.
+        self.stress: dict[tuple[str, str], tuple[float, float, str]] = {}
+        self.protection: dict[str, str] = {}
 
         def prepare(sim: Any) -> None:
             if fault is not None:
@@ -385,6 +248,11 @@ class Unit:
                                                   and sim.level("rotator_in2") > 0)
         self.roller.sample(now, lid, bool(sol.roller.speed), asked_roller, self.phase)
         self.turn.sample(now, lid, bool(sol.rotator.speed), asked_turn, self.phase)
+        for st in sol.stress:
+            worst, _, phase = self.stress.get((st.where, st.what), (0.0, 0.0, self.phase))
+            self.stress[st.where, st.what] = (max(worst, st.amps), st.limit, phase)
+        for what in sol.protection:
+            self.protection.setdefault(what, self.phase)
 
     def edge(self, motor: str) -> None:
         """Just after the lid's edge was delivered (on the pin library's thread, as the
@@ -503,6 +371,10 @@ def run(wiring: str, fault: Case | None) -> dict[str, Any]:
         "unseen": UNSEEN.get(fault, "") if lost else "",  # said where it takes one away
         "one_barrier": single,
         "one_barrier_why": ONE_BARRIER.get(fault, "") if single else "",
+        "damaged": [f"{where} {what} {amps * 1e3:,.0f} mA, past {limit * 1e3:g} mA ({phase})"
+                    for (where, what), (amps, limit, phase) in sorted(u.stress.items())],
+        "protection": [f"{PROTECTION[what.split()[0]]}{what[3:]} ({phase})"
+                       for what, phase in sorted(u.protection.items())],
     }
 
 
@@ -542,8 +414,19 @@ def edge_failures(r: dict[str, Any]) -> list[str]:
             for motor in r.get("after_edge", []) if CONTACTS[motor] in r["lost"]]
 
 
+# The driver's own protections (hal.datasheets.DriverSpec), as a row names them.
+PROTECTION = {"OCP": "the driver's overcurrent protection held off its bridge",
+              "TSD": "the driver's thermal shutdown held every output off"}
+# A fault that overstresses a pad of the Pi or its 3.3 V rail past its published limit
+# (hal/datasheets.py): the Pi is taken as damaged, and the row says where and how. It is an
+# outcome of its own, counted apart from held, and no failure of the safety functions where
+# the motors held; what the damaged pin then does is a fault of its own, enumerated
+# (hal.circuit_faults.PinDamaged), with its own rows.
+PI_DAMAGED = "Pi damaged"
+
+
 def verdict(fault: Case, r: dict[str, Any]) -> str:
-    """"held", or why not."""
+    """"held", or why not; or "Pi damaged: ..." where the motors held but the Pi did not."""
     if fault in BY_CONSTRUCTION:
         return f"{BY_CONSTRUCTION_VERDICT}: {BY_CONSTRUCTION[fault]}"
     bound = r["lease_ms"] + 1e-6
@@ -559,13 +442,23 @@ def verdict(fault: Case, r: dict[str, Any]) -> str:
         why.append("took away " + " and ".join(r["lost"]) + ", unreported in the first lid "
                    "cycle")
     why += r["late"]  # a check that should have seen it, and did not say so in time
-    single = r.get("one_barrier", [])
+    single, said = r.get("one_barrier", []), ""
     if single and not r["reported_in_cycle"]:
         if fault not in ONE_BARRIER:
             why.append("left " + "; ".join(single) + ", unreported in the first lid cycle")
-        elif not why:
-            return ONE_BARRIER_VERDICT
-    return "; ".join(why) or "held"
+        else:
+            said = ONE_BARRIER_VERDICT
+    if why:
+        return "; ".join(why)
+    if r.get("damaged"):
+        return (f"{PI_DAMAGED}: " + "; ".join(r["damaged"])
+                + (f"; and {said}" if said else ""))
+    return said or "held"
+
+
+def damaged(verdict: str) -> bool:
+    """The motors held, the Pi did not (``PI_DAMAGED``): counted apart."""
+    return verdict.startswith(f"{PI_DAMAGED}: ")
 
 
 def apart(verdict: str) -> bool:
@@ -574,9 +467,9 @@ def apart(verdict: str) -> bool:
 
 
 def passed(verdict: str) -> bool:
-    """Not a failure: held, ruled out by construction, or one barrier left with its row
-    saying why (counted apart from held)."""
-    return verdict in ("held", ONE_BARRIER_VERDICT) or apart(verdict)
+    """Not a failure: held, ruled out by construction, one barrier left with its row saying
+    why, or the Pi damaged with the motors held (those two counted apart from held)."""
+    return verdict in ("held", ONE_BARRIER_VERDICT) or apart(verdict) or damaged(verdict)
 
 
 def campaign(tier: str = "fast", progress: Callable[[str], None] = lambda line: None,
@@ -606,6 +499,7 @@ def campaign(tier: str = "fast", progress: Callable[[str], None] = lambda line: 
             break
     held = [r for r in rows if r["verdict"] == "held" or apart(r["verdict"])]
     said = [r for r in rows if r["verdict"] == ONE_BARRIER_VERDICT]
+    broke = [r for r in rows if damaged(r["verdict"])]
     judged = [r for r in rows if not apart(r["verdict"])]
     return {
         "command": COMMAND if tier == "full" else "python -m bench.faults --campaign circuit",
@@ -613,6 +507,7 @@ def campaign(tier: str = "fast", progress: Callable[[str], None] = lambda line: 
         "rows": rows, "failures": [f"{x['wiring']}: {x['fault']}: {x['verdict']}"
                                    for x in rows if not passed(x["verdict"])],
         "one_barrier": [f"{x['wiring']}: {x['fault']}" for x in said],
+        "pi_damaged": [f"{x['wiring']}: {x['fault']}" for x in broke],
         # The worst over the single faults; a common cause the mounting rules out apart.
         "roller_worst_ms": max((r["roller_ms"] for r in judged), default=0.0),
         "turn_worst_ms": max((r["turn_ms"] for r in judged), default=0.0),
@@ -639,6 +534,8 @@ def first_of_each(faults: Iterable[Case]) -> list[Case]:
             key += ("low" if f.rail == "GND" else "high",)
         if isinstance(f, PartFailure):
             key = (f.ref, f.mode)  # each part's every mode: a part has few
+        if isinstance(f, PinDamaged):
+            key = ("pin", str(f.gpio), f.mode)  # each pin stuck each way
         if key not in seen:
             seen.add(key)
             out.append(f)
@@ -663,6 +560,8 @@ def table(r: dict[str, Any], wiring: str) -> str:
         layers = ", ".join(x["lost"]) or "–"
         if x.get("one_barrier"):
             layers += "; one barrier left: " + "; ".join(x["one_barrier"])
+        if x.get("protection"):  # nFAULT is not wired: the firmware cannot see these
+            layers += "; " + "; ".join(x["protection"])
         lines.append(f"| {x['fault']} | {roller} | {turn} | {layers} | "
                      f"{_reported(x)} | {x['verdict']} |")
     return "\n".join(lines) + "\n"
@@ -694,9 +593,13 @@ def summary(r: dict[str, Any]) -> str:
     """The campaign's rows of SAFETY.md's measured figures (docs/blocks.py
     ``--print circuit-faults``)."""
     said, failed = len(r.get("one_barrier", [])), len(r["failures"])
+    broke = len(r.get("pi_damaged", []))
     verdict = "; ".join(
         [f"{said} leaving one barrier where the unit has more, unreported and not yet "
          "remedied, each row saying why" if said else "",
+         f"{broke} leaving the Pi damaged (a pad or its 3.3 V rail past its limit, "
+         "hal/datasheets.py; the motors held; each row says where, and the damaged pins "
+         "have rows of their own)" if broke else "",
          f"{failed} did NOT hold" if failed else ""]).strip("; ") or "every one held"
     apart = len(r["by_construction"])
     bound = "bound: one lease; on the manual reactor's clock, where a stop on the lid's edge " \

@@ -25,6 +25,7 @@ from types import MappingProxyType
 from typing import NamedTuple
 
 from hal.base import Pins
+from hal.datasheets import DRIVERS, DriverSpec
 
 # --- the Pi's header -----------------------------------------------------------------------
 
@@ -44,17 +45,6 @@ def power_on_pull(bcm: int) -> str:
     return "up" if bcm in POWER_ON_PULL_UP else "down"
 
 
-# Electrical figures of the Pi's GPIO (Raspberry Pi documentation, "GPIO pads": BCM2835
-# pulls 50-65 kΩ, VIL 0.9 V, VIH 1.6 V; BCM2711 pulls 33-73 kΩ, VIL 0.8 V, VIH 2.0 V). The
-# model takes the stricter of each: low below 0.8 V, high above 2.0 V.
-PI_PULL_OHMS = (33e3, 73e3)  # the widest range, BCM2711's
-PI_PULL_TYPICAL = 50e3
-PI_VIL, PI_VIH = 0.8, 2.0
-# GPIO 2 and 3 (I2C1's SDA and SCL) have fixed 1.8 kΩ pull-ups to 3.3 V on the Pi's own
-# board (Raspberry Pi documentation, "GPIO": "GPIO2 and GPIO3 have fixed pull-up resistors"),
-# there whenever the 3.3 V rail is, whatever the SoC's pulls.
-BOARD_PULL_UPS: Mapping[int, float] = MappingProxyType({2: 1.8e3, 3: 1.8e3})
-PI_OUTPUT_OHMS = 30.0  # an output's own resistance, roughly (8 mA drive at a few tenths of a V)
 V3 = 3.3  # the Pi's 3.3 V rail
 V5 = 5.0
 VM_NOMINAL = 4.5  # the toy's 3 x C alkaline pack (hardware/power.md)
@@ -152,9 +142,10 @@ class Net(NamedTuple):
 class Build:
     """The choices of a build that no pin shows.
 
-    ``driver``: "DRV8833" or "TB6612FNG" (same inputs and truth table here; STBY is its
-    nSLEEP). ``rotator``: "bridge" (option A: the driver's second channel) or "mosfet"
-    (option B: an AO3400A low-side switch, no brake).
+    ``driver``: "DRV8833" or "TB6612FNG" (same inputs and truth table here, the TB6612's
+    VCC, PWMA and PWMB tied to 3V3; STBY is its nSLEEP). ``rotator``: "bridge" (option A:
+    the driver's second channel) or "mosfet" (option B: an AO3400A low-side switch, no
+    brake).
     """
 
     driver: str = "DRV8833"
@@ -166,33 +157,6 @@ class Build:
         if self.rotator not in ("bridge", "mosfet"):
             raise ValueError(f"rotator {self.rotator!r}: bridge or mosfet")
 
-
-class DriverSpec(NamedTuple):
-    """What the model needs of a dual H-bridge (its datasheet's figures)."""
-
-    vm_min: float  # V: below this the bridges are off (the recommended minimum supply)
-    vil_in: float  # V: AIN/BIN low below this
-    vih_in: float
-    vil_sleep: float  # V: nSLEEP (STBY) low below this
-    vih_sleep: float
-    in_pulldown: float  # Ω: the inputs' internal pull-down
-    sleep_pulldown: float
-    rds_on: float  # Ω: high side + low side, typical
-    source: str
-
-
-DRIVERS: Mapping[str, DriverSpec] = MappingProxyType({
-    # TI SLVSAR1E: §6.3 VM 2.7-10.8 V; §6.5 nSLEEP VIL 0.5 V / VIH 2.5 V, other inputs
-    # 0.7 V / 2 V, 100 kΩ pull-downs on AIN/BIN; §7.3.4 500 kΩ on nSLEEP; §1 HS + LS 360 mΩ.
-    "DRV8833": DriverSpec(2.7, 0.7, 2.0, 0.5, 2.5, 100e3, 500e3, 0.36,
-                          "TI DRV8833, SLVSAR1E"),
-    # Toshiba TB6612FNG datasheet: VM 4.5-13.5 V; inputs at VCC 3.3 V: VIL 0.3·VCC, VIH
-    # 0.7·VCC; 200 kΩ pull-downs (its input circuit); Electrical Characteristics, output
-    # saturating voltage Vsat(U+L) 0.5 V typical (0.7 V max) at Io = 1 A: the high side and
-    # the low side together 0.5 Ω.
-    "TB6612FNG": DriverSpec(4.5, 0.99, 2.31, 0.99, 2.31, 200e3, 200e3, 0.5,
-                            "Toshiba TB6612FNG datasheet"),
-})
 
 # The dead-man one-shot (TI TPUL2G123, SCASE77A §7.3.3): t_w ≈ Rext × Cext.
 REXT_OHMS, CEXT_FARADS = 39e3, 1e-6
@@ -414,12 +378,17 @@ def circuit(pins: Pins, build: Build | None = None) -> Circuit:
     wire("PGND", "C3.2", "C4.2")
 
     # The dual H-bridge: channel A the roller, channel B the rotator (option A).
+    # A TB6612FNG's own logic supply and PWM inputs go to the Pi's 3V3 (hardware/power.md):
+    # the firmware drives AIN1/AIN2 as a DRV8833's IN1/IN2, and its STBY is nSLEEP here.
     spec = build.driver
+    logic = (*filter(None, (DRIVERS[spec].vcc_pin,)), *DRIVERS[spec].pwm_pins)
     part("U1", DRIVER, f"dual H-bridge ({spec} carrier)",
          ("AIN1", "AIN2", "BIN1", "BIN2", "nSLEEP", "AOUT1", "AOUT2", "BOUT1", "BOUT2", "VM",
-          "GND"), value=spec, bom="driver")
+          "GND", *logic), value=spec, bom="driver")
     wire("VM", "U1.VM")
     wire("PGND", "U1.GND")
+    if logic:
+        wire("3V3", *(f"U1.{pin}" for pin in logic))
     for key, pin, ref in (("motor_in1", "AIN1", "R1"), ("motor_in2", "AIN2", "R2")):
         gpio(key)
         wire(key, f"U1.{pin}")

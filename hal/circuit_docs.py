@@ -326,14 +326,8 @@ def boot_levels_table() -> str:
     power-on pull), at both ends of the Pi's pull range, in the unit with every pin wired
     (hal.circuit.wired_pins: dead-man fitted), and on a unit whose nSLEEP was left on the
     old GPIO 6 (pulled up) with its 2.2 kΩ pull-down missing."""
-    from hal.circuit import (
-        DRIVERS,
-        PI_PULL_OHMS,
-        circuit,
-        header_pin,
-        power_on_pull,
-        wired_pins,
-    )
+    from hal.circuit import circuit, header_pin, power_on_pull, wired_pins
+    from hal.datasheets import DRIVERS, PI_PULL_OHMS
 
     spec = DRIVERS["DRV8833"]
     limits = {"vil_in": spec.vil_in, "vil_sleep": spec.vil_sleep, "cmos": CMOS_VIL,
@@ -370,7 +364,8 @@ def boot_levels_table() -> str:
 def readback_table() -> str:
     """The read-backs' levels at the Pi (its pull-up at both ends of its range): the power
     contacts' with the driver asleep, nSLEEP's driven and let go."""
-    from hal.circuit import PI_PULL_OHMS, circuit, default_pins
+    from hal.circuit import circuit, default_pins
+    from hal.datasheets import PI_PULL_OHMS
 
     pins = default_pins()
     sound = Model(circuit(pins))

@@ -13,10 +13,16 @@ that can carry motor current (``hal.network.G_STRONG``: a driver's output, a clo
 contact, the pack, a short) or only by pulls; both held and apart is a drive, both held
 together a brake, either one loose a coast.
 
+Diodes conduct once pushed past their drop (solved again with each on): the Pi's pads'
+clamps to its 3.3 V rail and to ground, the driver's body diodes to VM and ground. The
+driver's overcurrent protection holds a bridge off, its thermal shutdown every output; what
+overstresses the Pi (a pad past its 16 mA, the copper feeding its 3.3 V rail) is in each
+``Solution.stress`` (figures: hal/datasheets.py).
+
 Faults, one at a time (``Model.inject``): those of hal/circuit_faults.py, a net open at a
-point of its wire, a net shorted to a rail, a part failing one of its modes, or a common
-mechanical cause; ``single_faults(circuit)`` there lists every one of them for a unit. The
-network itself is hal/network.py's.
+point of its wire, a net shorted to a rail, a part failing one of its modes, a damaged pin
+of the Pi, or a common mechanical cause; ``single_faults(circuit)`` there lists every one of
+them for a unit. The network itself is hal/network.py's.
 
 Imported by the simulator (``hal.sim``) only: ``launcher run`` never loads it.
 """
@@ -26,15 +32,13 @@ from __future__ import annotations
 import itertools
 import math
 from array import array
-from collections import OrderedDict
-from collections.abc import Iterable, Iterator, Mapping
-from dataclasses import dataclass, field, replace
+from collections.abc import Iterable, Mapping
+from dataclasses import replace
 
 from hal.circuit import (
     AMP,
     BATTERY,
     BEAM,
-    BOARD_PULL_UPS,
     BUTTON,
     CAPACITOR,
     CMOS_VIH,
@@ -51,25 +55,38 @@ from hal.circuit import (
     ONESHOT,
     PAD_CHECKED,
     PI,
-    PI_OUTPUT_OHMS,
-    PI_PULL_TYPICAL,
-    PI_VIH,
-    PI_VIL,
     RESISTOR,
     ROLES,
     SPDT,
     SPEAKER,
     SWITCH,
     TVS,
-    V3,
-    V5,
-    VM_NOMINAL,
     WIRE,
     Circuit,
     power_on_pull,
 )
-from hal.circuit_faults import CommonCause, Fault, NetOpen, NetShort, PartFailure, check_fault
+from hal.circuit_faults import (
+    CommonCause,
+    Fault,
+    NetOpen,
+    NetShort,
+    PartFailure,
+    PinDamaged,
+    check_fault,
+)
+from hal.datasheets import (
+    BOARD_PULL_UPS,
+    BODY_DIODE_OHMS,
+    BODY_DIODE_VF,
+    CLAMP_OHMS,
+    CLAMP_VF,
+    PI_OUTPUT_OHMS,
+    PI_VIH,
+    PI_VIL,
+    STUCK_OHMS,
+)
 from hal.network import Network
+from hal.solved import Drive, Pad, Recent, Solution, Stress, Volts, World, pi_stress
 
 G_WIRE = 1e3  # a closed contact or a wire: 1 mΩ
 G_SHORT = 1e6  # a net shorted to a rail
@@ -80,155 +97,21 @@ G_FUSE = 10.0
 DRIVE_MIN = 0.2  # V: less than this across a motor held at both ends is a brake
 
 RAILS = ("GND", "3V3", "5V")
-
-
-# --- faults ------------------------------------------------------------------------------
-
-
-# --- what the world is doing -------------------------------------------------------------
-
-LID_POSITIONS = ("closed", "lifting", "ajar", "full")
-
-
-@dataclass(frozen=True)
-class World:
-    """Everything outside the Pi's pins that the circuit depends on.
-
-    ``lid``: "closed", "lifting" (the sensing SPDT between its contacts, the power contact
-    already open), "ajar" or "full". ``edges``: a rising edge reached the one-shot's B
-    input within its pulse width; ``latched``: one did since CLR last went low (what a
-    one-shot without its timing resistor holds on). ``pi``: "running" (the firmware's pins
-    claimed: outputs as given, inputs with their pull-up), "boot" (every GPIO an input with
-    its power-on pull) or "off". ``vm``: the pack's EMF; ``v3``/``v5``: the Pi's rails.
-    """
-
-    lid: str = "closed"
-    button: bool = False
-    beam_blocked: bool = False
-    home: bool = True  # a magnet at the home switch
-    yellow_back: bool = True
-    edges: bool = False
-    latched: bool = False
-    pi: str = "running"
-    vm: float = VM_NOMINAL
-    v3: float = V3
-    v5: float = V5
-    pull_ohms: float = PI_PULL_TYPICAL
-
-    def __post_init__(self) -> None:
-        if self.lid not in LID_POSITIONS:
-            raise ValueError(f"lid {self.lid!r}: one of {', '.join(LID_POSITIONS)}")
-        if self.pi not in ("running", "boot", "off"):
-            raise ValueError(f"pi {self.pi!r}: running, boot or off")
-
-
-@dataclass(frozen=True)
-class Drive:
-    """What a motor's terminals did over a PWM period: the time shares driven forward and
-    back (each scaled by the voltage across it over the pack's), braked (both terminals
-    held together) and let go; ``volts`` the mean voltage across it."""
-
-    forward: float = 0.0
-    reverse: float = 0.0
-    brake: float = 0.0
-    volts: float = 0.0
-
-    @property
-    def speed(self) -> float:
-        """Signed: + ahead, - back, 0 braked or coasting."""
-        return round(self.forward - self.reverse, 4)
-
-    @property
-    def coast(self) -> float:
-        return max(0.0, 1.0 - self.forward - self.reverse - self.brake)
-
-
-@dataclass(frozen=True)
-class Solution:
-    """One solved state: ``volts`` of every node (None: floating), ``reads`` the level each
-    of the Pi's inputs reads (1 high, 0 low; only while the Pi runs), the two motors'
-    ``roller`` and ``rotator`` drives, ``awake`` whether the driver's bridges are enabled,
-    ``b_high`` the one-shot's B input, and ``undefined``: the places where a voltage sat
-    between a part's thresholds (the model then takes the worse reading)."""
-
-    volts: Mapping[str, float | None]
-    reads: Mapping[int, int]
-    roller: Drive
-    rotator: Drive
-    awake: bool
-    b_high: bool
-    q_high: bool
-    undefined: frozenset[str] = field(default_factory=frozenset)
-    # The level each of ``PAD_CHECKED``'s outputs reads at the Pi's own pad (1 high, 0 low;
-    # only while the Pi runs): what it is driven to, unless something stronger holds it.
-    pads: Mapping[int, int] = field(default_factory=dict)
-
-    def net(self, name: str) -> float | None:
-        return self.volts.get(name)
-
-
-class Volts(Mapping[str, "float | None"]):
-    """Every node's voltage (None: floating), kept as one array against a tuple of node
-    names that every solution of a model shares: a cached solution costs a few hundred
-    bytes, not a dictionary of floats."""
-
-    __slots__ = ("_index", "_values")
-
-    def __init__(self, index: Mapping[str, int], values: array) -> None:
-        self._index = index
-        self._values = values
-
-    def __getitem__(self, name: str) -> float | None:
-        v = self._values[self._index[name]]
-        return None if v != v else v  # NaN: floating
-
-    def get(self, name: str, default: float | None = None) -> float | None:  # type: ignore[override]
-        i = self._index.get(name)
-        if i is None:
-            return default
-        v = self._values[i]
-        return None if v != v else v
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self._index)
-
-    def __len__(self) -> int:
-        return len(self._index)
-
-
-# --- the solver --------------------------------------------------------------------------
+BRIDGES = (("AIN1", "AIN2", "AOUT1", "AOUT2"), ("BIN1", "BIN2", "BOUT1", "BOUT2"))
+OUTPUTS = ("AOUT1", "AOUT2", "BOUT1", "BOUT2")
+RESTING = World()  # the lid shut, the Pi running, nothing pressed
+EPS = 1e-4  # V: a diode conducts past its drop by more than this (no flip-flop at the edge)
 
 
 # --- the model ---------------------------------------------------------------------------
-
-class _Recent(OrderedDict[tuple, "Solution"]):
-    """The newest ``size`` solutions (least recently used out first): once full, its size
-    and its memory stay as they are, however long the run."""
-
-    def __init__(self, size: int) -> None:
-        super().__init__()
-        self.size = size
-
-    def find(self, key: tuple) -> Solution | None:
-        found = self.get(key)
-        if found is not None:
-            self.move_to_end(key)
-        return found
-
-    def keep(self, key: tuple, value: Solution) -> Solution:
-        self[key] = value
-        if len(self) > self.size:
-            self.popitem(last=False)
-        return value
-
 
 # Solutions by (pins, build, fault): every model of the same unit shares them (a test suite
 # builds thousands of simulated boards of the default unit). Two caches a unit: the solved
 # discrete states (every output high or low), and their means over a PWM period, one per set
 # of duties. A long run meets new states slowly (a console fuzz of 20,000 lines: about 130
-# of each), so both are bounded and least-recently-used (``_Recent``), and a solution is
+# of each), so both are bounded and least-recently-used (``Recent``), and a solution is
 # small (``Volts``; the read maps shared), to keep memory flat.
-_SHARED: dict[tuple, tuple[_Recent, _Recent, dict]] = {}
+_SHARED: dict[tuple, tuple[Recent, Recent, dict]] = {}
 _SHARED_UNITS = 64
 _DISCRETE_STATES = 512
 _PWM_STATES = 512
@@ -260,7 +143,7 @@ class Model:
             _SHARED.clear()
         key = (self.circuit.pins, self.circuit.build, fault)
         if key not in _SHARED:
-            _SHARED[key] = (_Recent(_DISCRETE_STATES), _Recent(_PWM_STATES), {})
+            _SHARED[key] = (Recent(_DISCRETE_STATES), Recent(_PWM_STATES), {})
         self._discrete_cache, self._cache, self._interned = _SHARED[key]
 
     def repair(self) -> None:
@@ -272,7 +155,7 @@ class Model:
 
     # -- solving --
 
-    def solve(self, levels: Mapping[int, float], world: World = World()) -> Solution:
+    def solve(self, levels: Mapping[int, float], world: World = RESTING) -> Solution:
         """The state for these output levels (BCM -> 0..1: a duty for a PWM line; a pin left
         out is low) and ``world``. PWM lines are taken as aligned at the start of their
         period: the solution is the mean over the phases they make."""
@@ -312,8 +195,17 @@ class Model:
                            for f in ("forward", "reverse", "brake", "volts")))
 
         undefined = frozenset().union(*(s.undefined for _, s in parts))
+        # What overstresses the Pi in any phase does so: the worst of each, over the period.
+        worst: dict[tuple[str, str], Stress] = {}
+        for _, sol in parts:
+            for st in sol.stress:
+                key = (st.where, st.what)
+                if key not in worst or st.amps > worst[key].amps:
+                    worst[key] = st
         return replace(longest, roller=mean("roller"), rotator=mean("rotator"),
-                       awake=any(s.awake for _, s in parts), undefined=undefined)
+                       awake=any(s.awake for _, s in parts), undefined=undefined,
+                       stress=tuple(worst.values()),
+                       protection=frozenset().union(*(s.protection for _, s in parts)))
 
     def _discrete(self, highs: tuple[tuple[int, bool], ...], world: World) -> Solution:
         key = (highs, world)
@@ -321,6 +213,13 @@ class Model:
         if found is None:
             found = self._discrete_cache.keep(key, _Evaluation(self, dict(highs), world).run())
         return found
+
+
+def _conducts(past: float, was: bool, ohms: float) -> bool:
+    """A diode ``past`` volts beyond its drop: one that was off turns on once pushed past it
+    (by more than ``EPS``); one that was on stays on while its current flows forward (its
+    own drop and resistance are then in the solution, so ``past`` is its current × ohms)."""
+    return past > (-1e-6 * ohms if was else EPS)
 
 
 def _clamp(level: float) -> float:
@@ -340,8 +239,18 @@ class _Evaluation:
         self.undefined: set[str] = set()
         self._node: dict[str, str] = {}
         self._map_nodes()
-        # The logic parts' states, settled by iteration (first guess: everything off).
+        # The logic parts' states, settled by iteration (first guess: everything off), and
+        # the diodes conducting (the Pi's pad clamps, the driver's body diodes).
         self.logic: dict[str, object] = {}
+        # The driver's protections, once tripped in this state, stay tripped: OCP retries
+        # into the same short and trips again (its outputs off but for microseconds), and a
+        # die at its thermal shutdown stays hot while the current that heated it would flow.
+        self.tripped: set[str] = set()  # "OCP A", "OCP B", "TSD"
+        self.damaged = self.fault.gpio if isinstance(self.fault, PinDamaged) else None
+        self.pad_pins = tuple(bcm for r in ROLES.values()
+                              if (bcm := getattr(self.c.pins, r.key)) is not None
+                              and bcm != self.damaged)
+        self._net: Network | None = None
 
     # -- nodes --
 
@@ -365,8 +274,8 @@ class _Evaluation:
     def run(self) -> Solution:
         volts: dict[str, float | None] = {}
         strong: set[str] = set()
-        for _ in range(8):
-            net = self._stamp()
+        for _ in range(12):
+            net = self._net = self._stamp()
             volts, strong = net.solve(self._node.values())
             changed = self._settle(volts)
             if not changed:
@@ -477,9 +386,16 @@ class _Evaluation:
 
     def _stamp_pi(self, net: Network, t: Mapping[str, str | None]) -> None:
         w = self.world
+        v3 = self._rails()["3V3"]
+        # The pads' protection diodes conducting, the Pi powered or not (then to its dead
+        # rail), and a damaged pad held to its rail by the diode that failed.
+        for node, high in self.logic.get("clamps", ()):  # type: ignore[attr-defined]
+            net.source(node, v3 + CLAMP_VF if high else -CLAMP_VF, 1 / CLAMP_OHMS)
+        if isinstance(self.fault, PinDamaged):
+            rail = "3V3" if self.fault.mode == "stuck_high" else "GND"
+            net.link(t[f"GPIO{self.fault.gpio}"], rail, 1 / STUCK_OHMS)
         if w.pi == "off":
             return
-        v3 = w.v3
         outputs = dict(self._outputs())
         for key, role in ROLES.items():
             bcm = getattr(self.c.pins, key)
@@ -488,6 +404,8 @@ class _Evaluation:
             node = t[f"GPIO{bcm}"]
             if bcm in BOARD_PULL_UPS:
                 net.source(node, v3, 1 / BOARD_PULL_UPS[bcm])
+            if bcm == self.damaged:
+                continue  # its driver and its pull dead
             if w.pi == "boot":
                 net.source(node, v3 if power_on_pull(bcm) == "up" else 0.0, 1 / w.pull_ohms)
             elif role.is_output:
@@ -502,14 +420,20 @@ class _Evaluation:
                       mode: str) -> None:
         spec = self.c.driver
         gnd, vm = t["GND"], t["VM"]
-        for pin in ("AIN1", "AIN2", "BIN1", "BIN2"):
+        for pin in ("AIN1", "AIN2", "BIN1", "BIN2", *spec.pwm_pins):
             net.link(t[pin], gnd, 1 / spec.in_pulldown)
         net.link(t["nSLEEP"], gnd, 1 / spec.sleep_pulldown)
+        # Its outputs' body diodes conducting: to VM above, from ground below.
+        for pin, high in self.logic.get(f"body:{ref}", ()):  # type: ignore[attr-defined]
+            if high:
+                net.emf(vm, t[pin], BODY_DIODE_VF, 1 / BODY_DIODE_OHMS)
+            else:
+                net.emf(t[pin], gnd, BODY_DIODE_VF, 1 / BODY_DIODE_OHMS)
         if mode == "nsleep_pulled_up":
             net.link(t["nSLEEP"], vm, 1 / 10e3)  # a breakout's own pull-up to VIN
         outs = self.logic.get(ref, {})
         g = 2 / spec.rds_on  # each half: half the high-plus-low resistance
-        for pin in ("AOUT1", "AOUT2", "BOUT1", "BOUT2"):
+        for pin in OUTPUTS:
             level = outs.get(pin, "Z")  # type: ignore[union-attr]
             stuck = mode.removeprefix(pin.lower() + "_stuck_") if mode.startswith(
                 pin.lower() + "_stuck_") else ""
@@ -528,7 +452,11 @@ class _Evaluation:
         for p in self.c.parts.values():
             k = p.kind
             if k == DRIVER:
+                self._protect(p.ref, volts)
                 self.logic[p.ref] = self._driver(p.ref, volts)
+                self.logic[f"body:{p.ref}"] = self._body(p.ref, volts)
+            elif k == PI:
+                self.logic["clamps"] = self._clamps(volts)
             elif k == ONESHOT:
                 self.logic[p.ref] = self._oneshot(p.ref, volts)
             elif k == MOSFET:
@@ -580,20 +508,88 @@ class _Evaluation:
         vm = self._v(volts, f"{ref}.VM")
         if gnd is None or vm is None or vm - gnd < spec.vm_min:
             return {}
+        if spec.vcc_pin:  # a logic supply of its own (the TB6612's VCC) under its range: off
+            vcc = self._v(volts, f"{ref}.{spec.vcc_pin}")
+            if vcc is None or vcc - gnd < spec.vcc_range[0]:
+                return {}
         rel = {pin: (None if (v := self._v(volts, f"{ref}.{pin}")) is None else v - gnd)
-               for pin in ("AIN1", "AIN2", "BIN1", "BIN2", "nSLEEP")}
+               for pin in ("AIN1", "AIN2", "BIN1", "BIN2", "nSLEEP", *spec.pwm_pins)}
         if self._failed(ref) != "nsleep_ignored" and not self._logic(
                 f"{ref}.nSLEEP", rel["nSLEEP"], spec.vil_sleep, spec.vih_sleep):
             return {}  # asleep: every output open, whatever the inputs say
         outs = {}
-        for a, b, o1, o2 in (("AIN1", "AIN2", "AOUT1", "AOUT2"),
-                             ("BIN1", "BIN2", "BOUT1", "BOUT2")):
+        for (a, b, o1, o2), pwm in zip(BRIDGES, spec.pwm_pins or ("", ""), strict=True):
             i1 = self._logic(f"{ref}.{a}", rel[a], spec.vil_in, spec.vih_in)
             i2 = self._logic(f"{ref}.{b}", rel[b], spec.vil_in, spec.vih_in)
-            # The truth table (SLVSAR1E Table 2): coast, reverse, forward, brake (slow decay).
+            # The truth table (SLVSAR1E Table 2; the TB6612FNG's with PWM high): coast,
+            # reverse, forward, brake (slow decay). A TB6612's PWM input low short-brakes a
+            # bridge its inputs drive (its datasheet's H-SW control function table).
             outs[o1], outs[o2] = {(False, False): ("Z", "Z"), (False, True): ("L", "H"),
                                   (True, False): ("H", "L"), (True, True): ("L", "L")}[(i1, i2)]
+            if pwm and i1 != i2 and not self._logic(f"{ref}.{pwm}", rel[pwm], spec.vil_in,
+                                                    spec.vih_in):
+                outs[o1], outs[o2] = "L", "L"
+        if "TSD" in self.tripped:  # thermal shutdown: every FET off (SLVSAR1E §7.3.5.2)
+            return dict.fromkeys(outs, "Z")
+        for bridge, (_, _, o1, o2) in zip("AB", BRIDGES, strict=True):
+            if f"OCP {bridge}" in self.tripped:  # that H-bridge alone off (§7.3.5.1)
+                outs[o1] = outs[o2] = "Z"
         return outs
+
+    def _protect(self, ref: str, volts: Mapping[str, float | None]) -> None:
+        """Trip the driver's protections on the currents its driven outputs carry now: past
+        its OCP level, that H-bridge off; past its continuous rating (and no OCP), the
+        thermal shutdown, every output off. A stuck output is a failed FET: nothing turns
+        it off."""
+        spec, mode = self.c.driver, self._failed(ref)
+        vm, gnd = self._v(volts, f"{ref}.VM"), self._v(volts, f"{ref}.GND")
+        outs = self.logic.get(ref) or {}
+        if vm is None or gnd is None:
+            return
+        g = 2 / spec.rds_on
+        for pin, level in outs.items():  # type: ignore[attr-defined]
+            v = self._v(volts, f"{ref}.{pin}")
+            if level == "Z" or v is None or mode.startswith(pin.lower() + "_stuck_"):
+                continue
+            amps = g * ((vm - v) if level == "H" else (v - gnd))
+            bridge = f"OCP {pin[0]}"
+            if spec.i_ocp is not None and amps > spec.i_ocp:
+                self.tripped.add(bridge)
+            elif spec.i_continuous and amps > spec.i_continuous and bridge not in self.tripped:
+                self.tripped.add("TSD")
+
+    def _body(self, ref: str, volts: Mapping[str, float | None]) -> tuple[tuple[str, bool], ...]:
+        """The outputs whose body diode conducts: above VM by its drop, or below ground."""
+        vm, gnd = self._v(volts, f"{ref}.VM"), self._v(volts, f"{ref}.GND")
+        was = set(self.logic.get(f"body:{ref}", ()))  # type: ignore[call-overload]
+        on = []
+        for pin in OUTPUTS:
+            v = self._v(volts, f"{ref}.{pin}")
+            if v is None:
+                continue
+            if vm is not None and _conducts(v - vm - BODY_DIODE_VF, (pin, True) in was,
+                                            BODY_DIODE_OHMS):
+                on.append((pin, True))
+            elif gnd is not None and _conducts(gnd - BODY_DIODE_VF - v, (pin, False) in was,
+                                               BODY_DIODE_OHMS):
+                on.append((pin, False))
+        return tuple(on)
+
+    def _clamps(self, volts: Mapping[str, float | None]) -> tuple[tuple[str, bool], ...]:
+        """The Pi's pads whose protection diode conducts: above its 3.3 V rail by the
+        diode's drop, or below ground (a damaged pad's own is the fault)."""
+        v3, on = self._rails()["3V3"], []
+        was = set(self.logic.get("clamps", ()))  # type: ignore[call-overload]
+        for bcm in self.pad_pins:
+            node = self.node(f"PI.GPIO{bcm}")
+            v = volts.get(node) if node else None
+            if v is None:
+                continue
+            if _conducts(v - v3 - CLAMP_VF, (node, True) in was, CLAMP_OHMS):
+                on.append((node, True))
+            elif _conducts(-CLAMP_VF - v, (node, False) in was, CLAMP_OHMS):
+                on.append((node, False))
+        return tuple(on)  # type: ignore[return-value]
 
     def _oneshot(self, ref: str, volts: Mapping[str, float | None]) -> bool | None:
         mode = self._failed(ref)
@@ -662,7 +658,20 @@ class _Evaluation:
         pads = self.shared.setdefault(("pads", tuple(sorted(pads.items()))), pads)
         undefined = frozenset(self.undefined) or _NOTHING
         return Solution(Volts(index, values), reads, roller, rotator, awake,
-                        b is not None and b >= CMOS_VIH, q, undefined, pads)
+                        b is not None and b >= CMOS_VIH, q, undefined, pads,
+                        self._stress(volts), frozenset(self.tripped) or _NOTHING)
+
+    def _stress(self, volts: Mapping[str, float | None]) -> tuple[Stress, ...]:
+        """Every current past what the Pi takes (``hal.solved.pi_stress``)."""
+        running = self.world.pi == "running"
+        clamps = dict(self.logic.get("clamps", ()))  # type: ignore[call-overload]
+        pads = [Pad(f"GPIO {bcm} ({key})", v, bool(self.highs.get(bcm))
+                    if running and role.is_output else None, clamps.get(node))
+                for key, role in ROLES.items()
+                if (bcm := getattr(self.c.pins, key)) is not None and bcm != self.damaged
+                and (node := self.node(f"PI.GPIO{bcm}")) and (v := volts.get(node)) is not None]
+        fed = self._net.into_rail("3V3", volts) if self._net is not None else 0.0
+        return pi_stress(pads, self._rails()["3V3"], fed)
 
     def _drive(self, ref: str, volts: Mapping[str, float | None], strong: set[str]) -> Drive:
         if self._failed(ref) == "open":
@@ -678,8 +687,3 @@ class _Evaluation:
         share = round(min(abs(dv) / max(self.world.vm, 0.1), 2.0), 4)
         return Drive(forward=share, volts=round(dv, 3)) if dv > 0 else \
             Drive(reverse=share, volts=round(dv, 3))
-
-
-# --- tables of the copper, solved (hardware/power.md, docs/blocks.py) ---------------------
-
-

@@ -17,6 +17,7 @@ class Network:
         self.links: list[tuple[str, str, float]] = []
         self.sources: list[tuple[str, float, float]] = []  # node, volts, conductance
         self.emfs: list[tuple[str, str, float, float]] = []  # minus, plus, volts, conductance
+        self.to_rails: list[tuple[str, str, float]] = []  # rail, node, conductance
 
     def link(self, a: str | None, b: str | None, g: float) -> None:
         if a is None or b is None or a == b or g <= 0:
@@ -27,6 +28,7 @@ class Network:
             a, b = b, a
         if b in self.rails:
             self.sources.append((a, self.rails[b], g))
+            self.to_rails.append((b, a, g))
         else:
             self.links.append((a, b, g))
 
@@ -43,6 +45,12 @@ class Network:
             self.source(minus, self.rails[plus] - volts, g)
         else:
             self.emfs.append((minus, plus, volts, g))
+
+    def into_rail(self, rail: str, volts: Mapping[str, float | None]) -> float:
+        """The current the links to ``rail`` push into it (A; negative: it sources)."""
+        fixed = self.rails[rail]
+        return sum(g * (v - fixed) for r, node, g in self.to_rails
+                   if r == rail and (v := volts.get(node)) is not None)
 
     def solve(self, nodes: Iterable[str]) -> tuple[dict[str, float | None], set[str]]:
         """Every node's voltage (None: no path to any source) and the strong nodes."""

@@ -200,7 +200,15 @@ CIRCUIT_FAULTS = {
     "3V3 collapses": r"^the Pi's 3.3 V rail collapses",
     "5V brown-out": r"^the Pi's 5 V browns out",
     "motor pack brown-out": r"^the motor pack sags",
+    "GPIO 2 shorted to 5 V": r"^rotator_contact_sense shorted to 5V",
+    "the motor supply shorted to 3V3": r"^VM shorted to 3V3",
+    "IN1 shorted to VM": r"^motor_in1 shorted to VM",
+    "a damaged pin, stuck high": r"^GPIO 12 \(motor_in1\) damaged: stuck high",
+    "a damaged pin, stuck low": r"^GPIO 22 \(lid_closed\) damaged: stuck low",
 }
+# The verdicts a row may have and pass: held, its reason written in the row, or the Pi
+# damaged with the motors held (hardware/SAFETY.md, "The Pi damaged").
+PASSING = ("held", "one barrier left, its row says why")
 
 
 def _campaign_rows() -> list[list[str]]:
@@ -214,8 +222,19 @@ def _campaign_rows() -> list[list[str]]:
 def test_safety_has_the_campaigns_rows_for_the_fault(fault):
     rows = [row for row in _campaign_rows() if re.search(CIRCUIT_FAULTS[fault], row[0])]
     assert len(rows) >= 2, f"SAFETY.md: {len(rows)} campaign rows for {fault!r}"
-    assert all(len(row) == 6 and (row[5] in ("held", "one barrier left, its row says why")
-                                  or row[5].startswith("by construction: ")) for row in rows), rows
+    assert all(len(row) == 6 and (row[5] in PASSING or row[5].startswith(
+        ("by construction: ", "Pi damaged: "))) for row in rows), rows
+
+
+def test_the_shorts_a_real_pi_would_not_survive_are_judged_pi_damaged():
+    """VM shorted to 3V3, IN1 shorted to VM and GPIO 2 shorted to 5 V were judged harmless
+    before the pads had limits; each row says where the Pi is damaged, on both wirings."""
+    for pattern, where in ((r"^VM shorted to 3V3$", "the Pi's 3.3 V rail"),
+                           (r"^motor_in1 shorted to VM$", "GPIO 12 (motor_in1)"),
+                           (r"^rotator_contact_sense shorted to 5V$", "GPIO 2")):
+        rows = [row for row in _campaign_rows() if re.search(pattern, row[0])]
+        assert len(rows) == 2 and all(row[5].startswith(f"Pi damaged: {where}")
+                                      for row in rows), rows
 
 
 MEANS = ("copper", "driver pull-down", "driver asleep", "dead-man", "firmware on the pin thread",
