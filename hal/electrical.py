@@ -171,7 +171,7 @@ class Model:
 
     def node_of(self, terminal: str) -> str | None:
         """The node a terminal is on with the injected fault (an open splits a net)."""
-        return _Evaluation(self, {}, World()).node(terminal)
+        return Evaluation(self, {}, World()).node(terminal)
 
     def _phases(self, duties: tuple[tuple[int, float], ...], world: World) -> Solution:
         steady = {n: d >= 0.5 for n, d in duties if d in (0.0, 1.0)}
@@ -211,7 +211,7 @@ class Model:
         key = (highs, world)
         found = self._discrete_cache.find(key)
         if found is None:
-            found = self._discrete_cache.keep(key, _Evaluation(self, dict(highs), world).run())
+            found = self._discrete_cache.keep(key, Evaluation(self, dict(highs), world).run())
         return found
 
 
@@ -227,7 +227,7 @@ def _clamp(level: float) -> float:
     return 0.0 if level <= 0 else 1.0 if level >= 1 else round(level, 4)
 
 
-class _Evaluation:
+class Evaluation:
     """One discrete state solved: the network stamped, the logic parts settled."""
 
     def __init__(self, model: Model, highs: Mapping[int, bool], world: World) -> None:

@@ -131,14 +131,14 @@ class _Closed:
 #
 # The pin's public ``state`` property is, in gpiozero 2.0, exactly a call of the pin's
 # own read or write hook (``hal.internals.pin_hooks``), one call more on a path where each
-# call costs cache misses. ``_bound`` binds the hooks themselves only where it sees that
+# call costs cache misses. ``bound_hooks`` binds the hooks themselves only where it sees that
 # this is still so for the pin's class (``internals.state_is_the_hooks``); anywhere else, a
 # gpiozero that changed or a pin class of its own, the public property. tests/hal checks,
 # on each pin factory, that both paths agree.
 _CLOSED = _Closed()
 
 
-def _bound(pin: Any) -> tuple[Callable[[], float], Callable[[float], None]]:
+def bound_hooks(pin: Any) -> tuple[Callable[[], float], Callable[[float], None]]:
     """A pin's read and write: its own hooks where its ``state`` is exactly them, else the
     public ``state`` property."""
     if isinstance(pin, _Closed):
@@ -174,7 +174,7 @@ class GpioInput:
         # bounce_time stays None: debouncing is done in firmware (mock pins ignore it).
         self._dev = DigitalInputDevice(pin, pull_up=not active_high, bounce_time=None,
                                        pin_factory=factory)
-        self._read = _bound(self._dev.pin)[0]  # see the module's note on pin reads
+        self._read = bound_hooks(self._dev.pin)[0]  # see the module's note on pin reads
         # A tuple, replaced whole on each change: the pin thread walks the one it found.
         self._subscribers: tuple[Callable[[bool], None], ...] = ()
         self.on_error: Callable[[BaseException, str], None] = _log_callback_error
@@ -236,7 +236,7 @@ class GpioInput:
             # The kernel then lets the line go when that poll returns, and the new claim is
             # refused: the line is free, which is what closing asks for.
             log.debug("%s: let go late by lgpio's alert thread (%s)", self.name, exc)
-        self._read = _bound(_CLOSED)[0]
+        self._read = bound_hooks(_CLOSED)[0]
 
 
 def _let_go_late(exc: BaseException) -> bool:
@@ -254,7 +254,7 @@ class GpioOutput:
     def __init__(self, pin: int, factory: Factory) -> None:
         self.number = pin
         self._dev = DigitalOutputDevice(pin, initial_value=False, pin_factory=factory)
-        self._read, self._write = _bound(self._dev.pin)  # see the module's note on pin writes
+        self._read, self._write = bound_hooks(self._dev.pin)  # see the module's note on pin writes
 
     def levels(self) -> dict[int, float]:
         return {self.number: int(bool(self._dev.value))}
@@ -275,7 +275,7 @@ class GpioOutput:
 
     def close(self) -> None:
         _close(self._dev)
-        self._read, self._write = _bound(_CLOSED)
+        self._read, self._write = bound_hooks(_CLOSED)
 
 
 class HBridgeMotor:
@@ -293,8 +293,8 @@ class HBridgeMotor:
         except BaseException:
             _close(self._in1)  # let IN1 go again: the caller gets no motor to close
             raise
-        self._in1_write = _bound(self._in1.pin)[1]  # see the module's note on pin writes
-        self._in2_write = _bound(self._in2.pin)[1]
+        self._in1_write = bound_hooks(self._in1.pin)[1]  # see the module's note on pin writes
+        self._in2_write = bound_hooks(self._in2.pin)[1]
 
     def levels(self) -> dict[int, float]:
         """Each input's PWM duty (0..1): IN1 at the speed while running, both 1 braking."""
@@ -335,7 +335,7 @@ class HBridgeMotor:
             closes.callback(_close, self._in2)
             closes.callback(_close, self._in1)
             self.stop(brake=False)
-        self._in1_write = self._in2_write = _bound(_CLOSED)[1]
+        self._in1_write = self._in2_write = bound_hooks(_CLOSED)[1]
 
 
 class GpioRotator:

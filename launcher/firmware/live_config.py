@@ -130,7 +130,7 @@ class LiveConfig:
         if self.session.debug:
             return
         for key in changes:
-            if _is_gated(key):
+            if is_gated(key):
                 raise CommandError(E_DEBUG, f"{key} changes how or how long the motors run: "
                                             "send `debug on` first")
             if key.startswith(FILE_PREFIXES):
@@ -324,7 +324,7 @@ def _is_live(key: str) -> bool:
     return key.startswith(_LIVE_PREFIXES) and key not in _RESTART_KEYS
 
 
-def _is_gated(key: str) -> bool:
+def is_gated(key: str) -> bool:
     """Whether ``config set KEY`` needs `debug on` whatever the value (GATED_PREFIXES)."""
     return key.startswith(GATED_PREFIXES) and key not in UNGATED_KEYS
 

@@ -75,18 +75,18 @@ def test_the_config_walk_around_of_the_debug_gate_is_refused(session: Session) -
     "rotator.creep_speed", "pins.motor_in1", "pins.deadman", "pins.lid_closed_nc",
     "board.pin_factory"])
 def test_keys_that_change_how_the_motors_run_are_gated_by_prefix(key: str) -> None:
-    from launcher.firmware.live_config import _is_gated
+    from launcher.firmware.live_config import is_gated
 
-    assert _is_gated(key)  # keys another branch adds (motor.lease_ms, pins.deadman) too
+    assert is_gated(key)  # keys another branch adds (motor.lease_ms, pins.deadman) too
 
 
 @pytest.mark.parametrize("key", ["timing.mash_guard_ms", "timing.sleep_after_s", "luck.seed",
                                  "luck.mild.hazard", "luck.wild.weights", "audio.volume",
                                  "console.port", "state.path", "game.profile"])
 def test_keys_that_never_lengthen_a_run_are_not_gated_by_name(key: str) -> None:
-    from launcher.firmware.live_config import _is_gated
+    from launcher.firmware.live_config import is_gated
 
-    assert not _is_gated(key)
+    assert not is_gated(key)
 
 
 def test_every_gated_key_of_the_default_config_is_refused_then_allowed(session: Session) -> None:

@@ -228,7 +228,7 @@ def test_a_pin_class_whose_state_is_its_own_is_read_through_it(factory):
     gets the public property, never the hooks behind its back."""
     from gpiozero.pins.mock import MockPWMPin
 
-    from hal.gpio import _bound
+    from hal.gpio import bound_hooks
     from hal.internals import state_is_the_hooks
 
     class Counting(MockPWMPin):
@@ -247,7 +247,7 @@ def test_a_pin_class_whose_state_is_its_own_is_read_through_it(factory):
     pin = factory.pin(21)
     pin.function = "output"
     pin.__class__ = Counting
-    read, write = _bound(pin)
+    read, write = bound_hooks(pin)
     write(1)
     assert read() == 1 and Counting.reads == 1
 

@@ -293,7 +293,7 @@ def test_a_fault_that_overstresses_the_pi_is_judged_pi_damaged(campaign, monkeyp
     "held" either: counted apart, the row says where. With the clamp model off the 5 V short
     would be judged held."""
     from hal import electrical
-    from hal.electrical import _Evaluation
+    from hal.electrical import Evaluation
 
     wiring = next(iter(campaign.WIRINGS))
     for fault, where in ((NetShort("VM", "3V3"), "the Pi's 3.3 V rail fed from the copper"),
@@ -303,7 +303,7 @@ def test_a_fault_that_overstresses_the_pi_is_judged_pi_damaged(campaign, monkeyp
         assert v.startswith("Pi damaged: ") and where in v and campaign.passed(v), v
         assert campaign.damaged(v) and v != "held"
     short = NetShort("rotator_contact_sense", "5V")
-    monkeypatch.setattr(_Evaluation, "_clamps", lambda self, volts: ())
+    monkeypatch.setattr(Evaluation, "_clamps", lambda self, volts: ())
     monkeypatch.setattr(electrical, "_SHARED", {})  # no solution kept from before
     assert campaign.verdict(short, campaign.run(wiring, short)) == "held"
 
