@@ -23,9 +23,7 @@ from launcher.games.cards import Card, load_deck
 from launcher.games.engine import NO_COLOUR
 from launcher.games.flip_attack.bots import HeuristicBot, RandomBot
 from launcher.games.flip_attack.core import (
-    K_DA,
     K_FLIP,
-    K_WDA,
     M_CATCH,
     M_DISCARD,
     M_PASS,
@@ -43,7 +41,7 @@ from launcher.games.flip_attack.core import (
     step_move,
     step_shot,
 )
-from launcher.games.flip_attack.rules import book_hand, deal, legal_moves, to_core
+from launcher.games.flip_attack.rules import book_hand, deal, legal_moves, may_call_uno, to_core
 from launcher.games.flip_attack.state import GameOptions
 from launcher.games.launchers import shot_outcomes
 
@@ -128,16 +126,10 @@ class FlipAttackGameState(GameState):
         if self.current_player() < 0:
             return []
         w = self.w
-        moves = legal_moves(w)[1]
-        left = len(w.hands[w.agenda[0].player])
-        behaviour = w.sides[w.side].behaviour
         out = []
-        for m in moves:
+        for m in legal_moves(w)[1]:
             out.append(encode(m))
-            # "UNO!" with a card that may leave one (a Discard All takes others with it),
-            # or with the stop that does
-            if (m[0] == M_PLAY and (left == 2 or behaviour[m[1]] in (K_DA, K_WDA))) or (
-                    m[0] == M_STOP_LUCK and left == 1):
+            if may_call_uno(w, m):
                 out.append(encode((*m[:4], True)))  # type: ignore[arg-type]
         return out
 
@@ -219,8 +211,9 @@ class FlipAttackGameState(GameState):
 
 
 class FlipAttackPlayer:
-    """One of this package's bots (``flip_attack.bots``) at a contract's seat: it decides on
-    the state's core, as at the table."""
+    """One of this package's bots (``flip_attack.bots``) at a contract's seat: handed the
+    state's core and its legal moves (those ``legal_actions`` encodes), it chooses one, as
+    at the table."""
 
     def __init__(self, bot: RandomBot | HeuristicBot) -> None:
         self.bot = bot
@@ -228,4 +221,4 @@ class FlipAttackPlayer:
     def act(self, state: GameState) -> int:
         assert isinstance(state, FlipAttackGameState)
         w = state.w
-        return encode(self.bot.decide(w, w.agenda[0].player))
+        return encode(self.bot.decide(w, w.agenda[0].player, legal_moves(w)[1]))

@@ -1,7 +1,8 @@
 """The UNO Flip Attack table: bots, a launcher, and a check of every card after every step.
 
 ``FlipAttackTable`` plays hands and games on one ``Core`` stepped in place; this package's bots
-(``trusted``) decide on the core itself, any other bot is asked with a ``rules.View``.
+(``trusted``) are handed the core and its legal moves (``rules.legal_moves``) and choose one;
+any other bot is asked with a ``rules.View`` and the legal actions.
 """
 
 from __future__ import annotations
@@ -115,8 +116,9 @@ class FlipAttackTable(base.HandsTable["FinishedHand"]):
         """Play on from ``state`` (after carrying out ``effects``) until the hand is over.
 
         The hand is stepped in place on the core (one ``Core`` made from ``state``,
-        which is not changed). This package's bots decide on the core itself (``decide``);
-        any other bot is asked ``choose`` with a ``View`` of it and the legal actions.
+        which is not changed). This package's bots choose on the core itself among its legal
+        moves (``decide``); any other bot is asked ``choose`` with a ``View`` of it and the
+        legal actions.
         """
         w = self._hand = to_core(state, self._deck, self.launcher.contents())
         # ``trusted`` on the bot's own class: a subclass may decide otherwise.
@@ -126,7 +128,7 @@ class FlipAttackTable(base.HandsTable["FinishedHand"]):
         hooks = self._hooks(w, fast)
         decide = [b.decide for b in self.bots] if fast else None  # type: ignore[attr-defined]
         view = View(w)
-        shoot, move = step_shot, step_move  # bound once: locals are the fastest names
+        shoot, move, legal = step_shot, step_move, legal_moves  # locals: the fastest names
         index = w.deck.index.__getitem__
         check = self.check if self.check_steps else None
         while not w.over:
@@ -138,7 +140,7 @@ class FlipAttackTable(base.HandsTable["FinishedHand"]):
                                         f"{w.launcher_count}")
                 shoot(w, list(map(index, got)) if got else got, rng, hooks)
             elif decide is not None:
-                move(w, decide[step.player](w, step.player), rng, hooks)
+                move(w, decide[step.player](w, step.player, legal(w)[1]), rng, hooks)
             else:
                 move(w, self._ask(w, view, step.player), rng, hooks)
             if check is not None:
