@@ -14,7 +14,7 @@ by the seed, not chance nodes.
 from __future__ import annotations
 
 import random
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from launcher.core import config
 from launcher.core.config import Luck
@@ -41,8 +41,17 @@ from launcher.games.flip_attack.core import (
     step_move,
     step_shot,
 )
-from launcher.games.flip_attack.rules import book_hand, deal, legal_moves, may_call_uno, to_core
-from launcher.games.flip_attack.state import GameOptions
+from launcher.games.flip_attack.rules import (
+    book_hand,
+    deal,
+    freeze,
+    legal_moves,
+    may_call_uno,
+    recording,
+    to_core,
+)
+from launcher.games.flip_attack.state import Effect, FlipLid, GameOptions
+from launcher.games.flip_attack.table import FinishedHand
 from launcher.games.launchers import shot_outcomes
 
 MAX_HANDS = 1000  # as the table's: a game still short of the target after this many ends
@@ -82,15 +91,35 @@ class FlipAttackGameState(GameState):
         self.side = 0  # the cartridge half at the back (0: Mild)
         self.streak = 0  # the launcher's dry presses since its last shot
         self.stack: list[int] = []  # the launcher's cards, the next to shoot last
-        self.hooks = self._hooks()
+        self.cycles = 0  # the lid cycles asked of the launcher
+        self.winner: int | None = None
+        self.finished: list[FinishedHand] = []  # the hands played, for the statistics
+        self.observers: list[Callable[[Effect], None]] = []
         self.w = self._deal()
 
-    def _hooks(self) -> Hooks:
-        return Hooks(self._flip, self._load, None, None, None, None, None)
+    def listen(self, observer: Callable[[Effect], None]) -> None:
+        """Tell ``observer`` every effect from now on (presses, plays, catches, flips:
+        ``state``'s effects), as a table tells its observers."""
+        self.observers.append(observer)
+        self.hooks = self._hooks(self.w)
+
+    def _hooks(self, w: Core) -> Hooks:
+        if not self.observers:
+            return Hooks(self._flip, self._load, None, None, None, None, None)
+        told = recording(w, self._tell)
+        return Hooks(self._flip, self._load, told.pressed, told.played, told.caught,
+                     told.luck_ended, told.over)
+
+    def _tell(self, effect: Effect) -> None:
+        for observe in self.observers:
+            observe(effect)
 
     def _flip(self, side: int) -> None:
         self.side = side
         self.streak = 0  # a flip starts the new side's streak afresh
+        self.cycles += 1
+        if self.observers:
+            self._tell(FlipLid(SIDE_NAMES[side]))
 
     def _load(self, pool: list[int], side: int) -> None:
         self.stack[:0] = pool[::-1]
@@ -101,6 +130,7 @@ class FlipAttackGameState(GameState):
         state, effects = deal(self.deck, self.n, self.dealer, self.options, self.rng)
         rest = [c for e in effects for c in getattr(e, "cards", ())]
         w = to_core(state, self._deck, rest)
+        self.hooks = self._hooks(w)
         self.stack = []
         self._load([w.deck.index[c] for c in rest], 0)
         return w
@@ -145,7 +175,10 @@ class FlipAttackGameState(GameState):
         if not w.over:
             return
         self.hands_played += 1
-        decided = book_hand(self.scores, w.winner, w.hand_points(), self.options.target_score)[0]
+        points = w.hand_points()
+        self.finished.append(FinishedHand(freeze(w), points))
+        decided, self.winner = book_hand(self.scores, w.winner, points,
+                                         self.options.target_score)
         if decided or self.hands_played >= MAX_HANDS:
             self.over = True
             return
@@ -156,9 +189,18 @@ class FlipAttackGameState(GameState):
         return [float(s) for s in self.scores]
 
     def clone(self) -> FlipAttackGameState:
-        other = self._copy(scores=list(self.scores), w=self.w.copy())
-        other.hooks = other._hooks()
+        """(The clone tells no observer.)"""
+        other = self._copy(scores=list(self.scores), w=self.w.copy(),
+                           finished=list(self.finished), observers=[])
+        other.hooks = other._hooks(other.w)
         return other
+
+    def places(self) -> tuple[list[Sequence[int]], int, int]:
+        w = self.w
+        return [*w.hands, w.discard, w.held(), self.stack], len(self.deck), w.launcher_count
+
+    def lid_cycles(self) -> int:
+        return self.cycles
 
     def _face(self, card: int) -> str:
         return str(self.w.cards[card].face(SIDE_NAMES[self.w.side]))
@@ -221,4 +263,7 @@ class FlipAttackPlayer:
     def act(self, state: GameState) -> int:
         assert isinstance(state, FlipAttackGameState)
         w = state.w
-        return encode(self.bot.decide(w, w.agenda[0].player, legal_moves(w)[1]))
+        bot = self.bot
+        if isinstance(bot, HeuristicBot):  # it has watched every press, as at the table
+            bot.dry_streak = state.streak
+        return encode(bot.decide(w, w.agenda[0].player, legal_moves(w)[1]))

@@ -32,6 +32,7 @@ from launcher.games.uno.game import (
     describe,
 )
 from launcher.games.uno.rules import apply, choose_dealer, deal, legal, score_hand, shot
+from launcher.games.uno.table import HandResult
 
 MAX_HANDS = 1000  # as the table's: a game still undecided after this many hands ends
 
@@ -53,6 +54,8 @@ class UnoGameState(GameState):
         self.over = False
         self.dealer, _ = choose_dealer(rules, players, self.rng)
         self.stack: list[int] = []  # the launcher's cards, the next to shoot last
+        self.cycles = 0  # the lid cycles asked of the launcher (UNO Flip's flips)
+        self.finished: list[HandResult] = []  # the hands played, for the statistics
         self._options: Sequence[int] | None = None
         self._legal_now: Sequence[int] | None = None
         self.hand = self._deal()
@@ -68,6 +71,8 @@ class UnoGameState(GameState):
         for item in hand.todo:
             if item[0] == LOAD:
                 self.stack[:0] = item[1][::-1]  # behind the cards already there
+            else:
+                self.cycles += 1
         hand.todo.clear()
 
     def _after(self) -> None:
@@ -79,6 +84,7 @@ class UnoGameState(GameState):
         if not hand.over:
             return
         self.hands_played += 1
+        self.finished.append(HandResult.of(hand))
         decided, self.winner = score_hand(self.rules.options, self.scores, hand.winner,
                                           hand.points, hand.charges())
         if decided or self.hands_played >= MAX_HANDS:
@@ -157,7 +163,15 @@ class UnoGameState(GameState):
         return [sign * s for s in self.scores]
 
     def clone(self) -> UnoGameState:
-        return self._copy(scores=list(self.scores), hand=self.hand.copy())
+        return self._copy(scores=list(self.scores), hand=self.hand.copy(),
+                          finished=list(self.finished))
+
+    def places(self) -> tuple[list[Sequence[int]], int, int]:
+        h = self.hand
+        return [*h.hands, h.discard, self.stack], self.rules.size, h.pile
+
+    def lid_cycles(self) -> int:
+        return self.cycles
 
     def action_to_string(self, action: int) -> str:
         if self.current_player() == CHANCE:

@@ -38,6 +38,13 @@ class HandResult:
     guilty: int
     side: int
 
+    @classmethod
+    def of(cls, state: UnoState) -> HandResult:
+        """The finished hand ``state``'s result."""
+        return cls(state.winner, state.points, state.charges(), state.turns, state.draws,
+                   state.flips, state.reloads, state.caught, state.challenges, state.guilty,
+                   state.side)
+
 
 UnoGameResult = GameResult[HandResult]  # one game: hands played until it was decided
 
@@ -122,9 +129,7 @@ class UnoTable(HandsTable[HandResult]):
             run(state, [b.choose for b in bots], press, rng, self._carry)
         else:
             run(state, [self._checked(b) for b in bots], press, rng, self._done)
-        return HandResult(state.winner, state.points, state.charges(), state.turns, state.draws,
-                          state.flips, state.reloads, state.caught, state.challenges,
-                          state.guilty, state.side)
+        return HandResult.of(state)
 
     @staticmethod
     def _checked(bot: Any) -> Choose:
