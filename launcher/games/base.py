@@ -513,21 +513,34 @@ def play_out(state: GameState, seats: Sequence[Player], chance: Chance,
 
 
 def check_cards(state: GameState) -> None:
-    """Card conservation: each card of the deck in exactly one place (``places``), and the
-    launcher holding as many as the rules count; ``RuleViolation`` naming the cards
-    otherwise."""
-    places, size, count = state.places()
-    seen = [0] * size
-    for place in places:
-        for c in place:
-            seen[c] += 1
-    if seen.count(1) != size:
-        twice = [c for c, k in enumerate(seen) if k > 1]
-        lost = [c for c, k in enumerate(seen) if k == 0]
+    """Card conservation on the contract: ``check_places`` over the state's ``places``."""
+    check_places(*state.places())
+
+
+def check_places(places: Sequence[Sequence[int]], size: int, count: int) -> None:
+    """Card conservation, the one check of every game and table: each card ``0`` to
+    ``size - 1`` in exactly one of ``places``, and the last place (the launcher) holding
+    ``count`` cards, as the rules count them; ``RuleViolation`` naming the cards otherwise."""
+    twice, lost = where(places, size)
+    if twice or lost:
         raise RuleViolation(f"cards not conserved: twice {twice[:5]}, lost {lost[:5]}")
     if len(places[-1]) != count:
         raise RuleViolation(f"the launcher holds {len(places[-1])} cards, the rules count "
                             f"{count}")
+
+
+def where(places: Iterable[Iterable[int]], size: int) -> tuple[list[int], list[int]]:
+    """(cards seen twice, cards ``0`` to ``size - 1`` seen nowhere) over ``places``; a card
+    out of that range counts as seen twice."""
+    seen = bytearray(size)
+    twice: list[int] = []
+    for place in places:
+        for c in place:
+            if not 0 <= c < size or seen[c]:
+                twice.append(c)
+            else:
+                seen[c] = 1
+    return twice, [i for i in range(size) if not seen[i]]
 
 
 @dataclass(frozen=True)

@@ -14,7 +14,7 @@ from operator import attrgetter
 from typing import TYPE_CHECKING, Protocol
 
 from launcher.games import base
-from launcher.games.base import LauncherFault, RuleViolation, trusted
+from launcher.games.base import LauncherFault, RuleViolation, check_places, trusted
 from launcher.games.cards import Card, load_deck
 from launcher.games.flip_attack.core import (
     PRESS_STEPS,
@@ -82,6 +82,7 @@ class FlipAttackTable(base.HandsTable["FinishedHand"]):
         self.options = options or GameOptions()
         self.deck = tuple(deck) if deck is not None else load_deck()
         self.ids = frozenset(c.id for c in self.deck)
+        self._pos = {c.id: i for i, c in enumerate(self.deck)}  # a card's place in the deck
         if len(self.ids) != len(self.deck):
             raise ValueError("card ids in the deck are not unique")
         self._deck = compile_deck(self.deck)
@@ -239,16 +240,10 @@ class FlipAttackTable(base.HandsTable["FinishedHand"]):
             ids += [c.id for c in state.discard]
             ids += [c.id for c in state.held]
         inside = self.launcher.contents()
-        ids += [c.id for c in inside]
-        if len(ids) != len(self.ids) or set(ids) != self.ids:
-            seen: dict[int, int] = {}
-            for i in ids:
-                seen[i] = seen.get(i, 0) + 1
-            twice = sorted(i for i, k in seen.items() if k > 1)
-            lost = sorted(self.ids - set(ids))
-            raise RuleViolation(f"cards not conserved: {len(ids)} of {len(self.ids)}; "
-                                f"twice {twice[:5]}, lost {lost[:5]}")
-        if len(inside) != state.launcher_count or self.launcher.cards_left != len(inside):
+        pos = self._pos
+        check_places([[pos.get(i, -1) for i in ids], [pos.get(c.id, -1) for c in inside]],
+                     len(self.deck), state.launcher_count)
+        if self.launcher.cards_left != len(inside):
             raise RuleViolation(f"the launcher holds {len(inside)} cards "
                                 f"(says {self.launcher.cards_left}), the rules count "
                                 f"{state.launcher_count}")

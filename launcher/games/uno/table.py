@@ -7,7 +7,14 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from launcher.games.base import GameResult, HandsTable, LauncherFault, RuleViolation, trusted
+from launcher.games.base import (
+    GameResult,
+    HandsTable,
+    LauncherFault,
+    RuleViolation,
+    check_places,
+    trusted,
+)
 from launcher.games.launchers import Launcher, deal_profile
 from launcher.games.uno.game import LOAD, Rules, UnoState
 from launcher.games.uno.rules import (
@@ -186,10 +193,8 @@ class UnoTable(HandsTable[HandResult]):
         """Card conservation, and the launcher's count against the rules' count."""
         self.checks += 1
         inside = self.launcher.contents()
-        twice, lost = self.rules.table.where([*state.hands, state.discard, inside])
-        if twice or lost:
-            raise RuleViolation(f"cards not conserved: twice {twice[:5]}, lost {lost[:5]}")
-        if len(inside) != state.pile or self.launcher.cards_left != state.pile:
+        check_places([*state.hands, state.discard, inside], self.rules.size, state.pile)
+        if self.launcher.cards_left != state.pile:
             raise RuleViolation(f"the launcher holds {len(inside)} cards (says "
                                 f"{self.launcher.cards_left}), the rules count {state.pile}")
 
