@@ -56,11 +56,26 @@ def _timed(play: Callable[[], int]) -> Runner:
     return run
 
 
-def _table(game: str, bots: list[str], seed: int, through_firmware: bool = False,
-           **rules: Any) -> Any:
-    """A table of ``game`` as ``launcher simulate`` builds it (``GameSpec.table``: the direct
-    launcher, or the firmware on the simulated launcher), with no card check and no
-    observer, for many games in a row; every random choice from ``seed``."""
+def _table(game: str, bots: list[str], seed: int, **rules: Any) -> Any:
+    """A table of ``game`` (``GameSpec.table``: the direct launcher), with no card check and
+    no observer, for many games in a row, every random choice from ``seed``: the tables'
+    own loops, which the peer comparisons time beside the contract."""
+    from launcher.core import config
+    from launcher.games.base import Run
+    from launcher.games.registry import GAMES
+
+    spec = GAMES[game]
+    run = Run(spec.options(rules), tuple(bots), seed, config.load())
+    return spec.table(run, random.Random(seed))
+
+
+def simulated(game: str, bots: list[str], seed: int, through_firmware: bool = False
+              ) -> Callable[[], int]:
+    """One whole game of ``game`` a call as ``launcher simulate`` plays it: ``GameSpec.play``,
+    through the game-state contract (``games.runs.play_games``: a fresh launcher, the
+    direct one or the firmware on the simulated launcher, as the chance player, each game
+    from its own seed); steps are turns. ``play.presses[1]``: the last game's presses (Flip
+    Attack's)."""
     from launcher.core import config
     from launcher.games.base import Run
     from launcher.games.registry import GAMES
@@ -69,49 +84,36 @@ def _table(game: str, bots: list[str], seed: int, through_firmware: bool = False
     firmware = None
     if through_firmware:
         from launcher.sim.games import FirmwareLauncher as firmware
-    run = Run(spec.options(rules), tuple(bots), seed, config.load(), firmware=firmware)
-    return spec.table(run, random.Random(seed))
-
-
-def flip_attack(through_firmware: bool, players: int = 4, seed: int = 1) -> Callable[[], int]:
-    """One 4-player UNO Flip Attack game to 500 a call (heuristic and random bots), as
-    ``launcher simulate`` plays it; steps are turns."""
-    table = _table("flip-attack", (["heuristic", "random"] * players)[:players], seed,
-                   through_firmware)
+    run = Run(spec.options({}), tuple(bots), seed, config.load(), firmware=firmware)
     count = [0, 0]  # games, presses of the last game
 
     def play() -> int:
-        result = table.play_game(first_dealer=count[0] % players)
+        summary = spec.play(run, count[0], count[0] + 1)
         count[0] += 1
-        count[1] = sum(h.state.presses for h in result.hands)
-        return sum(h.state.turns for h in result.hands)
+        count[1] = sum(getattr(summary, "presses", ()))
+        return sum(summary.turns)
 
     play.presses = count  # type: ignore[attr-defined]
     return play
 
 
+def flip_attack(through_firmware: bool, players: int = 4, seed: int = 1) -> Callable[[], int]:
+    """One 4-player UNO Flip Attack game to 500 a call (heuristic and random bots), as
+    ``launcher simulate`` plays it; steps are turns."""
+    return simulated("flip-attack", (["heuristic", "random"] * players)[:players], seed,
+                     through_firmware)
+
+
 def table_game(game: str, seed: int = 1) -> Callable[[], int]:
     """One 4-player game to 500 of a table game (``uno``, ``uno-splash``, ``uno-flip``) a
-    call, heuristic and random bots; steps are turns."""
-    table = _table(game, ["heuristic", "random"] * 2, seed)
-
-    def play() -> int:
-        return sum(h.turns for h in table.play_game().hands)
-
-    return play
+    call, heuristic and random bots, as ``launcher simulate`` plays it; steps are turns."""
+    return simulated(game, ["heuristic", "random"] * 2, seed)
 
 
 def gin_game(seed: int = 1) -> Callable[[], int]:
-    """One gin game to 100 between two heuristic bots a call; steps are turns (discards)."""
-    table = _table("gin", ["heuristic", "heuristic"], seed)
-    n = [0]
-
-    def play() -> int:
-        record = table.play_game(first_dealer=n[0] % 2)
-        n[0] += 1
-        return sum(r.turns for r in record.hands)
-
-    return play
+    """One gin game to 100 between two heuristic bots a call, as ``launcher simulate`` plays
+    it; steps are turns (discards)."""
+    return simulated("gin", ["heuristic", "heuristic"], seed)
 
 
 def our_engines(seed: int = 1) -> dict[str, Runner]:
@@ -543,7 +545,7 @@ def peer_markdown(r: dict[str, Any]) -> str:
         ratio = r["flip_attack_per_turn"]
         met = "met" if statistics.median(ratio) <= FLIP_ATTACK_PER_TURN else "NOT met"
         lines += [f"Per turn, {FLIP_ATTACK} (4 players) takes {_spread(ratio, '{:.2f}')}x a "
-                  f"4-player {CLASSIC} turn, both tables as `launcher simulate` plays them "
+                  f"4-player {CLASSIC} turn, both as `launcher simulate` plays them (through the contract) "
                   f"(heuristic and random bots), in {r['rounds']} more rounds of the same run "
                   f"(goal ≤ {FLIP_ATTACK_PER_TURN:g}x: {met})", ""]
     lines += ["Gin's deadwood solver alone (random hands, a fresh memo each):", ""]

@@ -2,12 +2,12 @@
 
 A ``UnoGameState`` is one whole game: the players draw for the first dealer, hands are dealt
 and played until ``score_hand`` says the game is decided. Its engine is ``rules``: the legal
-actions are ``rules.legal``'s (each card that would leave one card also offered with "UNO!"
-called), a decision is ``rules.apply``, a draw is ``rules.shot``. The chance player is the
-launcher as a dealer: a draw due is a chance node whose one outcome is one card a press (none
-from an empty launcher that nothing can refill). The order of the draw pile is fixed by the
-seed (the deal's and every reshuffle's ``random.Random``), so the deal and the reshuffles are
-not chance nodes.
+actions are ``rules.legal``'s (each card play that ``rules.may_call_uno`` allows also offered
+with "UNO!" called), a decision is ``rules.apply``, a draw is ``rules.shot``. The chance
+player is the launcher as a dealer: a draw due is a chance node whose one outcome is one card
+a press (none from an empty launcher that nothing can refill). The order of the draw pile is
+fixed by the seed (the deal's and every reshuffle's ``random.Random``), so the deal and the
+reshuffles are not chance nodes.
 """
 
 from __future__ import annotations
@@ -31,7 +31,15 @@ from launcher.games.uno.game import (
     UnoState,
     describe,
 )
-from launcher.games.uno.rules import apply, choose_dealer, deal, legal, score_hand, shot
+from launcher.games.uno.rules import (
+    apply,
+    choose_dealer,
+    deal,
+    legal,
+    may_call_uno,
+    score_hand,
+    shot,
+)
 from launcher.games.uno.table import HandResult
 
 MAX_HANDS = 1000  # as the table's: a game still undecided after this many hands ends
@@ -130,7 +138,7 @@ class UnoGameState(GameState):
             hand = self.hand
             kind, p, _ = hand.agenda[-1]
             now = self.options()
-            if kind in (TURN, DRAWN) and len(hand.hands[p]) == 2:
+            if kind in (TURN, DRAWN) and may_call_uno(hand, p):
                 out = []
                 for a in now:  # a card that leaves one: with "UNO!" called, or without
                     out.append(a)

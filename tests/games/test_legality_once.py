@@ -1,6 +1,8 @@
-"""Flip Attack decides legality in one place: ``rules.legal_moves`` (and, for "UNO!" called,
-``rules.may_call_uno``). The bots choose among the moves they are handed, the table's
-``to_move`` and the contract's ``legal_actions`` ask the same functions."""
+"""Each game decides legality in one place. Flip Attack: ``rules.legal_moves`` (and, for
+"UNO!" called, ``rules.may_call_uno``); the bots choose among the moves they are handed, the
+table's ``to_move`` and the contract's ``legal_actions`` ask the same functions. The UNO
+family: ``rules.legal`` (and ``rules.may_call_uno``), asked by the table's ``check_action``
+and the contract alike."""
 
 from __future__ import annotations
 
@@ -83,3 +85,36 @@ def test_the_table_takes_an_uno_call_where_the_contract_offers_one() -> None:
                 refused += 1
             assert decode(encode(move)) == move
     assert offered > 20 and refused > 200
+
+
+@pytest.mark.parametrize("name", ["uno", "uno-flip"])
+def test_the_uno_table_takes_a_call_where_the_contract_offers_one(name: str) -> None:
+    """``check_action`` (the table's check of a bot's answer) and ``legal_actions`` (the
+    contract's) agree on every card play, "UNO!" called and not."""
+    from launcher.games.uno.game import CHOOSE, UNO
+    from launcher.games.uno.rules import check_action
+
+    state = GAMES[name].new_game(seed=4)
+    rng = random.Random(4)
+    offered = refused = 0
+    for _ in range(4000):
+        if state.is_terminal():
+            break
+        if state.is_chance_node():
+            state.apply_action(sample_chance(state, rng))
+            continue
+        hand, p = state.hand, state.current_player()
+        options, legal = state.options(), set(state.legal_actions())
+        for a in options:
+            if not 0 <= a < CHOOSE:
+                continue
+            assert check_action(hand, p, a, options) == a and a in legal
+            if a | UNO in legal:
+                assert check_action(hand, p, a | UNO, options) == a | UNO
+                offered += 1
+            else:
+                with pytest.raises(RuleViolation, match="may not"):
+                    check_action(hand, p, a | UNO, options)
+                refused += 1
+        state.apply_action(rng.choice(state.legal_actions()))
+    assert offered > 10 and refused > 100
