@@ -16,6 +16,7 @@ engine of the other games loads small integers (indexes into its deck).
 
 from __future__ import annotations
 
+import functools
 import random
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Protocol
@@ -169,6 +170,19 @@ def shot_outcomes(side: SideLuck, dry_streak: int, held: int) -> list[tuple[int,
     """A press's chance outcomes, as ``DirectLauncher.press`` draws them: ``[(cards,
     probability)]`` at this dry streak, with ``held`` cards in the cartridge (a shot
     larger than that gives them all; an empty cartridge gives nothing)."""
+    if side.sizes:
+        held = min(held, max(side.sizes))
+    return list(_outcomes(side, dry_streak, held))
+
+
+@functools.lru_cache(maxsize=4096)
+def _outcomes(side: SideLuck, dry_streak: int, held: int) -> tuple[tuple[int, float], ...]:
+    """``shot_outcomes``, worked out once for each (side, streak, cards held up to the
+    largest shot: more than that changes nothing)."""
+    return tuple(_work_out(side, dry_streak, held))
+
+
+def _work_out(side: SideLuck, dry_streak: int, held: int) -> list[tuple[int, float]]:
     if held <= 0:
         return [(0, 1.0)]
     hazard = side.hazard
@@ -294,7 +308,8 @@ class LauncherChance:
                 launcher.load(want)
         got = self.shot = launcher.press()
         n = len(got)
-        if got != want[:n] or n not in dict(state.chance_outcomes()):
+        outcomes = [a for a, _ in state.chance_outcomes()]
+        if got != want[:n] or n not in outcomes:
             raise LauncherFault(f"the launcher shot {n} cards, not one of the game's outcomes "
-                                f"{[a for a, _ in state.chance_outcomes()]} in its order")
+                                f"{outcomes} in its order")
         return n

@@ -14,7 +14,7 @@ by the seed, not chance nodes.
 from __future__ import annotations
 
 import random
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 
 from launcher.core import config
 from launcher.core.config import Luck
@@ -95,6 +95,8 @@ class FlipAttackGameState(GameState):
         self.winner: int | None = None
         self.finished: list[FinishedHand] = []  # the hands played, for the statistics
         self.observers: list[Callable[[Effect], None]] = []
+        self._moves_now: list[Move] | None = None
+        self._outcomes_now: list[tuple[int, float]] | None = None
         self.w = self._deal()
 
     def listen(self, observer: Callable[[Effect], None]) -> None:
@@ -146,26 +148,40 @@ class FlipAttackGameState(GameState):
         step = self.w.agenda[0]
         return CHANCE if step.kind in PRESS_STEPS else step.player
 
+    def is_terminal(self) -> bool:
+        return self.over
+
+    def is_chance_node(self) -> bool:
+        return not self.over and self.w.agenda[0].kind in PRESS_STEPS
+
     def chance_outcomes(self) -> list[tuple[int, float]]:
-        if self.current_player() != CHANCE:
+        if not self.is_chance_node():
             return []
-        return shot_outcomes(self.luck.side(SIDE_NAMES[self.side]), self.streak,
-                             len(self.stack))
+        now = self._outcomes_now  # worked out once per press
+        if now is None:
+            now = self._outcomes_now = shot_outcomes(self.luck.side(SIDE_NAMES[self.side]),
+                                                     self.streak, len(self.stack))
+        return list(now)
+
+    def legal_moves(self) -> list[Move]:
+        """The engine's legal moves here (``rules.legal_moves``, which ``legal_actions``
+        encodes), worked out once per position: what this package's bots are handed."""
+        now = self._moves_now
+        if now is None:
+            now = self._moves_now = legal_moves(self.w)[1] if self.current_player() >= 0 \
+                else []
+        return now
 
     def legal_actions(self) -> list[int]:
-        if self.current_player() < 0:
-            return []
-        w = self.w
-        out = []
-        for m in legal_moves(w)[1]:
-            out.append(encode(m))
-            if may_call_uno(w, m):
-                out.append(encode((*m[:4], True)))  # type: ignore[arg-type]
-        return out
+        return list(self._legal())
+
+    def _legal(self) -> Sequence[int]:
+        return _Legal(self.w, self.legal_moves())
 
     def _apply(self, action: int) -> None:
         w = self.w
-        if self.current_player() == CHANCE:
+        self._moves_now = self._outcomes_now = None  # the position changes below
+        if w.agenda[0].kind in PRESS_STEPS:
             stack = self.stack
             if stack:
                 self.streak = self.streak + 1 if action == 0 else 0
@@ -252,6 +268,47 @@ class FlipAttackGameState(GameState):
         return SeatView(seat, tuple(map(self._face, w.hands[seat])), tuple(lines))
 
 
+class _Legal(Sequence[int]):
+    """A position's legal actions (``moves`` encoded, each that ``may_call_uno`` allows also
+    with "UNO!" called), asked ``in`` without encoding them all: an action is legal when its
+    move, uncalled, is one of ``moves``, and its call is allowed."""
+
+    __slots__ = ("_all", "moves", "w")
+
+    def __init__(self, w: Core, moves: list[Move]) -> None:
+        self.w = w
+        self.moves = moves
+        self._all: list[int] | None = None
+
+    def __contains__(self, action: object) -> bool:
+        if not isinstance(action, int):
+            return False
+        move = decode(action)
+        if not move[4]:
+            return move in self.moves
+        return (*move[:4], False) in self.moves and may_call_uno(self.w, move)
+
+    def _list(self) -> list[int]:
+        out = self._all
+        if out is None:
+            w = self.w
+            out = self._all = []
+            for m in self.moves:
+                out.append(encode(m))
+                if may_call_uno(w, m):
+                    out.append(encode((*m[:4], True)))  # type: ignore[arg-type]
+        return out
+
+    def __getitem__(self, i: int) -> int:  # type: ignore[override]
+        return self._list()[i]
+
+    def __len__(self) -> int:
+        return len(self._list())
+
+    def __iter__(self) -> Iterator[int]:
+        return iter(self._list())
+
+
 class FlipAttackPlayer:
     """One of this package's bots (``flip_attack.bots``) at a contract's seat: handed the
     state's core and its legal moves (those ``legal_actions`` encodes), it chooses one, as
@@ -266,4 +323,4 @@ class FlipAttackPlayer:
         bot = self.bot
         if isinstance(bot, HeuristicBot):  # it has watched every press, as at the table
             bot.dry_streak = state.streak
-        return encode(bot.decide(w, w.agenda[0].player, legal_moves(w)[1]))
+        return encode(bot.decide(w, w.agenda[0].player, state.legal_moves()))
