@@ -159,3 +159,18 @@ def test_a_gin_knocker_chooses_its_layout_through_the_contract() -> None:
             state.apply_action(action if rng.random() < 0.9 else
                                rng.choice(state.legal_actions()))
     assert own
+
+
+@pytest.mark.parametrize("name", ["flip-attack", "uno"])
+def test_a_table_finds_a_card_lost_between_two_hands(name: str) -> None:
+    """Gathering the cards for the next deal counts them (``base.where``): a card the
+    launcher lost since the last hand is found before the deal."""
+    spec = GAMES[name]
+    run = Run(spec.options({}), ("random",) * 4, 3, config.load(), check=True)
+    table = spec.table(run, random.Random(3))
+    table.play_hand(0)
+    assert table.launcher.cards_left
+    real = table.launcher.unload
+    table.launcher.unload = lambda: real()[1:]  # one card gone
+    with pytest.raises(RuleViolation, match="cards missing"):
+        table.play_hand(1)

@@ -10,11 +10,10 @@ from __future__ import annotations
 import random
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from operator import attrgetter
 from typing import TYPE_CHECKING, Protocol
 
 from launcher.games import base
-from launcher.games.base import LauncherFault, RuleViolation, check_places, trusted
+from launcher.games.base import LauncherFault, RuleViolation, check_places, trusted, where
 from launcher.games.cards import Card, load_deck
 from launcher.games.flip_attack.core import (
     PRESS_STEPS,
@@ -258,12 +257,10 @@ class FlipAttackTable(base.HandsTable["FinishedHand"]):
                 back += map(card, h)
             back += map(card, w.discard)
             back += map(card, w.held())
-            if len(back) != len(self.ids) or set(map(_card_id, back)) != self.ids:
+            pos = self._pos
+            if any(where([[pos.get(c.id, -1) for c in back]], len(self.deck))):
                 raise RuleViolation("cards missing when gathering them for the next deal")
         self._hand = None
-
-
-_card_id = attrgetter("id")
 
 
 @dataclass(frozen=True)

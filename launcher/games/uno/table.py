@@ -14,6 +14,7 @@ from launcher.games.base import (
     RuleViolation,
     check_places,
     trusted,
+    where,
 )
 from launcher.games.launchers import Launcher, deal_profile
 from launcher.games.uno.game import LOAD, Rules, UnoState
@@ -204,6 +205,6 @@ class UnoTable(HandsTable[HandResult]):
         if self.state is not None and self.check:
             s = self.state
             back += [c for h in s.hands for c in h] + s.discard
-            if sorted(back) != list(range(self.rules.size)):
+            if any(where([back], self.rules.size)):
                 raise RuleViolation("cards missing when gathering them for the next deal")
         self.state = None
