@@ -92,7 +92,7 @@ LAZY_VERBS: dict[str, tuple[str, str]] = {
     "simulate": ("launcher.cli.simulate",
                  "play whole games (UNO Flip Attack, UNO, UNO Splash, UNO Flip, Gin Rummy) "
                  "with bots and print statistics"),
-    "tune": ("launcher.cli.simulate",
+    "tune": ("launcher.cli.tune",
              "compare a luck configuration with the defaults over simulated games"),
     "safe-stop": ("launcher.cli.pi", "drive the motor and rotator pins low and exit "
                                      "(systemd runs it after every stop)"),
@@ -258,7 +258,7 @@ def build_parser(verb: str | None = None, *, alone: bool = False) -> argparse.Ar
                            if verb is None or name == verb)
     for module in wanted:
         importlib.import_module(module).register(sub)
-    if alone:  # the one verb's module may register others beside it (simulate and tune)
+    if alone:  # the one verb's module may register others beside it
         for name in [n for n in sub.choices if n != verb]:
             del sub.choices[name]
         sub._choices_actions[:] = [a for a in sub._choices_actions if a.dest == verb]

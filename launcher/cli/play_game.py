@@ -4,8 +4,9 @@ It knows nothing of any game's modules: it plays through the contract alone
 (``games.base.GameState``): the seat's ``view``, its ``legal_actions`` numbered with
 ``action_to_string``, the others' moves and the launcher's shots as they come. The bots
 answer through the contract too (``GameSpec.player``), and the chance player is the
-firmware on the simulated launcher (``sim.games.FirmwareChance``), or with ``--direct`` the
-game's own luck model (its ``chance_outcomes``, sampled).
+firmware on the simulated launcher (``sim.games.FirmwareLauncher`` as a
+``games.launchers.LauncherChance``), or with ``--direct`` the game's own luck model (its
+``chance_outcomes``, sampled: ``games.base.Sampled``).
 
 One line a decision: the number of an action, or ``q`` / ``quit``. The exit status follows
 ``launcher play``'s: 0 at the end of the game, at ``q`` or at the end of the input, 1 when a
@@ -19,7 +20,8 @@ from collections.abc import Sequence
 from typing import TextIO
 
 from launcher.core.config import Settings
-from launcher.games.base import GameSpec, GameState, sample_chance
+from launcher.games.base import Chance, GameSpec, GameState, Sampled
+from launcher.games.launchers import LauncherChance
 from launcher.games.registry import GAMES
 
 
@@ -35,18 +37,19 @@ class Seat:
         self.players = {q: spec.player(bots[q], rng, settings)
                         for q in range(state.num_players()) if q != seat}
         self.luck = random.Random(rng.getrandbits(64))  # --direct: the chance outcomes' draws
-        self.chance = None
+        self.launcher = None
+        self.chance: Chance = Sampled(self.luck)
         if not direct:
-            from launcher.sim.games import FirmwareChance, FirmwareLauncher
+            from launcher.sim.games import FirmwareLauncher
 
-            self.chance = FirmwareChance(
-                FirmwareLauncher(settings=settings, seed=rng.getrandbits(32),
-                                 sides=spec.sides), spec.profile, spec.sides)
+            self.launcher = FirmwareLauncher(settings=settings, seed=rng.getrandbits(32),
+                                             sides=spec.sides)
+            self.chance = LauncherChance(self.launcher, spec.profile, spec.sides)
         self.failed = 0
 
     def close(self) -> None:
-        if self.chance is not None:
-            self.chance.launcher.close()
+        if self.launcher is not None:
+            self.launcher.close()
 
     def say(self, text: str) -> None:
         self.out.write(text + "\n")
@@ -58,10 +61,7 @@ class Seat:
         while not state.is_terminal():
             who = state.current_player()
             if state.is_chance_node():
-                if self.chance is None:
-                    action = sample_chance(state, self.luck)
-                else:
-                    action = self.chance.answer(state)[0]
+                action = self.chance.answer(state)
                 self.say(state.action_to_string(action))
             elif who != self.seat:
                 action = self.players[who].act(state)

@@ -460,12 +460,87 @@ class GameState:
         Light; 1 after a flip), for a launcher that shoots this state's cards."""
         return 0
 
+    def lid_cycles(self) -> int:
+        """The lid cycles (open fully, close: the cartridge turns) the game has asked of
+        the launcher so far; a game that never turns it, none."""
+        return 0
+
+    def places(self) -> tuple[list[Sequence[int]], int, int]:
+        """Where every card is, for ``check_cards``: each place's cards (the hands, the
+        piles, the launcher's ``stack`` last), the deck's size (the cards are ``0`` to
+        ``size - 1``), and how many cards the rules say the launcher holds."""
+        raise NotImplementedError
+
 
 class Player(Protocol):
     """A seat's bot on the contract: handed the state, it answers one of its legal
     actions."""
 
     def act(self, state: GameState) -> int: ...
+
+
+class Chance(Protocol):
+    """The chance player: at a chance node, one of the state's chance outcomes (the
+    launcher's shot: ``launchers.LauncherChance``; or drawn from the outcomes'
+    probabilities, ``Sampled``)."""
+
+    def answer(self, state: GameState) -> int: ...
+
+
+class Sampled:
+    """The chance player that draws each outcome with its probability from ``rng``."""
+
+    def __init__(self, rng: random.Random) -> None:
+        self.rng = rng
+
+    def answer(self, state: GameState) -> int:
+        return sample_chance(state, self.rng)
+
+
+def play_out(state: GameState, seats: Sequence[Player], chance: Chance,
+             check: bool = False) -> GameState:
+    """Play ``state`` to its end through the contract alone: each seat's player acts, the
+    chance player answers each chance node; ``check``: every card in one place after every
+    step (``check_cards``). What every whole game of ``launcher simulate`` and ``tune``
+    goes through."""
+    apply, terminal, at_chance = state.apply_action, state.is_terminal, state.is_chance_node
+    who = state.current_player
+    while not terminal():
+        apply(chance.answer(state) if at_chance() else seats[who()].act(state))
+        if check:
+            check_cards(state)
+    return state
+
+
+def check_cards(state: GameState) -> None:
+    """Card conservation on the contract: ``check_places`` over the state's ``places``."""
+    check_places(*state.places())
+
+
+def check_places(places: Sequence[Sequence[int]], size: int, count: int) -> None:
+    """Card conservation, the one check of every game and table: each card ``0`` to
+    ``size - 1`` in exactly one of ``places``, and the last place (the launcher) holding
+    ``count`` cards, as the rules count them; ``RuleViolation`` naming the cards otherwise."""
+    twice, lost = where(places, size)
+    if twice or lost:
+        raise RuleViolation(f"cards not conserved: twice {twice[:5]}, lost {lost[:5]}")
+    if len(places[-1]) != count:
+        raise RuleViolation(f"the launcher holds {len(places[-1])} cards, the rules count "
+                            f"{count}")
+
+
+def where(places: Iterable[Iterable[int]], size: int) -> tuple[list[int], list[int]]:
+    """(cards seen twice, cards ``0`` to ``size - 1`` seen nowhere) over ``places``; a card
+    out of that range counts as seen twice."""
+    seen = bytearray(size)
+    twice: list[int] = []
+    for place in places:
+        for c in place:
+            if not 0 <= c < size or seen[c]:
+                twice.append(c)
+            else:
+                seen[c] = 1
+    return twice, [i for i in range(size) if not seen[i]]
 
 
 @dataclass(frozen=True)

@@ -15,6 +15,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 
+from launcher.games.base import where
 from launcher.games.cards import COLOURS, NUMBER, Card
 
 NO_COLOUR = 4  # colour index "none chosen yet": no card matches it by colour
@@ -95,12 +96,6 @@ class CardTable:
         return str(self.cards[card].face(self.sides[side].name))
 
     def where(self, places: Iterable[Iterable[int]]) -> tuple[list[int], list[int]]:
-        """Conservation: (cards seen twice, cards seen nowhere) over ``places``."""
-        seen = bytearray(self.size)
-        twice: list[int] = []
-        for place in places:
-            for c in place:
-                if seen[c]:
-                    twice.append(c)
-                seen[c] = 1
-        return twice, [i for i in range(self.size) if not seen[i]]
+        """Conservation: (cards seen twice, cards seen nowhere) over ``places``
+        (``base.where``)."""
+        return where(places, self.size)

@@ -16,9 +16,10 @@ engine of the other games loads small integers (indexes into its deck).
 
 from __future__ import annotations
 
+import functools
 import random
 from collections.abc import Sequence
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from launcher.core import config
 from launcher.core.config import Luck, SideLuck
@@ -33,7 +34,11 @@ from launcher.core.profiles import (  # noqa: F401  (the games' names for them)
     deal_profile,
     parse_profile,
 )
+from launcher.games.base import LauncherFault
 from launcher.games.cards import MILD, WILD, Card, other_side
+
+if TYPE_CHECKING:
+    from launcher.games.base import GameState
 
 
 class ProfileUnsupported(LauncherError, ValueError):
@@ -165,6 +170,19 @@ def shot_outcomes(side: SideLuck, dry_streak: int, held: int) -> list[tuple[int,
     """A press's chance outcomes, as ``DirectLauncher.press`` draws them: ``[(cards,
     probability)]`` at this dry streak, with ``held`` cards in the cartridge (a shot
     larger than that gives them all; an empty cartridge gives nothing)."""
+    if side.sizes:
+        held = min(held, max(side.sizes))
+    return list(_outcomes(side, dry_streak, held))
+
+
+@functools.lru_cache(maxsize=4096)
+def _outcomes(side: SideLuck, dry_streak: int, held: int) -> tuple[tuple[int, float], ...]:
+    """``shot_outcomes``, worked out once for each (side, streak, cards held up to the
+    largest shot: more than that changes nothing)."""
+    return tuple(_work_out(side, dry_streak, held))
+
+
+def _work_out(side: SideLuck, dry_streak: int, held: int) -> list[tuple[int, float]]:
     if held <= 0:
         return [(0, 1.0)]
     hazard = side.hazard
@@ -244,3 +262,54 @@ class OnFirmware(Launcher, Protocol):
     def faults(self) -> list[dict[str, Any]]: ...
 
     def close(self) -> None: ...
+
+
+class LauncherChance:
+    """A launcher as a game's chance player (``base.CHANCE``): it answers each shot's
+    chance node with what the launcher shot. Any ``Launcher`` will do: the direct luck
+    model (``DirectLauncher``), a fixed-count dealer (``DirectDealer``), or the firmware on
+    the simulated launcher (``launcher.sim.games.FirmwareLauncher``).
+
+    Before a press it does to the launcher what the game did since the last one: the lid
+    cycles the game asked for (``GameState.lid_cycles``; a cycle starts a new dry streak),
+    the cartridge turned to the state's side, and the cartridge made to hold what the
+    state's holds, in order (a deal, a reload, a reshuffle load it afresh); then it presses
+    once and answers the number of cards shot. A shot that is not one of the state's
+    outcomes, or not the cards the state has next, is a ``LauncherFault``: the game cannot
+    go on with cards it does not know.
+    """
+
+    def __init__(self, launcher: Launcher, profile: Profile, sides: tuple[str, str]) -> None:
+        self.launcher = launcher
+        self.sides = sides
+        self.cycles = 0  # the state's lid cycles done on the launcher
+        self.shot: list[Any] = []  # the cards of the last press
+        launcher.use(profile)
+
+    def answer(self, state: GameState) -> int:
+        """The chance outcome of ``state``'s press (a chance node): the cards shot
+        (``shot``), counted."""
+        launcher = self.launcher
+        cycles = state.lid_cycles()
+        for _ in range(cycles - self.cycles):
+            launcher.flip()
+        self.cycles = cycles
+        side = self.sides[state.launcher_side()]
+        for _ in range(2):
+            if launcher.side == side:
+                break
+            launcher.flip()
+        if launcher.side != side:
+            raise LauncherFault(f"cannot turn the cartridge to {side}")
+        want = state.stack[::-1]  # the next card first
+        if launcher.contents() != want:
+            launcher.unload()
+            if want:
+                launcher.load(want)
+        got = self.shot = launcher.press()
+        n = len(got)
+        outcomes = [a for a, _ in state.chance_outcomes()]
+        if got != want[:n] or n not in outcomes:
+            raise LauncherFault(f"the launcher shot {n} cards, not one of the game's outcomes "
+                                f"{outcomes} in its order")
+        return n

@@ -4,7 +4,8 @@ The games play against any ``Launcher``; this one is the real firmware on the si
 board (``SimRig``: mock pins, the manual reactor), so that a whole game tests the firmware
 end to end. It lives here, beside the simulator, because the rule engines import nothing
 of the firmware or the simulator: ``launcher simulate --through-firmware`` hands it to a
-game as the run's ``firmware`` maker (``games.base.Run``).
+game as the run's ``firmware`` maker (``games.base.Run``), and a game on the contract takes it
+as its chance player through ``games.launchers.LauncherChance``.
 """
 
 from __future__ import annotations
@@ -14,7 +15,6 @@ from typing import Any
 
 from launcher.core.config import Settings
 from launcher.core.profiles import Profile
-from launcher.games.base import GameState, LauncherFault
 from launcher.games.cards import MILD, WILD, Card
 from launcher.games.launchers import ProfileUnsupported
 from launcher.sim.rig import SimRig
@@ -87,43 +87,3 @@ class FirmwareLauncher:
 
     def close(self) -> None:
         self.rig.close()
-
-
-class FirmwareChance:
-    """The firmware on the simulated launcher as a game's chance player (``base.CHANCE``):
-    it answers each shot's chance node with what the firmware shot.
-
-    Before a press it makes the launcher hold what the state's cartridge holds, in order
-    (a deal, a reload, a reshuffle load it afresh), and turns the cartridge to the state's
-    side; then it presses once and answers the number of cards that crossed the beam. A
-    shot that is not one of the state's outcomes, or not the cards the state has next, is a
-    ``LauncherFault``: the game cannot go on with cards it does not know.
-    """
-
-    def __init__(self, launcher: FirmwareLauncher, profile: Profile,
-                 sides: tuple[str, str]) -> None:
-        self.launcher = launcher
-        self.sides = sides
-        launcher.use(profile)
-
-    def answer(self, state: GameState) -> tuple[int, list[Any]]:
-        """The chance outcome of ``state``'s press (a chance node), and the cards shot."""
-        launcher = self.launcher
-        want = state.stack[::-1]  # the next card first
-        if launcher.contents() != want:
-            launcher.unload()
-            if want:
-                launcher.load(want)
-        side = self.sides[state.launcher_side()]
-        for _ in range(2):
-            if launcher.side == side:
-                break
-            launcher.flip()
-        if launcher.side != side:
-            raise LauncherFault(f"cannot turn the cartridge to {side}")
-        got = launcher.press()
-        n = len(got)
-        if got != want[:n] or n not in dict(state.chance_outcomes()):
-            raise LauncherFault(f"the firmware shot {n} cards, not one of the game's outcomes "
-                                f"{[a for a, _ in state.chance_outcomes()]} in its order")
-        return n, got

@@ -122,7 +122,7 @@ def test_deciles_of_two_values_interpolate_between_them():
 
 
 def test_the_progress_bar_is_rich_on_a_terminal_plain_when_forced_elsewhere():
-    from launcher.cli.simulate import Progress, RichBar, progress_bar
+    from launcher.cli.progress import Progress, RichBar, progress_bar
 
     assert progress_bar(10, "x", forced=False, disabled=False, terminal=False) is None
     assert progress_bar(10, "x", forced=True, disabled=True, terminal=True) is None
@@ -141,7 +141,7 @@ def test_the_rich_bar_shows_count_rate_and_times():
     pytest.importorskip("rich")
     from rich.console import Console
 
-    from launcher.cli.simulate import RichBar
+    from launcher.cli.progress import RichBar
 
     out = io.StringIO()
     bar = RichBar(40, "simulate", console=Console(file=out, width=100, force_terminal=True))

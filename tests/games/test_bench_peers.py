@@ -116,6 +116,8 @@ def test_the_report_names_each_engine_and_the_skipped_peers(games: ModuleType,
     assert "deadwood, 10 cards: " in report
     assert len(r["flip_attack_per_turn"]) == 1 and r["flip_attack_per_turn"][0] > 0
     assert f"Per turn, {games.FLIP_ATTACK} (4 players) takes " in report
+    assert len(r["flip_attack_per_turn_contract"]) == 1
+    assert "Through the contract, as `launcher simulate` plays them" in report
 
 
 def test_the_ratio_is_taken_within_each_round_and_judged_on_its_median(games: ModuleType) -> None:

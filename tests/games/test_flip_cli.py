@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 
 from launcher.cli.main import main
-from launcher.cli.simulate import Progress, parse_bots, parse_rules
+from launcher.cli.progress import Progress
+from launcher.cli.simulate import parse_bots, parse_rules
 from launcher.games.registry import GAMES
 
 

@@ -98,11 +98,12 @@ def test_the_command_line_plays_a_game_from_a_script() -> None:
 
 
 def _firmware_chance(name: str) -> tuple[object, object]:
-    from launcher.sim.games import FirmwareChance, FirmwareLauncher
+    from launcher.games.launchers import LauncherChance
+    from launcher.sim.games import FirmwareLauncher
 
     spec = GAMES[name]
     state = spec.new_game(seed=2)
-    chance = FirmwareChance(FirmwareLauncher(seed=2, sides=spec.sides), spec.profile,
+    chance = LauncherChance(FirmwareLauncher(seed=2, sides=spec.sides), spec.profile,
                             spec.sides)
     rng = random.Random(2)
     players = [spec.player("random", rng, config.load())
@@ -117,7 +118,8 @@ def test_the_firmware_answers_a_shot_with_the_cards_that_crossed_the_beam(name: 
     state, chance = _firmware_chance(name)
     try:
         want = state.stack[::-1]
-        n, cards = chance.answer(state)
+        n = chance.answer(state)
+        cards = chance.shot
         assert cards == want[:n] and n in dict(state.chance_outcomes())
     finally:
         chance.launcher.close()

@@ -24,62 +24,47 @@ from launcher.games.flip_attack.core import (
     K_WDA,
     LUCK,
     LUCK_DISCARD,
-    M_CATCH,
-    M_DISCARD,
-    M_PASS,
     M_PLAY,
     M_PRESS_LUCK,
     M_STOP_LUCK,
-    M_TAKE_HIT,
-    PRESS_MOVE,
     SIDE_NAMES,
     Core,
     Move,
-    variant,
 )
-from launcher.games.flip_attack.rules import as_action, as_core
+from launcher.games.flip_attack.rules import as_action, as_core, legal_moves, may_call_uno
 from launcher.games.flip_attack.state import Action, Effect, FlipLid, HandState, Pressed
 from launcher.games.roster import Roster
 
-_CATCH: Move = (M_CATCH, -1, -1, -1, False)
-_PASS: Move = (M_PASS, -1, -1, -1, False)
-_TAKE_HIT: Move = (M_TAKE_HIT, -1, -1, -1, False)
-_PRESS_LUCK: Move = (M_PRESS_LUCK, -1, -1, -1, False)
 _HURTS = frozenset({K_HIT2, K_HIT5, K_ATTACK, K_SKIP, K_SKIPE})
 
 
-def _uno_move(move: Move, w: Core, player: int, rng: random.Random, forget: float) -> Move:
-    """Call UNO on a play that leaves one card (after a Discard All's discards), unless
-    this player forgets: one draw from ``rng`` for every play and every stop of a luck run."""
+def _uno_move(move: Move, w: Core, rng: random.Random, forget: float) -> Move:
+    """``move`` with "UNO!" called where the rules let it be (``rules.may_call_uno``: a
+    call there is the one that counts, for a move that leaves one card), unless this
+    player forgets: one draw from ``rng`` for every play and every stop of a luck run."""
     what = move[0]
     if (what != M_PLAY and what != M_STOP_LUCK) or rng.random() < forget:
         return move
-    hand = w.hands[player]
-    left = len(hand) - (1 if what == M_PLAY else 0)
-    if what == M_PLAY:
-        st = w.sides[w.side]
-        card = move[1]
-        kind = st.behaviour[card]
-        if kind in (K_DA, K_WDA):
-            col = st.colour[card] if kind == K_DA else move[3]
-            colour = st.colour
-            left -= sum(1 for c in hand if c != card and colour[c] == col)
-    if left == 1:
+    if may_call_uno(w, move):
         return (what, move[1], move[2], move[3], True)
     return move
 
 
 class _OnCore:
-    """What both bots share: they decide on the rules' core (``decide``, which ``FlipAttackTable``
-    calls directly); ``choose`` is that decision read from and back into objects."""
+    """What both bots share: handed the rules' core and its legal moves (``rules.legal_moves``,
+    the one place legality is decided), they choose one (``decide``, which ``FlipAttackTable``
+    and the contract's seats call); ``choose`` is that choice read from and back into
+    objects."""
 
     def choose(self, state: HandState, player: int, legal: Sequence[Action]) -> Action:
         """The decision ``decide`` makes in ``state`` (``legal`` is the state's own
         ``legal_actions``, which the decision is one of)."""
         w = as_core(state)
-        return as_action(w, self.decide(w, player))
+        return as_action(w, self.decide(w, player, legal_moves(w)[1]))
 
-    def decide(self, w: Core, player: int) -> Move:
+    def decide(self, w: Core, player: int, moves: Sequence[Move]) -> Move:
+        """One of ``moves`` (``legal_moves(w)``: the player to move's), maybe with "UNO!"
+        called."""
         raise NotImplementedError
 
 
@@ -105,48 +90,42 @@ class RandomBot(_OnCore):
             self._below_of = (rng, draw_below(rng))
         return self._below_of[1]
 
-    def decide(self, w: Core, player: int) -> Move:
-        """Catch or pass at random; else press or a playable card, uniformly (a card first,
-        then one of its colours: a wild is not picked more often for naming four)."""
+    def decide(self, w: Core, player: int, moves: Sequence[Move]) -> Move:
+        """Catch or pass at random; else one of the moves, uniformly by card (pressing, or
+        taking the hit, counts as one): a card first, then one of its plays (a wild is not
+        picked more often for naming four colours)."""
         rng = self.rng
-        step = w.agenda[0]
-        kind = step.kind
-        if kind == CATCH:
-            return _CATCH if rng.random() < self.catch else _PASS
+        kind = w.agenda[0].kind
+        if kind == CATCH:  # moves: catch, pass
+            return moves[0] if rng.random() < self.catch else moves[1]
         below = self._below_of
         choice = below[1] if below[0] is rng else self._below()  # choice(n): an index
-        hand = w.hands[player]
-        if kind == LUCK:
-            can = any(w.luck_can_discard(c) for c in hand)
-            g = choice(2 if can else 1)
+        if kind == LUCK:  # moves: press on (if any card may go), stop
+            move = moves[choice(len(moves))]
             choice(1)
-            if can and g == 0:
-                return _PRESS_LUCK
-            return _uno_move((M_STOP_LUCK, -1, -1, -1, False), w, player, rng, self.forget_uno)
+            if move[0] == M_PRESS_LUCK:
+                return move
+            return _uno_move(move, w, rng, self.forget_uno)
         if kind == LUCK_DISCARD:
-            cards = [c for c in hand if w.luck_can_discard(c)]
             choice(1)
-            return (M_DISCARD, cards[choice(len(cards))], -1, -1, False)
-        if kind == HIT:
-            cards = w.hit_passers(hand)
-        else:
-            mask = w.mask
-            cards = []
-            for c in hand:  # a plain loop: a comprehension costs a function call (3.11)
-                if mask[c]:
-                    cards.append(c)
-        g = choice(len(cards) + 1)
+            return moves[choice(len(moves))]
+        # a turn or a hit: moves[0] presses or takes the hit, then each card's plays
+        starts = [0]
+        last = -2
+        i = 0
+        for m in moves:  # a plain loop: a comprehension costs a function call (3.11)
+            if i and m[1] != last:
+                starts.append(i)
+                last = m[1]
+            i += 1
+        starts.append(i)
+        g = choice(len(starts) - 1)
         if g == 0:
             choice(1)
-            return _TAKE_HIT if kind == HIT else PRESS_MOVE
-        card = cards[g - 1]
-        st = w.sides[w.side]
-        if kind == HIT or not (st.wild[card] or st.behaviour[card] == K_FLIP):
-            choice(1)  # one play of this card: no colour to name
-            move: Move = (M_PLAY, card, -1, -1, False)
-        else:
-            move = variant(w, card, choice(w.variants(card)))
-        return _uno_move(move, w, player, rng, self.forget_uno)
+            return moves[0]
+        lo = starts[g]
+        move = moves[lo + choice(starts[g + 1] - lo)]
+        return _uno_move(move, w, rng, self.forget_uno)
 
     def observe(self, effect: Effect) -> None:
         pass
@@ -219,122 +198,135 @@ class HeuristicBot(_OnCore):
 
     # -- decisions --
 
-    def decide(self, w: Core, player: int) -> Move:
+    def decide(self, w: Core, player: int, moves: Sequence[Move]) -> Move:
         """Catch always; pass a hit on if it can; press its luck while one more card away
         is worth the risk; else the best-scoring play (``_turn``)."""
         kind = w.agenda[0].kind
         rng = self.rng
-        if kind == CATCH:
-            return _CATCH if rng.random() < self.catch else _PASS
+        if kind == CATCH:  # moves: catch, pass
+            return moves[0] if rng.random() < self.catch else moves[1]
         hand = w.hands[player]
-        if kind == HIT:
-            passers = w.hit_passers(hand)
-            if passers:
-                return _uno_move((M_PLAY, passers[0], -1, -1, False), w, player, rng,
-                                 self.forget_uno)
-            return _TAKE_HIT
+        if kind == HIT:  # moves: take the hit, then each card that passes it on
+            if len(moves) > 1:
+                return _uno_move(moves[1], w, rng, self.forget_uno)
+            return moves[0]
         side = SIDE_NAMES[w.side]
-        if kind == LUCK:
+        if kind == LUCK:  # moves: press on (if any card may go), stop
             run = w.luck
             assert run is not None
             p = self.shot_chance(side)
             shot = min(self._mean[side], w.launcher_count)
             worth = (1.0 - p) > p * (shot + len(run[3])) and len(hand) > 1
-            if worth and any(w.luck_can_discard(c) for c in hand):
-                return _PRESS_LUCK
-            return (M_STOP_LUCK, -1, -1, -1,
-                    len(hand) == 1 and rng.random() >= self.forget_uno)
-        if kind == LUCK_DISCARD:
+            if worth and moves[0][0] == M_PRESS_LUCK:
+                return moves[0]
+            stop = moves[-1]
+            if len(hand) == 1 and rng.random() >= self.forget_uno and may_call_uno(w, stop):
+                return (*stop[:4], True)  # type: ignore[return-value]
+            return stop
+        if kind == LUCK_DISCARD:  # moves: each card that may go
             st = w.sides[w.side]
-            best, key = -1, (-1, 0)
-            for c in hand:
-                if w.luck_can_discard(c):
-                    k2 = (0 if st.wild[c] else 1, st.points[c])
-                    if k2 > key:
-                        best, key = c, k2
-            return (M_DISCARD, best, -1, -1, False)
-        return _uno_move(self._turn(w, player, side, hand), w, player, rng,
-                         self.forget_uno)
+            best, key = moves[0], (-1, 0)
+            for m in moves:
+                c = m[1]
+                k2 = (0 if st.wild[c] else 1, st.points[c])
+                if k2 > key:
+                    best, key = m, k2
+            return best
+        return _uno_move(self._turn(w, player, side, hand, moves), w, rng, self.forget_uno)
 
-    def _turn(self, w: Core, player: int, side: str, hand: list[int]) -> Move:
-        """The first best play by score, or a press when nothing plays: a card's points,
-        less 45 for a wild; a Discard All's discards (12 each and their points); a hit's
-        expected cards times ``hit_weight``; 25 to hurt a next player near out; a Wild Press
-        Your Luck's expected discards; a Flip's gain in points per card on the other side
-        (15 more when someone is near out); and 2 per kept card of the colour named."""
-        mask = w.mask
-        cards = []
-        for c in hand:  # a plain loop, as in ``RandomBot.decide``
-            if mask[c]:
-                cards.append(c)
-        if not cards:
-            return PRESS_MOVE
+    def _turn(self, w: Core, player: int, side: str, hand: list[int],
+              moves: Sequence[Move]) -> Move:
+        """The first best of ``moves`` by score, or the press (``moves[0]``) when no card
+        plays: a card's points, less 45 for a wild; a Discard All's discards (12 each and
+        their points); a hit's expected cards times ``hit_weight``; 25 to hurt a next player
+        near out; a Wild Press Your Luck's expected discards; a Flip's gain in points per
+        card on the other side (15 more when someone is near out); and 2 per kept card of
+        the colour named."""
+        if len(moves) == 1:
+            return moves[0]
         si = w.side
         st = w.sides[si]
-        beh, pts, colour_of, wild = st.behaviour, st.points, st.colour, st.wild
+        beh, pts, colour_of = st.behaviour, st.points, st.colour
         held: list[list[int] | None] = [None, None]  # per side: cards of each colour held
         nxt_cards = -1
-        best: Move = PRESS_MOVE
+        best: Move = moves[0]
         best_score = 0.0
         first = True
-        for card in cards:
-            k = beh[card]
-            if k == K_NUMBER:  # the common case: its points, nothing else (an int, which
-                s = pts[card]  # compares with the float scores exactly)
-                if first or s > best_score:
-                    best, best_score, first = (M_PLAY, card, -1, -1, False), s, False
+        card = -1
+        k = -1
+        base = 0.0
+        gone: list[float] = []  # a Wild Discard All's: per colour, what discarding it gains
+        for i in range(1, len(moves)):
+            move = moves[i]
+            if move[1] != card:  # the first play of a card: what the card itself is worth
+                card = move[1]
+                k = beh[card]
+                if k == K_NUMBER:  # the common case: its points, nothing else (an int,
+                    s = pts[card]  # which compares with the float scores exactly)
+                    if first or s > best_score:
+                        best, best_score, first = move, s, False
+                    continue
+                base = self._worth(w, player, side, hand, card, k)
+                if k == K_WDA:
+                    gone = []
+                    for d in range(4):
+                        n = total = 0
+                        for c in hand:
+                            if c != card and colour_of[c] == d:
+                                n += 1
+                                total += pts[c]
+                        gone.append(12.0 * n + total)
+                elif k in _HURTS:
+                    if nxt_cards < 0:
+                        nxt_cards = len(w.hands[w.nxt(player)])
+                    if nxt_cards <= 2:
+                        base += 25.0
+            elif k == K_NUMBER:
                 continue
-            base = float(pts[card])
-            if wild[card]:
-                base -= 45.0
+            col, d = move[2], move[3]
             if k == K_WDA:
-                for d in range(4):
-                    n = total = 0
-                    for c in hand:
-                        if c != card and colour_of[c] == d:
-                            n += 1
-                            total += pts[c]
-                    gone = base + (12.0 * n + total)
-                    for col in range(4):
-                        sc = gone + 2.0 * self._colour_count(w, hand, card, k, col, d, held)
-                        if first or sc > best_score:
-                            best, best_score, first = (M_PLAY, card, col, d, False), sc, False
-                continue
-            if k == K_DA:
-                dc = colour_of[card]
-                n = total = 0
-                for c in hand:
-                    if c != card and colour_of[c] == dc:
-                        n += 1
-                        total += pts[c]
-                base += 12.0 * n + total
-            elif k in _HURTS:
-                if k in _PRESSES:
-                    base += self.hit_weight * self.expected_cards(
-                        side, w.players if k == K_ATTACK else _PRESSES[k])
-                if nxt_cards < 0:
-                    nxt_cards = len(w.hands[w.nxt(player)])
-                if nxt_cards <= 2:
-                    base += 25.0
-            elif k == K_PYL:
-                base += 10.0 * (len(hand) - 1) * (1.0 - self.shot_chance(side))
-            elif k == K_FLIP:
-                o = w.sides[1 - si].points
-                here = sum([pts[c] for c in hand])
-                there = sum([o[c] for c in hand])
-                gain = (here - there) / max(len(hand), 1)
-                threat = min([len(h) for q, h in enumerate(w.hands) if q != player])
-                if threat <= 2:
-                    gain += 15.0
-                base += gain
-            if wild[card] or (k == K_FLIP and w.flip_needs_colour(card)):
-                for col in range(4):
-                    sc = base + 2.0 * self._colour_count(w, hand, card, k, col, -1, held)
-                    if first or sc > best_score:
-                        best, best_score, first = (M_PLAY, card, col, -1, False), sc, False
-            elif first or base > best_score:
-                best, best_score, first = (M_PLAY, card, -1, -1, False), base, False
+                sc = base + gone[d] + 2.0 * self._colour_count(w, hand, card, k, col, d, held)
+            elif col >= 0:
+                sc = base + 2.0 * self._colour_count(w, hand, card, k, col, -1, held)
+            else:
+                sc = base
+            if first or sc > best_score:
+                best, best_score, first = move, sc, False
         return best
+
+    def _worth(self, w: Core, player: int, side: str, hand: list[int], card: int,
+               k: int) -> float:
+        """What playing ``card`` (of behaviour ``k``, not a plain number) is worth before
+        the colour it names: see ``_turn``."""
+        st = w.sides[w.side]
+        pts, colour_of = st.points, st.colour
+        base = float(pts[card])
+        if st.wild[card]:
+            base -= 45.0
+        if k == K_DA:
+            dc = colour_of[card]
+            n = total = 0
+            for c in hand:
+                if c != card and colour_of[c] == dc:
+                    n += 1
+                    total += pts[c]
+            base += 12.0 * n + total
+        elif k in _HURTS:
+            if k in _PRESSES:
+                base += self.hit_weight * self.expected_cards(
+                    side, w.players if k == K_ATTACK else _PRESSES[k])
+        elif k == K_PYL:
+            base += 10.0 * (len(hand) - 1) * (1.0 - self.shot_chance(side))
+        elif k == K_FLIP:
+            o = w.sides[1 - w.side].points
+            here = sum([pts[c] for c in hand])
+            there = sum([o[c] for c in hand])
+            gain = (here - there) / max(len(hand), 1)
+            threat = min([len(h) for q, h in enumerate(w.hands) if q != player])
+            if threat <= 2:
+                gain += 15.0
+            base += gain
+        return base
 
     def _colour_count(self, w: Core, hand: list[int], card: int, k: int, col: int,
                            dcol: int, held: list[list[int] | None]) -> int:

@@ -14,7 +14,7 @@ by the seed, not chance nodes.
 from __future__ import annotations
 
 import random
-from collections.abc import Sequence
+from collections.abc import Callable, Iterator, Sequence
 
 from launcher.core import config
 from launcher.core.config import Luck
@@ -23,9 +23,7 @@ from launcher.games.cards import Card, load_deck
 from launcher.games.engine import NO_COLOUR
 from launcher.games.flip_attack.bots import HeuristicBot, RandomBot
 from launcher.games.flip_attack.core import (
-    K_DA,
     K_FLIP,
-    K_WDA,
     M_CATCH,
     M_DISCARD,
     M_PASS,
@@ -43,8 +41,17 @@ from launcher.games.flip_attack.core import (
     step_move,
     step_shot,
 )
-from launcher.games.flip_attack.rules import book_hand, deal, legal_moves, to_core
-from launcher.games.flip_attack.state import GameOptions
+from launcher.games.flip_attack.rules import (
+    book_hand,
+    deal,
+    freeze,
+    legal_moves,
+    may_call_uno,
+    recording,
+    to_core,
+)
+from launcher.games.flip_attack.state import Effect, FlipLid, GameOptions
+from launcher.games.flip_attack.table import FinishedHand
 from launcher.games.launchers import shot_outcomes
 
 MAX_HANDS = 1000  # as the table's: a game still short of the target after this many ends
@@ -84,15 +91,37 @@ class FlipAttackGameState(GameState):
         self.side = 0  # the cartridge half at the back (0: Mild)
         self.streak = 0  # the launcher's dry presses since its last shot
         self.stack: list[int] = []  # the launcher's cards, the next to shoot last
-        self.hooks = self._hooks()
+        self.cycles = 0  # the lid cycles asked of the launcher
+        self.winner: int | None = None
+        self.finished: list[FinishedHand] = []  # the hands played, for the statistics
+        self.observers: list[Callable[[Effect], None]] = []
+        self._moves_now: list[Move] | None = None
+        self._outcomes_now: list[tuple[int, float]] | None = None
         self.w = self._deal()
 
-    def _hooks(self) -> Hooks:
-        return Hooks(self._flip, self._load, None, None, None, None, None)
+    def listen(self, observer: Callable[[Effect], None]) -> None:
+        """Tell ``observer`` every effect from now on (presses, plays, catches, flips:
+        ``state``'s effects), as a table tells its observers."""
+        self.observers.append(observer)
+        self.hooks = self._hooks(self.w)
+
+    def _hooks(self, w: Core) -> Hooks:
+        if not self.observers:
+            return Hooks(self._flip, self._load, None, None, None, None, None)
+        told = recording(w, self._tell)
+        return Hooks(self._flip, self._load, told.pressed, told.played, told.caught,
+                     told.luck_ended, told.over)
+
+    def _tell(self, effect: Effect) -> None:
+        for observe in self.observers:
+            observe(effect)
 
     def _flip(self, side: int) -> None:
         self.side = side
         self.streak = 0  # a flip starts the new side's streak afresh
+        self.cycles += 1
+        if self.observers:
+            self._tell(FlipLid(SIDE_NAMES[side]))
 
     def _load(self, pool: list[int], side: int) -> None:
         self.stack[:0] = pool[::-1]
@@ -103,6 +132,7 @@ class FlipAttackGameState(GameState):
         state, effects = deal(self.deck, self.n, self.dealer, self.options, self.rng)
         rest = [c for e in effects for c in getattr(e, "cards", ())]
         w = to_core(state, self._deck, rest)
+        self.hooks = self._hooks(w)
         self.stack = []
         self._load([w.deck.index[c] for c in rest], 0)
         return w
@@ -118,32 +148,40 @@ class FlipAttackGameState(GameState):
         step = self.w.agenda[0]
         return CHANCE if step.kind in PRESS_STEPS else step.player
 
+    def is_terminal(self) -> bool:
+        return self.over
+
+    def is_chance_node(self) -> bool:
+        return not self.over and self.w.agenda[0].kind in PRESS_STEPS
+
     def chance_outcomes(self) -> list[tuple[int, float]]:
-        if self.current_player() != CHANCE:
+        if not self.is_chance_node():
             return []
-        return shot_outcomes(self.luck.side(SIDE_NAMES[self.side]), self.streak,
-                             len(self.stack))
+        now = self._outcomes_now  # worked out once per press
+        if now is None:
+            now = self._outcomes_now = shot_outcomes(self.luck.side(SIDE_NAMES[self.side]),
+                                                     self.streak, len(self.stack))
+        return list(now)
+
+    def legal_moves(self) -> list[Move]:
+        """The engine's legal moves here (``rules.legal_moves``, which ``legal_actions``
+        encodes), worked out once per position: what this package's bots are handed."""
+        now = self._moves_now
+        if now is None:
+            now = self._moves_now = legal_moves(self.w)[1] if self.current_player() >= 0 \
+                else []
+        return now
 
     def legal_actions(self) -> list[int]:
-        if self.current_player() < 0:
-            return []
-        w = self.w
-        moves = legal_moves(w)[1]
-        left = len(w.hands[w.agenda[0].player])
-        behaviour = w.sides[w.side].behaviour
-        out = []
-        for m in moves:
-            out.append(encode(m))
-            # "UNO!" with a card that may leave one (a Discard All takes others with it),
-            # or with the stop that does
-            if (m[0] == M_PLAY and (left == 2 or behaviour[m[1]] in (K_DA, K_WDA))) or (
-                    m[0] == M_STOP_LUCK and left == 1):
-                out.append(encode((*m[:4], True)))  # type: ignore[arg-type]
-        return out
+        return list(self._legal())
+
+    def _legal(self) -> Sequence[int]:
+        return _Legal(self.w, self.legal_moves())
 
     def _apply(self, action: int) -> None:
         w = self.w
-        if self.current_player() == CHANCE:
+        self._moves_now = self._outcomes_now = None  # the position changes below
+        if w.agenda[0].kind in PRESS_STEPS:
             stack = self.stack
             if stack:
                 self.streak = self.streak + 1 if action == 0 else 0
@@ -153,7 +191,10 @@ class FlipAttackGameState(GameState):
         if not w.over:
             return
         self.hands_played += 1
-        decided = book_hand(self.scores, w.winner, w.hand_points(), self.options.target_score)[0]
+        points = w.hand_points()
+        self.finished.append(FinishedHand(freeze(w), points))
+        decided, self.winner = book_hand(self.scores, w.winner, points,
+                                         self.options.target_score)
         if decided or self.hands_played >= MAX_HANDS:
             self.over = True
             return
@@ -164,9 +205,18 @@ class FlipAttackGameState(GameState):
         return [float(s) for s in self.scores]
 
     def clone(self) -> FlipAttackGameState:
-        other = self._copy(scores=list(self.scores), w=self.w.copy())
-        other.hooks = other._hooks()
+        """(The clone tells no observer.)"""
+        other = self._copy(scores=list(self.scores), w=self.w.copy(),
+                           finished=list(self.finished), observers=[])
+        other.hooks = other._hooks(other.w)
         return other
+
+    def places(self) -> tuple[list[Sequence[int]], int, int]:
+        w = self.w
+        return [*w.hands, w.discard, w.held(), self.stack], len(self.deck), w.launcher_count
+
+    def lid_cycles(self) -> int:
+        return self.cycles
 
     def _face(self, card: int) -> str:
         return str(self.w.cards[card].face(SIDE_NAMES[self.w.side]))
@@ -218,9 +268,51 @@ class FlipAttackGameState(GameState):
         return SeatView(seat, tuple(map(self._face, w.hands[seat])), tuple(lines))
 
 
+class _Legal(Sequence[int]):
+    """A position's legal actions (``moves`` encoded, each that ``may_call_uno`` allows also
+    with "UNO!" called), asked ``in`` without encoding them all: an action is legal when its
+    move, uncalled, is one of ``moves``, and its call is allowed."""
+
+    __slots__ = ("_all", "moves", "w")
+
+    def __init__(self, w: Core, moves: list[Move]) -> None:
+        self.w = w
+        self.moves = moves
+        self._all: list[int] | None = None
+
+    def __contains__(self, action: object) -> bool:
+        if not isinstance(action, int):
+            return False
+        move = decode(action)
+        if not move[4]:
+            return move in self.moves
+        return (*move[:4], False) in self.moves and may_call_uno(self.w, move)
+
+    def _list(self) -> list[int]:
+        out = self._all
+        if out is None:
+            w = self.w
+            out = self._all = []
+            for m in self.moves:
+                out.append(encode(m))
+                if may_call_uno(w, m):
+                    out.append(encode((*m[:4], True)))  # type: ignore[arg-type]
+        return out
+
+    def __getitem__(self, i: int) -> int:  # type: ignore[override]
+        return self._list()[i]
+
+    def __len__(self) -> int:
+        return len(self._list())
+
+    def __iter__(self) -> Iterator[int]:
+        return iter(self._list())
+
+
 class FlipAttackPlayer:
-    """One of this package's bots (``flip_attack.bots``) at a contract's seat: it decides on
-    the state's core, as at the table."""
+    """One of this package's bots (``flip_attack.bots``) at a contract's seat: handed the
+    state's core and its legal moves (those ``legal_actions`` encodes), it chooses one, as
+    at the table."""
 
     def __init__(self, bot: RandomBot | HeuristicBot) -> None:
         self.bot = bot
@@ -228,4 +320,7 @@ class FlipAttackPlayer:
     def act(self, state: GameState) -> int:
         assert isinstance(state, FlipAttackGameState)
         w = state.w
-        return encode(self.bot.decide(w, w.agenda[0].player))
+        bot = self.bot
+        if isinstance(bot, HeuristicBot):  # it has watched every press, as at the table
+            bot.dry_streak = state.streak
+        return encode(bot.decide(w, w.agenda[0].player, state.legal_moves()))

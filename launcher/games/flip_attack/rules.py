@@ -24,7 +24,9 @@ from launcher.games.engine import NO_COLOUR
 from launcher.games.flip_attack.core import (
     CATCH,
     HIT,
+    K_DA,
     K_FLIP,
+    K_WDA,
     LUCK,
     LUCK_DISCARD,
     M_CATCH,
@@ -367,16 +369,29 @@ _SIMPLE: dict[int, Action] = {M_PRESS_LUCK: PressLuck(), M_CATCH: Catch(), M_PAS
                               M_TAKE_HIT: TakeHit()}
 
 
+def may_call_uno(w: Core, move: Move) -> bool:
+    """Whether "UNO!" may be called with the legal ``move``: with a play that may leave one
+    card (a hand of two, or a Discard All, which takes others with it) or with the stop of
+    a luck run that does. The one place the rules decide it: the contract offers these
+    moves called and uncalled (``contract.FlipAttackGameState.legal_actions``), the table
+    takes a call on no other (``to_move``), and a bot calls on these only."""
+    what = move[0]
+    left = len(w.hands[w.agenda[0].player])
+    if what == M_PLAY:
+        return left == 2 or w.sides[w.side].behaviour[move[1]] in (K_DA, K_WDA)
+    return what == M_STOP_LUCK and left == 1
+
+
 def to_move(w: Core, a: Action) -> Move:
-    """The core's decision for ``a``; raises RuleViolation unless it is one of the legal
-    actions (``legal_moves``, the one place the rules decide them), "UNO!" called or not."""
+    """The core's decision for ``a``: a lookup in ``legal_moves`` (the one place the rules
+    decide them) and, for "UNO!" called, ``may_call_uno``; RuleViolation for any other."""
     if not w.agenda or w.over:
         raise RuleViolation("the hand is over")
     uno = getattr(a, "uno", False)
     plain = replace(a, uno=False) if uno else a  # type: ignore[type-var]
     actions, moves = legal_moves(w)
     for offered, move in zip(actions, moves, strict=True):
-        if offered == plain:
+        if offered == plain and (not uno or may_call_uno(w, move)):
             return (*move[:4], True) if uno else move  # type: ignore[return-value]
     step = w.agenda[0]
     raise RuleViolation(f"player {step.player} may not {a} at this {step.kind} step; legal: "

@@ -8,13 +8,12 @@ from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
 from launcher.games.base import (
+    GameResult,
     OptionError,
     Options,
     RuleViolation,
     Run,
     Seats,
-    finish,
-    game_seed,
     launcher_for,
 )
 from launcher.games.cards import MILD, WILD, Card, load_deck
@@ -25,6 +24,7 @@ from launcher.games.flip_attack.state import Effect, GameOptions
 from launcher.games.flip_attack.summary import FlipAttackSummary, Recorder
 from launcher.games.flip_attack.table import FlipAttackTable
 from launcher.games.launchers import FLIP_ATTACK, DirectLauncher
+from launcher.games.runs import play_games
 
 if TYPE_CHECKING:
     from launcher.core.config import Settings
@@ -95,15 +95,27 @@ class FlipAttackSpec:
                                    None if settings is None else settings.luck)
 
     def play(self, run: Run, start: int, stop: int) -> FlipAttackSummary:
+        """Through the contract (``runs.play_games``); a ``Recorder`` hears every effect."""
         summary = FlipAttackSummary(bots=list(run.bots))
-        for g in range(start, stop):
-            recorder = Recorder(summary, run.settings.luck)
-            table = self.table(run, random.Random(game_seed(run.seed, g)), [recorder.observe])
-            try:
-                recorder.game(table.play_game(first_dealer=g % len(run.bots)))
-            finally:
-                finish(run, summary, table.launcher)
-        return summary
+        assert isinstance(run.options, GameOptions)
+        options = run.options
+        recorders: list[Recorder] = []
+
+        def new_state(seed: int, g: int) -> FlipAttackGameState:
+            n = run.players
+            state = FlipAttackGameState(options, n, seed, self.deck, run.settings.luck,
+                                        first_dealer=g % n)
+            recorders[:] = [Recorder(summary, run.settings.luck)]
+            state.listen(recorders[0].observe)
+            return state
+
+        def record(state: FlipAttackGameState) -> None:
+            recorders[0].game(GameResult(state.scores, state.winner, state.finished))
+
+        return play_games(self, run, start, stop, summary,
+                          lambda rng: DirectLauncher(run.settings.luck,
+                                                     random.Random(rng.getrandbits(64))),
+                          new_state, record)
 
 
 FLIP_ATTACK_SPEC = FlipAttackSpec()

@@ -1,7 +1,8 @@
 """The UNO Flip Attack table: bots, a launcher, and a check of every card after every step.
 
 ``FlipAttackTable`` plays hands and games on one ``Core`` stepped in place; this package's bots
-(``trusted``) decide on the core itself, any other bot is asked with a ``rules.View``.
+(``trusted``) are handed the core and its legal moves (``rules.legal_moves``) and choose one;
+any other bot is asked with a ``rules.View`` and the legal actions.
 """
 
 from __future__ import annotations
@@ -9,11 +10,10 @@ from __future__ import annotations
 import random
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from operator import attrgetter
 from typing import TYPE_CHECKING, Protocol
 
 from launcher.games import base
-from launcher.games.base import LauncherFault, RuleViolation, trusted
+from launcher.games.base import LauncherFault, RuleViolation, check_places, trusted, where
 from launcher.games.cards import Card, load_deck
 from launcher.games.flip_attack.core import (
     PRESS_STEPS,
@@ -81,6 +81,7 @@ class FlipAttackTable(base.HandsTable["FinishedHand"]):
         self.options = options or GameOptions()
         self.deck = tuple(deck) if deck is not None else load_deck()
         self.ids = frozenset(c.id for c in self.deck)
+        self._pos = {c.id: i for i, c in enumerate(self.deck)}  # a card's place in the deck
         if len(self.ids) != len(self.deck):
             raise ValueError("card ids in the deck are not unique")
         self._deck = compile_deck(self.deck)
@@ -115,8 +116,9 @@ class FlipAttackTable(base.HandsTable["FinishedHand"]):
         """Play on from ``state`` (after carrying out ``effects``) until the hand is over.
 
         The hand is stepped in place on the core (one ``Core`` made from ``state``,
-        which is not changed). This package's bots decide on the core itself (``decide``);
-        any other bot is asked ``choose`` with a ``View`` of it and the legal actions.
+        which is not changed). This package's bots choose on the core itself among its legal
+        moves (``decide``); any other bot is asked ``choose`` with a ``View`` of it and the
+        legal actions.
         """
         w = self._hand = to_core(state, self._deck, self.launcher.contents())
         # ``trusted`` on the bot's own class: a subclass may decide otherwise.
@@ -126,7 +128,7 @@ class FlipAttackTable(base.HandsTable["FinishedHand"]):
         hooks = self._hooks(w, fast)
         decide = [b.decide for b in self.bots] if fast else None  # type: ignore[attr-defined]
         view = View(w)
-        shoot, move = step_shot, step_move  # bound once: locals are the fastest names
+        shoot, move, legal = step_shot, step_move, legal_moves  # locals: the fastest names
         index = w.deck.index.__getitem__
         check = self.check if self.check_steps else None
         while not w.over:
@@ -138,7 +140,7 @@ class FlipAttackTable(base.HandsTable["FinishedHand"]):
                                         f"{w.launcher_count}")
                 shoot(w, list(map(index, got)) if got else got, rng, hooks)
             elif decide is not None:
-                move(w, decide[step.player](w, step.player), rng, hooks)
+                move(w, decide[step.player](w, step.player, legal(w)[1]), rng, hooks)
             else:
                 move(w, self._ask(w, view, step.player), rng, hooks)
             if check is not None:
@@ -237,16 +239,10 @@ class FlipAttackTable(base.HandsTable["FinishedHand"]):
             ids += [c.id for c in state.discard]
             ids += [c.id for c in state.held]
         inside = self.launcher.contents()
-        ids += [c.id for c in inside]
-        if len(ids) != len(self.ids) or set(ids) != self.ids:
-            seen: dict[int, int] = {}
-            for i in ids:
-                seen[i] = seen.get(i, 0) + 1
-            twice = sorted(i for i, k in seen.items() if k > 1)
-            lost = sorted(self.ids - set(ids))
-            raise RuleViolation(f"cards not conserved: {len(ids)} of {len(self.ids)}; "
-                                f"twice {twice[:5]}, lost {lost[:5]}")
-        if len(inside) != state.launcher_count or self.launcher.cards_left != len(inside):
+        pos = self._pos
+        check_places([[pos.get(i, -1) for i in ids], [pos.get(c.id, -1) for c in inside]],
+                     len(self.deck), state.launcher_count)
+        if self.launcher.cards_left != len(inside):
             raise RuleViolation(f"the launcher holds {len(inside)} cards "
                                 f"(says {self.launcher.cards_left}), the rules count "
                                 f"{state.launcher_count}")
@@ -261,12 +257,10 @@ class FlipAttackTable(base.HandsTable["FinishedHand"]):
                 back += map(card, h)
             back += map(card, w.discard)
             back += map(card, w.held())
-            if len(back) != len(self.ids) or set(map(_card_id, back)) != self.ids:
+            pos = self._pos
+            if any(where([[pos.get(c.id, -1) for c in back]], len(self.deck))):
                 raise RuleViolation("cards missing when gathering them for the next deal")
         self._hand = None
-
-
-_card_id = attrgetter("id")
 
 
 @dataclass(frozen=True)

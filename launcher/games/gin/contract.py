@@ -6,12 +6,15 @@ until the ``Scoreboard`` closes every game (or ``rules.max_hands``). Its engine 
 ``GinHand.apply``. The stock is in the launcher (the ``gin`` profile: one card a press), so
 ``DRAW_STOCK`` leads to a chance node, the launcher's shot, whose one outcome is one card;
 the stock's order is fixed by the seed (the shuffle before each deal), so the deal is not a
-chance node.
+chance node. A knock that may be laid out more than one way is followed by the knocker's
+choice of layout (``LAYOUT + i``: the ``i``-th of ``GinHand.layouts``), as at the table,
+where the knocker's bot arranges its melds.
 """
 
 from __future__ import annotations
 
 import random
+from collections.abc import Sequence
 
 from launcher.games.base import CHANCE, TERMINAL, GameState, SeatView
 from launcher.games.draws import shuffle_as_random
@@ -19,6 +22,8 @@ from launcher.games.gin.bots import GinBot
 from launcher.games.gin.cards import DECK_SIZE, cards_of, name
 from launcher.games.gin.rules import (
     DRAW_STOCK,
+    KNOCK,
+    NUM_ACTIONS,
     GinHand,
     GinRules,
     HandResult,
@@ -27,6 +32,8 @@ from launcher.games.gin.rules import (
     next_dealer,
 )
 from launcher.games.gin.scoring import Scoreboard
+
+LAYOUT = NUM_ACTIONS  # ``LAYOUT + i``: lay out the ``i``-th of a knock's layouts
 
 
 class GinGameState(GameState):
@@ -38,10 +45,12 @@ class GinGameState(GameState):
         self.history = []
         self.board = Scoreboard(rules)
         self.results: list[HandResult] = []
-        self.dealer = first_dealer
+        self.dealer = self.first_dealer = first_dealer
         self.drawing = False  # DRAW_STOCK chosen: the launcher is to shoot the card
         self.over = False
         self.stack: list[int] = []
+        self.knocking = -1  # a knock's discard, while its layout is to be chosen
+        self.layouts: list[tuple[int, tuple[int, ...]]] = []  # that knock's layouts
         self.hand = self._deal()
 
     def _deal(self) -> GinHand:
@@ -65,6 +74,8 @@ class GinGameState(GameState):
     def legal_actions(self) -> list[int]:
         if self.current_player() < 0:
             return []
+        if self.knocking >= 0:
+            return list(range(LAYOUT, LAYOUT + len(self.layouts)))
         return self.hand.legal_actions()
 
     def _apply(self, action: int) -> None:
@@ -76,7 +87,14 @@ class GinGameState(GameState):
         if action == DRAW_STOCK:
             self.drawing = True
             return
-        result = hand.apply(action)
+        if self.knocking >= 0:
+            melds = self.layouts[action - LAYOUT][1]
+            action, self.knocking, self.layouts = KNOCK + self.knocking, -1, []
+            result = hand.apply(action, melds=melds)
+        elif KNOCK <= action < KNOCK + DECK_SIZE and self._choose_layout(action - KNOCK):
+            return
+        else:
+            result = hand.apply(action)
         if result is None:
             return
         self.results.append(result)
@@ -86,6 +104,24 @@ class GinGameState(GameState):
             return
         self.dealer = next_dealer(self.rules, self.dealer, result)
         self.hand = self._deal()
+
+    def _choose_layout(self, discard: int) -> bool:
+        """Whether a knock with ``discard`` waits for the knocker's layout: one that may
+        be laid out more than one way, and is not gin (gin lays out every card)."""
+        layouts = self.hand.layouts(discard)
+        if len(layouts) < 2 or layouts[0][0] == 0:
+            return False
+        self.knocking, self.layouts = discard, layouts
+        return True
+
+    def engine_layout(self) -> int:
+        """While a layout is chosen: the one the rules lay out for a knocker who leaves it
+        to them (``GinRules.knocker_layout``), as an action."""
+        hand = self.hand
+        p = hand.player
+        kept = hand.hands[p] & ~(1 << self.knocking)
+        melds = set(hand.layout(kept, hand.hands[1 - p])[0])
+        return LAYOUT + next(i for i, (_, m) in enumerate(self.layouts) if set(m) == melds)
 
     def returns(self) -> list[float]:
         """Each player's points over the games of the session: a closed game's totals
@@ -107,7 +143,17 @@ class GinGameState(GameState):
     def action_to_string(self, action: int) -> str:
         if self.drawing:
             return f"the launcher shoots 1 card at seat {self.hand.player} (the stock's top)"
+        if self.knocking >= 0:
+            dw, melds = self.layouts[action - LAYOUT]
+            return (f"knock {name(self.knocking)}, lay out "
+                    + " ".join("-".join(map(name, cards_of(m))) for m in melds)
+                    + f" ({dw} deadwood)")
         return describe(action)
+
+    def places(self) -> tuple[list[Sequence[int]], int, int]:
+        g = self.hand
+        return ([list(cards_of(g.hands[0])), list(cards_of(g.hands[1])), list(g.pile),
+                 self.stack], DECK_SIZE, g.stock_left)
 
     def view(self, seat: int) -> SeatView:
         v = self.hand.view(seat)
@@ -120,6 +166,9 @@ class GinGameState(GameState):
                  f"seat {1 - seat} took (still holds): "
                  + (" ".join(map(name, cards_of(v.opponent_known))) or "-"),
                  f"your deadwood: {hand.solver.deadwood(v.hand)}"]
+        if self.knocking >= 0:
+            lines.append(f"seat {hand.player} knocks with {name(self.knocking)}: "
+                         "how to lay out")
         return SeatView(seat, tuple(map(name, cards_of(v.hand))), tuple(lines))
 
 
@@ -133,4 +182,11 @@ class GinPlayer:
     def act(self, state: GameState) -> int:
         assert isinstance(state, GinGameState)
         hand = state.hand
-        return self.bot.choose(hand.view(hand.player))
+        view = hand.view(hand.player)
+        if state.knocking < 0:
+            return self.bot.choose(view)
+        melds = self.bot.arrange(view, state.knocking)  # as the table asks it after a knock
+        if melds is None:
+            return state.engine_layout()
+        chosen = set(melds)
+        return LAYOUT + next(i for i, (_, m) in enumerate(state.layouts) if set(m) == chosen)

@@ -6,16 +6,17 @@ import random
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from launcher.games.base import Options, RuleViolation, Run, Seats, game_seed
+from launcher.games.base import Options, RuleViolation, Run, Seats
 from launcher.games.cards import MILD, WILD
 from launcher.games.dealers import LauncherDealer
 from launcher.games.gin.bots import BOTS
 from launcher.games.gin.contract import GinGameState, GinPlayer
 from launcher.games.gin.rules import GinRules
 from launcher.games.gin.summary import GinSummary
-from launcher.games.gin.table import GinTable, Observer
+from launcher.games.gin.table import GameRecord, GinTable, Observer
 from launcher.games.gin.variants import VARIANTS, variant_rules
-from launcher.games.launchers import GIN
+from launcher.games.launchers import GIN, DirectDealer
+from launcher.games.runs import play_games
 
 if TYPE_CHECKING:
     from launcher.core.config import Settings
@@ -82,16 +83,18 @@ class GinSpec:
         return GinGameState(rules, seed)
 
     def play(self, run: Run, start: int, stop: int) -> GinSummary:
+        """Through the contract (``runs.play_games``): the launcher holds the stock."""
         summary = GinSummary(bots=list(run.bots))
-        for g in range(start, stop):
-            table = self.table(run, random.Random(game_seed(run.seed, g)))
-            try:
-                summary.add(table.play_game(first_dealer=g % 2))
-            finally:
-                if isinstance(table.dealer, LauncherDealer):
-                    summary.add_faults(table.dealer.launcher.faults)
-                table.dealer.close()
-        return summary
+        rules = run.options
+        assert isinstance(rules, GinRules)
+
+        def record(state: GinGameState) -> None:
+            summary.add(GameRecord(tuple(state.results), state.board, state.first_dealer))
+
+        return play_games(self, run, start, stop, summary,
+                          lambda rng: DirectDealer(GIN, self.sides),
+                          lambda seed, g: GinGameState(rules, seed, first_dealer=g % 2),
+                          record)
 
 
 GIN_SPEC = GinSpec()

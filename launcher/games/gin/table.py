@@ -13,10 +13,11 @@ import random
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from launcher.games.base import check_places
 from launcher.games.dealers import DirectDealer, StockDealer
 from launcher.games.draws import shuffle_as_random
 from launcher.games.gin.bots import GinBot
-from launcher.games.gin.cards import DECK_SIZE, FULL_DECK, mask_of
+from launcher.games.gin.cards import DECK_SIZE, cards_of
 from launcher.games.gin.rules import (
     DRAW_STOCK,
     KNOCK,
@@ -97,13 +98,8 @@ class GinTable:
         """Hands, pile and the dealer's stock are the 52 cards, each exactly once."""
         self.checks += 1
         stock = self.dealer.unload()
-        parts = [hand.hands[0], hand.hands[1], mask_of(hand.pile), mask_of(stock)]
-        total = sum(p.bit_count() for p in parts)
-        union = parts[0] | parts[1] | parts[2] | parts[3]
-        if total != DECK_SIZE or union != FULL_DECK or len(stock) != hand.stock_left:
-            raise RuleViolation(f"cards lost or doubled: {total} cards, "
-                                f"{union.bit_count()} distinct, stock {len(stock)} "
-                                f"vs {hand.stock_left}")
+        check_places([cards_of(hand.hands[0]), cards_of(hand.hands[1]), hand.pile, stock],
+                     DECK_SIZE, hand.stock_left)
 
     def play_game(self, first_dealer: int = 0) -> GameRecord:
         """Hands until every game is over (or ``rules.max_hands``)."""

@@ -37,6 +37,7 @@ from launcher.games.uno.game import (
     UNTIL_COLOUR,
     UnoState,
 )
+from launcher.games.uno.rules import may_call_uno
 
 
 class UnoRandomBot:
@@ -67,7 +68,8 @@ class UnoRandomBot:
 
     def choose(self, state: UnoState, player: int, legal: Sequence[int]) -> int:
         a = legal[floor(self._random() * len(legal))]
-        if 0 <= a < CHOOSE and len(state.hands[player]) == 2 and self._random() >= self.forget_uno:
+        if 0 <= a < CHOOSE and may_call_uno(state, player) and \
+                self._random() >= self.forget_uno:
             a |= UNO
         return a
 
@@ -82,7 +84,7 @@ class UnoRandomBot:
             a = legal[0]
         else:  # a colour, a player, a challenge or a catch: never a card
             return legal[floor(self._random() * len(legal))]
-        if len(state.hands[player]) == 2 and self._random() >= self.forget_uno:
+        if may_call_uno(state, player) and self._random() >= self.forget_uno:
             a |= UNO
         return a
 
@@ -129,7 +131,7 @@ class UnoHeuristicBot:
         return self._uno(max(plays, key=lambda c: self._score(state, player, c)), state, player)
 
     def _uno(self, card: int, state: UnoState, player: int) -> int:
-        return card | UNO if len(state.hands[player]) == 2 else card
+        return card | UNO if may_call_uno(state, player) else card
 
     def _bluff(self, state: UnoState, player: int, card: int) -> bool:
         col = state.rules.table.sides[state.side].colour

@@ -2,12 +2,12 @@
 
 A ``UnoGameState`` is one whole game: the players draw for the first dealer, hands are dealt
 and played until ``score_hand`` says the game is decided. Its engine is ``rules``: the legal
-actions are ``rules.legal``'s (each card that would leave one card also offered with "UNO!"
-called), a decision is ``rules.apply``, a draw is ``rules.shot``. The chance player is the
-launcher as a dealer: a draw due is a chance node whose one outcome is one card a press (none
-from an empty launcher that nothing can refill). The order of the draw pile is fixed by the
-seed (the deal's and every reshuffle's ``random.Random``), so the deal and the reshuffles are
-not chance nodes.
+actions are ``rules.legal``'s (each card play that ``rules.may_call_uno`` allows also offered
+with "UNO!" called), a decision is ``rules.apply``, a draw is ``rules.shot``. The chance
+player is the launcher as a dealer: a draw due is a chance node whose one outcome is one card
+a press (none from an empty launcher that nothing can refill). The order of the draw pile is
+fixed by the seed (the deal's and every reshuffle's ``random.Random``), so the deal and the
+reshuffles are not chance nodes.
 """
 
 from __future__ import annotations
@@ -31,7 +31,16 @@ from launcher.games.uno.game import (
     UnoState,
     describe,
 )
-from launcher.games.uno.rules import apply, choose_dealer, deal, legal, score_hand, shot
+from launcher.games.uno.rules import (
+    apply,
+    choose_dealer,
+    deal,
+    legal,
+    may_call_uno,
+    score_hand,
+    shot,
+)
+from launcher.games.uno.table import HandResult
 
 MAX_HANDS = 1000  # as the table's: a game still undecided after this many hands ends
 
@@ -53,6 +62,8 @@ class UnoGameState(GameState):
         self.over = False
         self.dealer, _ = choose_dealer(rules, players, self.rng)
         self.stack: list[int] = []  # the launcher's cards, the next to shoot last
+        self.cycles = 0  # the lid cycles asked of the launcher (UNO Flip's flips)
+        self.finished: list[HandResult] = []  # the hands played, for the statistics
         self._options: Sequence[int] | None = None
         self._legal_now: Sequence[int] | None = None
         self.hand = self._deal()
@@ -68,6 +79,8 @@ class UnoGameState(GameState):
         for item in hand.todo:
             if item[0] == LOAD:
                 self.stack[:0] = item[1][::-1]  # behind the cards already there
+            else:
+                self.cycles += 1
         hand.todo.clear()
 
     def _after(self) -> None:
@@ -79,6 +92,7 @@ class UnoGameState(GameState):
         if not hand.over:
             return
         self.hands_played += 1
+        self.finished.append(HandResult.of(hand))
         decided, self.winner = score_hand(self.rules.options, self.scores, hand.winner,
                                           hand.points, hand.charges())
         if decided or self.hands_played >= MAX_HANDS:
@@ -124,7 +138,7 @@ class UnoGameState(GameState):
             hand = self.hand
             kind, p, _ = hand.agenda[-1]
             now = self.options()
-            if kind in (TURN, DRAWN) and len(hand.hands[p]) == 2:
+            if kind in (TURN, DRAWN) and may_call_uno(hand, p):
                 out = []
                 for a in now:  # a card that leaves one: with "UNO!" called, or without
                     out.append(a)
@@ -157,7 +171,15 @@ class UnoGameState(GameState):
         return [sign * s for s in self.scores]
 
     def clone(self) -> UnoGameState:
-        return self._copy(scores=list(self.scores), hand=self.hand.copy())
+        return self._copy(scores=list(self.scores), hand=self.hand.copy(),
+                          finished=list(self.finished))
+
+    def places(self) -> tuple[list[Sequence[int]], int, int]:
+        h = self.hand
+        return [*h.hands, h.discard, self.stack], self.rules.size, h.pile
+
+    def lid_cycles(self) -> int:
+        return self.cycles
 
     def action_to_string(self, action: int) -> str:
         if self.current_player() == CHANCE:

@@ -237,10 +237,21 @@ def act(state: UnoState, action: int, rng: random.Random) -> None:
     apply(state, action, rng)
 
 
+def may_call_uno(state: UnoState, player: int) -> bool:
+    """Whether ``player``'s card play may carry "UNO!" (the ``UNO`` bit): a play from a
+    hand of two, which leaves one card. The one place the rules decide it: the contract
+    offers such plays called and uncalled (``contract.UnoGameState.legal_actions``),
+    ``check_action`` refuses the bit on any other play, and the bots call on these only."""
+    return len(state.hands[player]) == 2
+
+
 def check_action(state: UnoState, player: int, action: int, options: Sequence[int]) -> int:
-    """``action`` if it is one of ``options`` (a card's UNO bit aside), else RuleViolation
-    naming the move and the legal ones."""
-    if (action & CARD_MASK if 0 <= action < CHOOSE else action) in options:
+    """``action`` if it is one of ``options`` (a card's UNO bit aside, where
+    ``may_call_uno``), else RuleViolation naming the move and the legal ones."""
+    if 0 <= action < CHOOSE:
+        if action & CARD_MASK in options and (not action & UNO or may_call_uno(state, player)):
+            return action
+    elif action in options:
         return action
     kind = state.agenda[-1][0]
     raise RuleViolation(

@@ -7,8 +7,18 @@ import random
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from launcher.games.base import OptionError, Options, Run, Seats, finish, game_seed, launcher_for
+from launcher.games.base import (
+    GameResult,
+    OptionError,
+    Options,
+    Run,
+    Seats,
+    finish,
+    game_seed,
+    launcher_for,
+)
 from launcher.games.launchers import DirectDealer
+from launcher.games.runs import play_games
 from launcher.games.uno.bots import UNO_BOTS
 from launcher.games.uno.contract import UnoGameState, UnoPlayer
 from launcher.games.uno.flip import UNO_FLIP_GAME
@@ -87,8 +97,23 @@ class UnoSpec:
         return UnoGameState(self.game.rules(options), players or self.default_players, seed)
 
     def play(self, run: Run, start: int, stop: int) -> UnoSummary:
+        """Through the contract (``runs.play_games``); with ``run.deal_with_launcher``, at
+        the table, whose launcher deals the hands (the contract deals them itself)."""
         game = self.game
         summary = UnoSummary(list(run.bots), game=game.name, two_sided=len(game.sides) == 2)
+        assert isinstance(run.options, UnoOptions)
+        rules = game.rules(run.options)
+        if run.deal_with_launcher:
+            return self._at_tables(run, start, stop, summary)
+
+        def record(state: UnoGameState) -> None:
+            summary.add(GameResult(state.scores, state.winner, state.finished))
+
+        return play_games(self, run, start, stop, summary,
+                          lambda rng: DirectDealer(game.profile, self.sides),
+                          lambda seed, g: UnoGameState(rules, run.players, seed), record)
+
+    def _at_tables(self, run: Run, start: int, stop: int, summary: UnoSummary) -> UnoSummary:
         for g in range(start, stop):
             table = self.table(run, random.Random(game_seed(run.seed, g)))
             try:

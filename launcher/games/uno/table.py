@@ -7,7 +7,15 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from launcher.games.base import GameResult, HandsTable, LauncherFault, RuleViolation, trusted
+from launcher.games.base import (
+    GameResult,
+    HandsTable,
+    LauncherFault,
+    RuleViolation,
+    check_places,
+    trusted,
+    where,
+)
 from launcher.games.launchers import Launcher, deal_profile
 from launcher.games.uno.game import LOAD, Rules, UnoState
 from launcher.games.uno.rules import (
@@ -37,6 +45,13 @@ class HandResult:
     challenges: int
     guilty: int
     side: int
+
+    @classmethod
+    def of(cls, state: UnoState) -> HandResult:
+        """The finished hand ``state``'s result."""
+        return cls(state.winner, state.points, state.charges(), state.turns, state.draws,
+                   state.flips, state.reloads, state.caught, state.challenges, state.guilty,
+                   state.side)
 
 
 UnoGameResult = GameResult[HandResult]  # one game: hands played until it was decided
@@ -122,9 +137,7 @@ class UnoTable(HandsTable[HandResult]):
             run(state, [b.choose for b in bots], press, rng, self._carry)
         else:
             run(state, [self._checked(b) for b in bots], press, rng, self._done)
-        return HandResult(state.winner, state.points, state.charges(), state.turns, state.draws,
-                          state.flips, state.reloads, state.caught, state.challenges,
-                          state.guilty, state.side)
+        return HandResult.of(state)
 
     @staticmethod
     def _checked(bot: Any) -> Choose:
@@ -181,10 +194,8 @@ class UnoTable(HandsTable[HandResult]):
         """Card conservation, and the launcher's count against the rules' count."""
         self.checks += 1
         inside = self.launcher.contents()
-        twice, lost = self.rules.table.where([*state.hands, state.discard, inside])
-        if twice or lost:
-            raise RuleViolation(f"cards not conserved: twice {twice[:5]}, lost {lost[:5]}")
-        if len(inside) != state.pile or self.launcher.cards_left != state.pile:
+        check_places([*state.hands, state.discard, inside], self.rules.size, state.pile)
+        if self.launcher.cards_left != state.pile:
             raise RuleViolation(f"the launcher holds {len(inside)} cards (says "
                                 f"{self.launcher.cards_left}), the rules count {state.pile}")
 
@@ -194,6 +205,6 @@ class UnoTable(HandsTable[HandResult]):
         if self.state is not None and self.check:
             s = self.state
             back += [c for h in s.hands for c in h] + s.discard
-            if sorted(back) != list(range(self.rules.size)):
+            if any(where([back], self.rules.size)):
                 raise RuleViolation("cards missing when gathering them for the next deal")
         self.state = None
