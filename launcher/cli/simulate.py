@@ -85,7 +85,7 @@ def default_jobs() -> int:
         return os.cpu_count() or 1
 
 
-def _chunks(games: int, jobs: int) -> list[tuple[int, int]]:
+def chunks_of(games: int, jobs: int) -> list[tuple[int, int]]:
     # Several chunks a worker, so that a slow chunk does not leave a core idle at the end.
     size = max(1, min(50, math.ceil(games / (jobs * 8))))
     return [(start, min(games, start + size)) for start in range(0, games, size)]
@@ -126,7 +126,7 @@ def play_games(play: Callable[[int, int], Any], games: int, jobs: int = 1,
     are merged in game order. ``play`` must be picklable (a module-level function or a
     ``functools.partial`` of one). A worker process that dies stops the run with a
     ``LauncherError`` (one line), never a pool that starts another forever."""
-    chunks = _chunks(games, jobs)
+    chunks = chunks_of(games, jobs)
     pool: ProcessPoolExecutor | None = None
     if jobs <= 1 or len(chunks) == 1:
         results: Iterator[Any] = (play(*c) for c in chunks)

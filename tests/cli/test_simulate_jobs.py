@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from launcher.cli.main import main
-from launcher.cli.simulate import _chunks
+from launcher.cli.simulate import chunks_of
 from launcher.games.base import game_seed
 
 
@@ -39,7 +39,7 @@ def test_game_seeds_depend_on_the_run_seed_and_the_index_only() -> None:
 def test_chunks_cover_every_game_once_in_order() -> None:
     for games in (1, 2, 7, 100, 1001):
         for jobs in (1, 2, 8):
-            chunks = _chunks(games, jobs)
+            chunks = chunks_of(games, jobs)
             flat = [g for a, b in chunks for g in range(a, b)]
             assert flat == list(range(games))
 
