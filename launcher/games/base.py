@@ -245,8 +245,9 @@ class GameResult(Generic[HandT]):
 
 
 class HandsTable(Generic[HandT]):
-    """What the tables of hands share (UNO Flip Attack's and the UNO family's): a game is
-    hands until ``book`` says it is decided, the deal passing to the left."""
+    """What the tables of hands share (UNO Flip Attack's, the UNO family's and Gin's): a game
+    is hands until ``book`` says it is decided, the deal passing as ``next_dealer`` says (to
+    the left unless the game says otherwise)."""
 
     bots: list[Any]
 
@@ -262,6 +263,10 @@ class HandsTable(Generic[HandT]):
         and its winner."""
         raise NotImplementedError
 
+    def next_dealer(self, dealer: int, hand: HandT) -> int:
+        """Who deals after ``hand``, which ``dealer`` dealt: the player to the left."""
+        return (dealer + 1) % self.players
+
     def hands_until_decided(self, first_dealer: int, max_hands: int) -> GameResult[HandT]:
         """Hands from ``first_dealer``'s deal on; a game still undecided after ``max_hands``
         hands (only when hands keep hitting their turn limit) ends with no winner."""
@@ -275,7 +280,7 @@ class HandsTable(Generic[HandT]):
             if decided:
                 result.winner = winner
                 return result
-            dealer = (dealer + 1) % self.players
+            dealer = self.next_dealer(dealer, hand)
         return result
 
 

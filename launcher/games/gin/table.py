@@ -13,7 +13,7 @@ import random
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from launcher.games.base import check_places
+from launcher.games.base import HandsTable, check_places
 from launcher.games.dealers import DirectDealer, StockDealer
 from launcher.games.draws import shuffle_as_random
 from launcher.games.gin.bots import GinBot
@@ -47,7 +47,7 @@ class GameRecord:
         return [g.winner for g in self.board.games]
 
 
-class GinTable:
+class GinTable(HandsTable[HandResult]):
     """Plays hands and games of two bots with a stock dealer (direct by default)."""
 
     def __init__(self, rules: GinRules, bots: Sequence[GinBot], rng: random.Random,
@@ -61,6 +61,7 @@ class GinTable:
         self.dealer: StockDealer[int] = dealer if dealer is not None else DirectDealer()
         self.observers = list(observers)
         self.checks = 0
+        self.board = Scoreboard(rules)  # the game under way's (``play_game`` starts one)
 
     def deal(self, dealer_seat: int) -> GinHand:
         """Gather the stock back, shuffle, deal, turn the upcard and load the stock."""
@@ -103,12 +104,14 @@ class GinTable:
 
     def play_game(self, first_dealer: int = 0) -> GameRecord:
         """Hands until every game is over (or ``rules.max_hands``)."""
-        board = Scoreboard(self.rules)
-        results: list[HandResult] = []
-        dealer = first_dealer
-        while not board.over and len(results) < self.rules.max_hands:
-            result = self.play_hand(dealer)
-            results.append(result)
-            board.record(result)
-            dealer = next_dealer(self.rules, dealer, result)
-        return GameRecord(tuple(results), board, first_dealer)
+        self.board = Scoreboard(self.rules)
+        result = self.hands_until_decided(first_dealer, self.rules.max_hands)
+        return GameRecord(tuple(result.hands), self.board, first_dealer)
+
+    def book(self, scores: list[int], hand: HandResult) -> tuple[bool, int | None]:
+        """Into the game's scoreboard (the winners are the board's: one game, or three)."""
+        self.board.record(hand)
+        return self.board.over, None
+
+    def next_dealer(self, dealer: int, hand: HandResult) -> int:
+        return next_dealer(self.rules, dealer, hand)
