@@ -595,9 +595,10 @@ def check_latched(facts: Facts) -> list[Result]:
     try:
         record = parse(json.loads(text)).fault
     except (ValueError, KeyError, TypeError, RecursionError) as exc:
-        return [Result(WARN, "latched fault", f"{path} is unreadable ({exc}): the firmware "
-                       "starts from defaults, a latched fault forgotten",
-                       "look at the unit's copper before it shoots again")]
+        return [Result(WARN, "latched fault", f"{path} is unreadable or failed its check "
+                       f"({exc}): the firmware starts from defaults with every latched fault "
+                       "class held until its check passes again",
+                       "look at the unit's copper, then a lid cycle and `clear`")]
     if record is None:
         return [Result(PASS, "latched fault", f"none in {path}")]
     if record.unproven:
