@@ -341,11 +341,8 @@ def test_a_state_file_that_reads_but_fails_its_check_holds_like_one_that_does_no
     class and says which, and the welded contact keeps the unit from shooting."""
     path = tmp_path / "state.json"
     rig = unit(path, weld("S3"))
-    rig.sim.open_lid(full=False)
-    rig.advance(LID_REST)
+    lid_cycle(rig, full=False)  # found ajar
     latched(rig, "power_contact")
-    rig.sim.close_lid()
-    rig.advance(LID_REST)
     _running.remove(rig)
     rig.close()
     text = path.read_text()
