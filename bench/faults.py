@@ -193,10 +193,12 @@ def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0],
                                 epilog="Writes nothing without --out; exits 1 if any fault "
                                        "did not hold.")
-    p.add_argument("--campaign", choices=("layers", "circuit"), default="layers",
+    p.add_argument("--campaign", choices=("layers", "circuit", "storage"), default="layers",
                    help="layers: faults of the firmware's pins and threads (this module); "
                         "circuit: every single fault of the circuit's nets, parts and "
-                        "supplies (bench/circuit.py)")
+                        "supplies (bench/circuit.py); storage: the state file, the config "
+                        "and the code corrupted so that they still read "
+                        "(bench/storage_faults.py)")
     p.add_argument("--tier", choices=("fast", "full"), default="fast",
                    help="layers, fast: one wiring, the first call of each pin, operation, "
                         "thread and moment (seconds); full: three wirings, every call "
@@ -215,6 +217,11 @@ def main(argv: list[str] | None = None) -> int:
 
         r = mutants.mutants(args.tier, progress=progress)
         print(mutants.table(r), end="")
+    elif args.campaign == "storage":
+        from bench import storage_faults
+
+        r = storage_faults.campaign(args.tier, progress=progress)
+        print(storage_faults.markdown(r), end="")
     elif args.campaign == "circuit":
         from bench import circuit
 

@@ -9,6 +9,9 @@ into it (``write_atomic``), so a power cut or a Ctrl-C mid-write leaves the old 
 from __future__ import annotations
 
 import json
+import os
+import resource
+import time
 from pathlib import Path
 from typing import Any
 
@@ -26,3 +29,16 @@ def write_atomic(path: Path, text: str) -> None:
 def keep(path: Path, data: Any, indent: int = 2) -> None:
     """A run's figures, as JSON, at ``path``."""
     write_atomic(path, json.dumps(data, indent=indent, default=list) + "\n")
+
+
+def run_facts(started: float, cpu0: float) -> dict[str, Any]:
+    """When a run finished and what it cost, on which machine: the fields every results file
+    ends with (``started``: ``time.monotonic()`` at its start, ``cpu0``:
+    ``time.process_time()``)."""
+    return {
+        "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+        "wall_s": round(time.monotonic() - started, 1),
+        "cpu_s": round(time.process_time() - cpu0, 1),
+        "cores": os.cpu_count(), "load_1min": round(os.getloadavg()[0], 2),
+        "max_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
+    }

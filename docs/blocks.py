@@ -307,6 +307,7 @@ FIGURES: dict[str, Callable[[], str]] = {
     "interlock": _campaign("interlock", "markdown", "interlock.json"),
     "peers": _campaign("games", "peer_markdown", "peers.json"),
     "layer-faults": _campaign("faults", "markdown", "layer_faults.json"),
+    "storage-faults": _campaign("storage_faults", "markdown", "storage_faults.json"),
     "circuit-faults": _campaign("circuit", "summary", "circuit_faults.json"),
     "circuit-table": _campaign("circuit", "tables", "circuit_faults.json"),
     "mutants": _campaign("mutants", "table", "mutants.json"),

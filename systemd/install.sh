@@ -493,6 +493,9 @@ install_code() {
     # Bytecode now: the service cannot write __pycache__ under $SRC (ProtectSystem=strict), so
     # without it every start would compile every module again (python -m bench.startup).
     run "$VENV/bin/python" -m compileall -q "$SRC/launcher" "$SRC/hal"
+    # A SHA-256 of every module and its bytecode, which `launcher doctor` checks: a file the
+    # SD card truncated or altered is named (docs/RELIABILITY.md).
+    run "$VENV/bin/python" -m launcher.tools.manifest write "$SRC"
 }
 
 install_config() {

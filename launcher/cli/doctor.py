@@ -38,6 +38,7 @@ from launcher.cli.doctor_facts import (
     PIGPIOD_EXEC,
     SERVICE_GROUPS,
     SERVICE_USER,
+    SRC,
     STRICT_PARAM,
     VENV,
     WARN,
@@ -595,9 +596,10 @@ def check_latched(facts: Facts) -> list[Result]:
     try:
         record = parse(json.loads(text)).fault
     except (ValueError, KeyError, TypeError, RecursionError) as exc:
-        return [Result(WARN, "latched fault", f"{path} is unreadable ({exc}): the firmware "
-                       "starts from defaults, a latched fault forgotten",
-                       "look at the unit's copper before it shoots again")]
+        return [Result(WARN, "latched fault", f"{path} is unreadable or failed its check "
+                       f"({exc}): the firmware starts from defaults with every latched fault "
+                       "class held until its check passes again",
+                       "look at the unit's copper, then a lid cycle and `clear`")]
     if record is None:
         return [Result(PASS, "latched fault", f"none in {path}")]
     if record.unproven:
@@ -605,6 +607,25 @@ def check_latched(facts: Facts) -> list[Result]:
                        f"{path}: the unit shoots no more", clear_refusal(record.unproven))]
     return [Result(WARN, "latched fault", f"{record.code} proven gone, not yet cleared",
                    "`clear` on the console")]
+
+
+def check_code(facts: Facts) -> list[Result]:
+    """The installed code is what was installed: every module and its bytecode match the
+    manifest written at install time (a truncated or altered file, a stale copy)."""
+    from launcher.tools.manifest import NAME
+
+    if facts.code is None:
+        return [Result(FAIL, "code", f"no installed copy at /{SRC}", INSTALL)]
+    missing = [line for line in facts.code if line.startswith(NAME)]
+    if missing:
+        return [Result(WARN, "code", f"/{SRC}/{missing[0]}: the code is not checked",
+                       "sudo systemd/install.sh again (it writes the manifest)")]
+    if facts.code:
+        more = f" (and {len(facts.code) - 3} more)" if len(facts.code) > 3 else ""
+        return [Result(FAIL, "code", f"{len(facts.code)} files of /{SRC} differ from what was "
+                       f"installed: {'; '.join(facts.code[:3])}{more}",
+                       "sudo systemd/install.sh from a good checkout (and check the SD card)")]
+    return [Result(PASS, "code", f"every module in /{SRC} matches its manifest")]
 
 
 FAULT_LINE = re.compile(r"launcher: fault (code=\S+.*)$|^((?:config )?error: .*)$")
@@ -642,7 +663,7 @@ def check_service(facts: Facts) -> list[Result]:
 CHECKS = (check_board, check_factory, check_pigpiod_timing, check_groups, check_gpiochip,
           check_boot_config, check_amp_sd_pin, check_strict_gpiod, check_boot_pulls,
           check_watchdog, check_audio, check_alsa_default, check_serial, check_config,
-          check_safety_pins, check_state_dir, check_latched, check_service)
+          check_safety_pins, check_state_dir, check_latched, check_code, check_service)
 
 
 def diagnose(facts: Facts) -> list[Result]:

@@ -28,6 +28,7 @@ SERVICE_USER = "launcher"
 SERVICE_GROUPS = ("gpio", "audio", "dialout")
 CONFIG = "etc/launcher/launcher.toml"
 VENV = "opt/launcher/venv"
+SRC = "opt/launcher/src"  # the installed copy the service runs (systemd/install.sh)
 BLOCK_BEGIN = "# >>> launcher block"  # as systemd/install.sh writes it
 BLOCK_END = "# <<< launcher block"
 AMP_OVERLAY = "dtoverlay=max98357a"
@@ -87,6 +88,9 @@ class Facts:
     commands: dict[str, Output] = field(default_factory=dict)
     links: dict[str, str] = field(default_factory=dict)  # /dev name -> where its link points
     processes: list[list[str]] = field(default_factory=list)  # pigpiod's argv, if running
+    # The installed code against its manifest (launcher/tools/manifest.py): a line per file
+    # that differs; None where there is no installed copy.
+    code: list[str] | None = None
 
     def text(self, path: str) -> str:
         return self.files.get(path) or ""
@@ -162,7 +166,16 @@ def gather(root: Path, run: Runner) -> Facts:
         root / "usr/lib/python3/dist-packages/pigpio.py").exists()
     outputs = {key: run(key, argv) for key, argv in commands(stat_paths).items()}
     return Facts(pi_model(root=root), files, exists, chips, pigpio, outputs, links,
-                 pigpiod_processes(root))
+                 pigpiod_processes(root), installed_code(root / SRC))
+
+
+def installed_code(src: Path) -> list[str] | None:
+    """What differs from the manifest in the installed copy (None: no copy installed)."""
+    if not src.is_dir():
+        return None
+    from launcher.tools.manifest import verify
+
+    return verify(src)
 
 
 def pigpiod_processes(root: Path) -> list[list[str]]:

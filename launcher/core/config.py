@@ -236,10 +236,16 @@ def _list(key: str, value: Any) -> list[Any]:
     return value
 
 
+# Each entry of a side's luck lists: a hazard is a probability, a shot's size a count of
+# cards, a weight relative (only their sum, which must not be 0, makes them a distribution).
+LUCK_RANGES: dict[str, tuple[float, float]] = {"hazard": (0.0, 1.0), "sizes": (1, 60),
+                                               "weights": (0.0, math.inf)}
+
+
 def side_luck(prefix: str, raw: Mapping[str, Any]) -> SideLuck:
     """Check one side's luck table; ``prefix`` is e.g. ``luck.mild``."""
     hazard = tuple(
-        _number(f"{prefix}.hazard[{i}]", v, 0.0, 1.0)
+        _number(f"{prefix}.hazard[{i}]", v, *LUCK_RANGES["hazard"])
         for i, v in enumerate(_list(f"{prefix}.hazard", raw["hazard"]))
     )
     if hazard[-1] != 1.0:
@@ -248,11 +254,11 @@ def side_luck(prefix: str, raw: Mapping[str, Any]) -> SideLuck:
             "the last entry must be 1.0 (it caps the dry streak)",
         )
     sizes = tuple(
-        _integer(f"{prefix}.sizes[{i}]", v, 1, 60)
+        _integer(f"{prefix}.sizes[{i}]", v, *map(int, LUCK_RANGES["sizes"]))
         for i, v in enumerate(_list(f"{prefix}.sizes", raw["sizes"]))
     )
     weights = tuple(
-        _number(f"{prefix}.weights[{i}]", v, 0.0)
+        _number(f"{prefix}.weights[{i}]", v, *LUCK_RANGES["weights"])
         for i, v in enumerate(_list(f"{prefix}.weights", raw["weights"]))
     )
     if len(weights) != len(sizes):
@@ -291,7 +297,8 @@ def _pins(raw: Mapping[str, Any], reserved: Mapping[int, str] | None = None) -> 
     reserved = reserved or {}
     values: dict[str, int | None] = {}
     for f in fields(Pins):
-        v = _integer(f"pins.{f.name}", raw[f.name], -1 if f.name in Pins.OPTIONAL else 0, 27)
+        v = _integer(f"pins.{f.name}", raw[f.name], -1 if f.name in Pins.OPTIONAL else
+                     PIN_RANGE[0], PIN_RANGE[1])
         if v == -1:
             values[f.name] = None
         elif v in reserved:
@@ -332,6 +339,36 @@ TIMING_RANGES: dict[str, tuple[str, float, float]] = {
 }
 
 
+DEBUG_IDLE_RANGE = (10, 3600)  # s: `debug on` lapses after this long without a line
+
+# Every other number the firmware reads, by its dotted key, and the range it must lie in (in
+# the key's unit). With TIMING_RANGES, LUCK_RANGES and PIN_RANGE, the one schema of the
+# numbers: ``settings_from_dict`` reads each through it, default.toml says each range beside
+# its key, and the storage campaign (bench/storage_faults.py) tries each just outside it.
+RANGES: dict[str, tuple[float, float]] = {
+    "motor.speed": (0.1, 1.0),
+    "motor.brake_ms": (10, 1000),
+    "motor.lease_ms": (20, 1000),
+    "rotator.brake_ms": (10, 2000),
+    "rotator.creep_speed": (0.0, 1.0),
+    "audio.volume": (0.0, 1.0),
+    "console.debug_idle_s": DEBUG_IDLE_RANGE,
+    "console.baud": (1200, 4_000_000),  # a whole number
+    "luck.seed": (-1, math.inf),  # a whole number; -1: a fresh one at start
+}
+WHOLE = ("console.baud", "luck.seed")
+PIN_RANGE = (0, 27)  # BCM GPIO numbers; -1 (none) for the optional ones
+
+
+def _ranged(raw: Mapping[str, Any], dotted: str) -> float:
+    """The value of ``dotted`` in the whole raw table, within its range (``RANGES``)."""
+    section, key = dotted.split(".")
+    lo, hi = RANGES[dotted]
+    if dotted in WHOLE:
+        return _integer(dotted, raw[section][key], int(lo), None if hi == math.inf else int(hi))
+    return _number(dotted, raw[section][key], lo, hi)
+
+
 def _timing(raw: Mapping[str, Any]) -> Timing:
     values = {}
     for name, (key, lo, hi) in TIMING_RANGES.items():
@@ -340,8 +377,8 @@ def _timing(raw: Mapping[str, Any]) -> Timing:
     return Timing(**values)
 
 
-def _seed(raw: Any) -> int | None:
-    seed = _integer("luck.seed", raw, -1)
+def _seed(raw: Mapping[str, Any]) -> int | None:
+    seed = int(_ranged(raw, "luck.seed"))
     return None if seed == -1 else seed
 
 
@@ -359,36 +396,33 @@ def settings_from_dict(raw: Mapping[str, Any], circuit_rules: bool = True) -> Se
         pin_factory=_choice("board.pin_factory", raw["board"]["pin_factory"], PIN_FACTORIES),
         pins=_circuit_rules(pins) if circuit_rules else pins,
         luck=Luck(
-            seed=_seed(luck["seed"]),
+            seed=_seed(raw),
             mild=side_luck("luck.mild", luck["mild"]),
             wild=side_luck("luck.wild", luck["wild"]),
         ),
         timing=_timing(raw["timing"]),
         motor=Motor(
-            speed=_number("motor.speed", raw["motor"]["speed"], 0.1, 1.0),
+            speed=_ranged(raw, "motor.speed"),
             brake=_boolean("motor.brake", raw["motor"]["brake"]),
-            brake_time=_number("motor.brake_ms", raw["motor"]["brake_ms"], 10, 1000) / 1000,
-            lease=_number("motor.lease_ms", raw["motor"]["lease_ms"], 20, 1000) / 1000,
+            brake_time=_ranged(raw, "motor.brake_ms") / 1000,
+            lease=_ranged(raw, "motor.lease_ms") / 1000,
         ),
-        rotator=_rotator(raw["rotator"]),
+        rotator=_rotator(raw),
         audio=Audio(
             backend=_choice("audio.backend", raw["audio"]["backend"], AUDIO_BACKENDS),
             pack=_pack(raw["audio"]["pack"]),
-            volume=_number("audio.volume", raw["audio"]["volume"], 0.0, 1.0),
+            volume=_ranged(raw, "audio.volume"),
         ),
         state_path=Path(_absolute("state.path", _path("state.path", raw["state"]["path"],
                                                       file=True), "in the state folder")),
         console=Console(
             port=port,
-            baud=_integer("console.baud", raw["console"]["baud"], 1200, 4_000_000),
-            debug_idle=_number("console.debug_idle_s", raw["console"]["debug_idle_s"],
-                               *DEBUG_IDLE_RANGE),
+            baud=int(_ranged(raw, "console.baud")),
+            debug_idle=_ranged(raw, "console.debug_idle_s"),
         ),
         profile=_profile(raw["game"]["profile"]),
     )
 
-
-DEBUG_IDLE_RANGE = (10, 3600)  # s: `debug on` lapses after this long without a line
 
 
 def _pack(value: Any) -> str:
@@ -397,9 +431,10 @@ def _pack(value: Any) -> str:
     return text
 
 
-def _rotator(raw: Mapping[str, Any]) -> Rotator:
-    brake = _number("rotator.brake_ms", raw["brake_ms"], 10, 2000) / 1000
-    creep = _number("rotator.creep_speed", raw["creep_speed"], 0.0, 1.0)
+def _rotator(whole: Mapping[str, Any]) -> Rotator:
+    raw = whole["rotator"]
+    brake = _ranged(whole, "rotator.brake_ms") / 1000
+    creep = _ranged(whole, "rotator.creep_speed")
     if 0 < creep < CREEP_MIN:
         raise ConfigError("rotator.creep_speed", creep,
                           f"must be 0 (never turn back) or within {CREEP_MIN:g}..1")

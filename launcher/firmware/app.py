@@ -177,7 +177,9 @@ class Launcher:
         self.started = True
         self.reactor.on_error = self.internal_fault
         if self.store.problem:
-            self._note("state_reset", {"reason": self.store.problem})
+            # Which classes the start holds, so the report says what was kept.
+            self._note("state_reset", {"reason": self.store.problem,
+                                       "held": ",".join(self.machine.memory.latched)})
             self._save_timer_soon()
         self._run(self.machine.start(inputs, self.reactor.monotonic()))
         self._enter()

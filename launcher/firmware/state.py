@@ -23,7 +23,7 @@ import threading
 from collections.abc import Callable
 from pathlib import Path
 
-from launcher.core.store import Saved, parse
+from launcher.core.store import UNCHECKED, VERSION, Saved, parse
 from launcher.firmware.disk import atomic_write, remove_stale_temps
 
 log = logging.getLogger(__name__)
@@ -68,13 +68,28 @@ class StateStore:
         if not self.path.exists():
             return Saved()
         try:
-            return parse(json.loads(self.path.read_text(encoding="utf-8")))
-        except (OSError, ValueError, KeyError, TypeError, RecursionError) as exc:
-            self.problem = (f"state file {self.path} is unreadable ({exc}); starting from "
-                            "defaults, every latched fault class held until its check passes "
-                            "again (the file may have held one)")
-            log.warning("%s", self.problem)
-            return Saved()
+            data = json.loads(self.path.read_text(encoding="utf-8"))
+        except (OSError, ValueError, RecursionError) as exc:
+            return self._refused("is unreadable", exc)
+        try:
+            saved = parse(data)
+        except (ValueError, KeyError, TypeError) as exc:
+            # It reads, but lies (its checksum, a field out of bounds): not the truth either.
+            return self._refused("failed its check", exc)
+        if data.get("version") == UNCHECKED:
+            log.warning("state file %s is version %d, written before the checksum: read this "
+                        "once unchecked, and written as version %d with one at the next "
+                        "save", self.path, UNCHECKED, VERSION)
+        return saved
+
+    def _refused(self, what: str, exc: BaseException) -> Saved:
+        """Defaults, and ``problem`` saying why: the owner holds every latched fault class
+        the board can prove gone (``app.provable``), since the file may have held any."""
+        self.problem = (f"state file {self.path} {what} ({exc}); starting from defaults, "
+                        "every latched fault class held until its check passes again (the "
+                        "file may have held one)")
+        log.warning("%s", self.problem)
+        return Saved()
 
     def save(self, saved: Saved) -> None:
         """Hand ``saved`` to the writer thread; returns at once (last value wins)."""

@@ -65,7 +65,7 @@ def test_run_tells_systemd_it_is_ready_and_stops_cleanly_on_sigterm(tmp_path):
         sock.close()
     assert proc.returncode == 0, err
     assert "SIMULATED" in err
-    assert json.loads(state.read_text())["version"] == 1
+    assert json.loads(state.read_text())["version"] == 2
 
 
 def test_run_refuses_a_bad_config_with_exit_2(tmp_path):

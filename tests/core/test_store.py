@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from launcher.core.store import FaultRecord, Saved, parse
+from launcher.core.store import FaultRecord, Saved, checksum, parse
 from launcher.firmware.state import StateStore
 
 GOOD = {"version": 1, "side": "wild", "dry_streak": 2, "inventory": 30,
@@ -72,3 +72,80 @@ def test_a_file_of_bytes_that_are_not_utf8_is_replaced_too(tmp_path: Path):
     path.write_bytes(b'{"version": 1, "side": "\xe9"}')
     store = StateStore(path)
     assert store.load() == Saved() and store.problem is not None
+
+
+# --- a file that reads but lies: the checksum (version 2) ---------------------------------
+
+LATCHED = Saved("wild", 2, 30, {"presses": 10, "shots": 3},
+                FaultRecord("power_contact", ("power_contact",)))
+
+
+def test_a_saved_file_is_version_2_and_carries_the_checksum_of_its_content():
+    data = json.loads(LATCHED.to_json())
+    assert data["version"] == 2 and data["crc32"] == checksum(data)
+    assert parse(data) == LATCHED
+    # The layout is not the content: the same fields spelt otherwise still match.
+    assert parse(json.loads(json.dumps(data, indent=4))) == LATCHED
+
+
+def _loaded(text: bytes) -> Saved | None:
+    """What the loader makes of a file's bytes: None where it refuses them."""
+    try:
+        return parse(json.loads(text.decode("utf-8")))
+    except (ValueError, KeyError, TypeError, RecursionError):
+        return None
+
+
+def test_every_single_bit_flip_is_refused_or_reads_the_same():
+    """A flipped bit anywhere (a field's name, a count, the fault's record, the checksum
+    itself) is refused, never read as other content: without the checksum a flip in the
+    name ``fault`` read as a file with no latched fault, and one in a count as another count."""
+    text = LATCHED.to_json().encode()
+    lied = []
+    for i in range(len(text)):
+        for bit in range(8):
+            flipped = bytearray(text)
+            flipped[i] ^= 1 << bit
+            got = _loaded(bytes(flipped))
+            if got is not None and got != LATCHED:
+                lied.append((i, bit, got))
+    assert lied == []
+
+
+@pytest.mark.parametrize("field", sorted(json.loads(LATCHED.to_json())))
+def test_a_file_that_lost_a_field_is_refused(field: str):
+    """A torn or half-applied write that still parses: a field gone (the fault's record gone
+    read, before the checksum, as no latched fault at all)."""
+    data = json.loads(LATCHED.to_json())
+    del data[field]
+    with pytest.raises((ValueError, KeyError)):
+        parse(data)
+
+
+def test_a_version_1_file_is_read_once_unchecked_and_saved_with_a_checksum(
+        tmp_path: Path, caplog: pytest.LogCaptureFixture):
+    """Files written before the checksum (version 1) are read as they were: a user upgrading
+    keeps the side, the counts and any latched fault; the next save writes version 2."""
+    old = {k: v for k, v in json.loads(LATCHED.to_json()).items() if k != "crc32"}
+    old["version"] = 1
+    path = tmp_path / "state.json"
+    path.write_text(json.dumps(old))
+    store = StateStore(path)
+    with caplog.at_level("WARNING"):
+        assert store.load() == LATCHED and store.problem is None
+    assert "version 1, written before the checksum" in caplog.text
+    assert json.loads(store.load().to_json())["version"] == 2
+    # No version 1 file had a checksum: one that has is a version field that lies.
+    with pytest.raises(ValueError, match="version 1 with a crc32"):
+        parse({**old, "crc32": checksum(old)})
+
+
+def test_a_file_that_fails_its_check_is_reported_as_such(tmp_path: Path):
+    data = json.loads(LATCHED.to_json())
+    data["counters"]["presses"] = 11  # in bounds, and a lie
+    path = tmp_path / "state.json"
+    path.write_text(json.dumps(data))
+    store = StateStore(path)
+    assert store.load() == Saved()
+    assert store.problem is not None and "failed its check" in store.problem
+    assert "does not match the content" in store.problem

@@ -332,3 +332,25 @@ def test_a_state_file_that_does_not_read_holds_every_class_until_each_check_pass
     path.write_text("\0" * 64)
     rig = unit(path, None, power_contact_sense=None, rotator_contact_sense=None)
     assert rig.app.machine.memory.latched == ["lid_sensor"]  # no read-back to prove it by
+
+
+def test_a_state_file_that_reads_but_fails_its_check_holds_like_one_that_does_not_read(
+        tmp_path: Path) -> None:
+    """A welded S3 latched, then one bit of the file flips where the JSON still reads (a
+    count, or the name of the fault's record): refused by its checksum, the start holds every
+    class and says which, and the welded contact keeps the unit from shooting."""
+    path = tmp_path / "state.json"
+    rig = unit(path, weld("S3"))
+    lid_cycle(rig, full=False)  # found ajar
+    latched(rig, "power_contact")
+    _running.remove(rig)
+    rig.close()
+    text = path.read_text()
+    assert '"fault"' in text
+    path.write_text(text.replace('"fault"', '"faulv"'))  # 0x74 -> 0x76: one bit
+    rig = unit(path, weld("S3"))
+    reset = rig.app.events("state_reset")
+    assert reset and "failed its check" in reset[0][1]["reason"]
+    assert reset[0][1]["held"] == "power_contact,lid_sensor,driver_sleep,driver_input"
+    latched(rig, "power_contact")
+    assert not shoots(rig)

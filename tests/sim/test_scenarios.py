@@ -232,7 +232,7 @@ def test_state_survives_a_restart_and_a_corrupt_file_is_replaced(tmp_path):
     assert third.app.events("state_reset")
     third.advance(1)
     assert third.app.store.flush(timeout=10)
-    assert json.loads(path.read_text())["version"] == 1
+    assert json.loads(path.read_text())["version"] == 2  # with its checksum
     third.close()
 
 
