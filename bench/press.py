@@ -171,13 +171,15 @@ def build(reactor: Reactor, cards: int, *, slow_store: bool = False, seed: int =
         raise RuntimeError(f"the stock audio backend is {settings.audio.backend}, not auto")
     sim = SimLauncher(reactor, settings.pins, Physics(eject_interval=0.002, beam_time=0.0005))
     sim.load(range(cards))
-    app = build_app(settings, reactor, random.Random(seed), sim.board, warn=lambda _: None)
+    store = None
     if slow_store:
         def slow_write(path: Path, text: str) -> None:
             time.sleep(SLOW_SAVE)
             atomic_write(path, text)
 
-        app.store = StateStore(settings.state_path, slow_write)
+        store = StateStore(settings.state_path, slow_write)
+    app = build_app(settings, reactor, random.Random(seed), sim.board, store=store,
+                    warn=lambda _: None)
     audio, edge_run = Stamp(), Stamp()
     speaker = app.cues.speaker  # type: ignore[attr-defined]
     play = speaker.play

@@ -22,10 +22,10 @@ from typing import Any, Protocol
 from hal.base import Board, Output
 from launcher.core import machine as m
 from launcher.core.config import Settings
-from launcher.core.luck import DryStreak
 from launcher.core.profiles import Profile
 from launcher.core.reactor import NEVER, Reactor, Timer
-from launcher.core.store import FaultRecord, Saved
+from launcher.core.store import Saved
+from launcher.firmware import persistence
 from launcher.firmware.actuators import CONTACT_SETTLE, GUARD_BEAT, GUARD_STALE, Actuators
 from launcher.firmware.inputs import Inputs
 from launcher.firmware.state import StateStore
@@ -113,17 +113,6 @@ UNCHECKED = (
 )
 
 
-def provable(board: Board) -> list[str]:
-    """The latched fault classes whose check this board has, so that each can be proven
-    gone (``m.PROOFS``): what a unit whose state file does not read holds latched, since the
-    file may have held any of them. The lid switch's is always there."""
-    have = {"power_contact": board.power_contact is not None
-            or board.rotator_contact is not None,
-            "lid_sensor": True, "driver_sleep": board.sleep_sense is not None,
-            "driver_input": board.input_pads is not None}
-    return [code for code in m.PROOFS if have[code]]
-
-
 class Launcher:
     """The firmware running on one board."""
 
@@ -137,22 +126,15 @@ class Launcher:
         self.cues = cues
         self.actuators = actuators
         self.store = store
-        saved = self.store.load()
-        memory = m.Memory(side=saved.side, streak=DryStreak(saved.dry_streak),
-                          inventory=saved.inventory, counters=dict(saved.counters))
-        if saved.fault is not None:  # latched before the restart: it still is
-            memory.fault, memory.latched = saved.fault.code, list(saved.fault.unproven)
-        elif self.store.problem:  # a state file that does not read may have held one
-            memory.latched = provable(board)
-            memory.fault = memory.latched[-1]
-        self.machine = m.Machine(m.MachineSettings.of(settings), memory,
+        self.machine = m.Machine(m.MachineSettings.of(settings),
+                                 persistence.remembered(store, board),
                                  has_beam=board.exit_beam is not None)
+        self.saver = persistence.Saver(store, reactor, lambda: self.machine.memory)
         self.led = LedDriver(board.led, reactor)
         self._led_said: Any = self.led.pattern  # the pattern the last ``led`` event named
         self.listeners: list[Listener] = []
         self.history: deque[tuple[float, str, dict[str, Any]]] = deque(maxlen=500)
         self._timers: dict[str, Timer] = {}
-        self._save_timer = reactor.register_timer(self._save, NEVER, "save")
         self._store_hook: Callable[[BaseException], None] | None = None
         # The log lines of the dispatch under way, written once its commands are carried out.
         self._unlogged: list[tuple[str, dict[str, Any]]] | None = None
@@ -180,7 +162,7 @@ class Launcher:
             # Which classes the start holds, so the report says what was kept.
             self._note("state_reset", {"reason": self.store.problem,
                                        "held": ",".join(self.machine.memory.latched)})
-            self._save_timer_soon()
+            self.saver.soon()
         self._run(self.machine.start(inputs, self.reactor.monotonic()))
         self._enter()
         self._led_settled()
@@ -202,7 +184,8 @@ class Launcher:
         self.started = False
         self.actuators.shutdown()
         self.inputs.cancel_timers()
-        for t in (*self._timers.values(), self._save_timer):
+        self.saver.cancel()
+        for t in self._timers.values():
             self.reactor.update_timer(t, NEVER)
         self.led.set("off")
         self.inputs.detach()
@@ -211,7 +194,7 @@ class Launcher:
         self.store.on_failure = self._store_hook
         if self.reactor.on_error == self.internal_fault:
             self.reactor.on_error = None
-        self._save(self.reactor.monotonic())
+        self.saver.now()
         self.store.close()
 
     def internal_fault(self, exc: BaseException, where: str) -> None:
@@ -421,7 +404,7 @@ class Launcher:
                 case m.POWER:
                     self._power(c.arg)
                 case m.SAVE:
-                    self._save_timer_soon()
+                    self.saver.soon()
         if refused:
             # The interlock refused: the lid pin reads open, whatever the machine last heard.
             self._note("interlock", {"reason": "lid not closed; motor refused"})
@@ -474,21 +457,8 @@ class Launcher:
     # -- persistence --
 
     def saved(self) -> Saved:
-        mem = self.machine.memory
-        record = None
-        if mem.latched or mem.fault in m.PROOFS:
-            code = mem.fault if mem.fault in m.PROOFS else mem.latched[-1]
-            record = FaultRecord(code, tuple(mem.latched))
-        return Saved(mem.side, mem.dry_streak, mem.inventory, dict(mem.counters), record)
-
-    def _save_timer_soon(self) -> None:
-        # Coalesce the saves of one burst of events into one write, after the cue has started.
-        if self._save_timer.waketime == NEVER:
-            self.reactor.update_timer(self._save_timer, self.reactor.monotonic() + 0.2)
-
-    def _save(self, eventtime: float) -> float:
-        self.store.save(self.saved())  # hands it to the writer thread; never waits for disk
-        return NEVER
+        """What the state file would keep now."""
+        return persistence.saved(self.machine.memory)
 
     # -- requests from the button, the console and the play screen --
 

@@ -84,7 +84,7 @@ class StateStore:
 
     def _refused(self, what: str, exc: BaseException) -> Saved:
         """Defaults, and ``problem`` saying why: the owner holds every latched fault class
-        the board can prove gone (``app.provable``), since the file may have held any."""
+        the board can prove gone (``persistence.provable``), since the file may have held any."""
         self.problem = (f"state file {self.path} {what} ({exc}); starting from defaults, "
                         "every latched fault class held until its check passes again (the "
                         "file may have held one)")
