@@ -58,7 +58,7 @@ def test_a_bot_chooses_among_the_moves_it_is_handed(make) -> None:
         for state in positions(seed):
             w = state.w
             player = w.agenda[0].player
-            moves = legal_moves(w)[1]
+            moves = legal_moves(w)
             handed = narrowed(w, moves)
             narrower += len(handed) < len(moves)
             move = bot.decide(w, player, handed)
@@ -73,7 +73,7 @@ def test_the_table_takes_an_uno_call_where_the_contract_offers_one() -> None:
     for state in positions(7):
         w = state.w
         legal = set(state.legal_actions())
-        for move in legal_moves(w)[1]:
+        for move in legal_moves(w):
             called: Move = (*move[:4], True)  # type: ignore[assignment]
             action = as_action(w, called)
             if encode(called) in legal:

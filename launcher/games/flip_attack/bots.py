@@ -60,7 +60,7 @@ class _OnCore:
         """The decision ``decide`` makes in ``state`` (``legal`` is the state's own
         ``legal_actions``, which the decision is one of)."""
         w = as_core(state)
-        return as_action(w, self.decide(w, player, legal_moves(w)[1]))
+        return as_action(w, self.decide(w, player, legal_moves(w)))
 
     def decide(self, w: Core, player: int, moves: Sequence[Move]) -> Move:
         """One of ``moves`` (``legal_moves(w)``: the player to move's), maybe with "UNO!"

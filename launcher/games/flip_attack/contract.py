@@ -168,7 +168,7 @@ class FlipAttackGameState(GameState):
         encodes), worked out once per position: what this package's bots are handed."""
         now = self._moves_now
         if now is None:
-            now = self._moves_now = legal_moves(self.w)[1] if self.current_player() >= 0 \
+            now = self._moves_now = legal_moves(self.w) if self.current_player() >= 0 \
                 else []
         return now
 

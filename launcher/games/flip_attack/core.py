@@ -120,7 +120,7 @@ class Deck:
         except KeyError as e:
             raise ValueError(f"not a UNO Flip Attack card kind: {e}") from None
         self.index = {c: i for i, c in enumerate(self.cards)}
-        self.plays: dict[tuple[int, int, bool], tuple[list[Any], list[Move]]] = {}
+        self.plays: dict[tuple[int, int, bool], list[Move]] = {}
         self._faces: list[dict[Any, int] | None] = [None, None]
 
     def find(self, side: int, face: Any) -> int:

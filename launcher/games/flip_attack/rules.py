@@ -291,60 +291,53 @@ _STOP_LUCK: Move = (M_STOP_LUCK, -1, -1, -1, False)
 
 
 def legal_actions(state: HandState | View) -> list[Action]:
-    """Every legal action for the player to move (empty while a press is awaited)."""
-    return legal_moves(as_core(state))[0]
+    """Every legal action for the player to move (empty while a press is awaited): the
+    actions ``legal_moves``' decisions stand for."""
+    w = as_core(state)
+    return [as_action(w, m) for m in legal_moves(w)]
 
 
-def legal_moves(w: Core) -> tuple[list[Action], list[Move]]:
-    """The legal actions and, side by side, the core's decisions they stand for."""
+_CATCH_OR_PASS: list[Move] = [(M_CATCH, -1, -1, -1, False), (M_PASS, -1, -1, -1, False)]
+
+
+def legal_moves(w: Core) -> list[Move]:
+    """The core's legal decisions for the player to move: the one place the rules decide
+    them (``legal_actions`` and ``to_move`` read them as actions)."""
     if not w.agenda or w.over:
-        return [], []
+        return []
     step = w.agenda[0]
-    p, kind = step.player, step.kind
-    hand = w.hands[p]
-    cards = w.cards
+    kind = step.kind
+    hand = w.hands[step.player]
     if kind == TURN:
-        actions: list[Action] = [_PRESS]
         moves: list[Move] = [PRESS_MOVE]
-        mask = w.mask
+        mask, made, side = w.mask, w.deck.plays, w.side
+        behaviour = w.sides[side].behaviour
         for c in hand:
             if mask[c]:
-                a, m = _plays(w, c)
-                actions += a
-                moves += m
-        return actions, moves
+                key = (c, side, behaviour[c] == K_FLIP and w.flip_needs_colour(c))
+                moves += made.get(key) or _plays(w, key)
+        return moves
     if kind == LUCK:
         if any(w.luck_can_discard(c) for c in hand):
-            return [PressLuck(), StopLuck()], [_PRESS_LUCK, _STOP_LUCK]
-        return [StopLuck()], [_STOP_LUCK]
+            return [_PRESS_LUCK, _STOP_LUCK]
+        return [_STOP_LUCK]
     if kind == LUCK_DISCARD:
-        can = [c for c in hand if w.luck_can_discard(c)]
-        return [Discard(cards[c]) for c in can], [(M_DISCARD, c, -1, -1, False) for c in can]
+        return [(M_DISCARD, c, -1, -1, False) for c in hand if w.luck_can_discard(c)]
     if kind == CATCH:
-        return [Catch(), Pass()], [(M_CATCH, -1, -1, -1, False), (M_PASS, -1, -1, -1, False)]
+        return list(_CATCH_OR_PASS)
     if kind == HIT:
-        same = w.hit_passers(hand)
-        return ([TakeHit(), *(Play(cards[c]) for c in same)],
-                [(M_TAKE_HIT, -1, -1, -1, False), *((M_PLAY, c, -1, -1, False) for c in same)])
-    return [], []
+        return [(M_TAKE_HIT, -1, -1, -1, False),
+                *((M_PLAY, c, -1, -1, False) for c in w.hit_passers(hand))]
+    return []
 
 
-def _plays(w: Core, c: int) -> tuple[list[Action], list[Move]]:
-    """A playable card's plays (one per colour it may name), made once per deck: a Play is
-    immutable."""
-    flip_colour = w.sides[w.side].behaviour[c] == K_FLIP and w.flip_needs_colour(c)
-    key = (c, w.side, flip_colour)
-    made = w.deck.plays.get(key)
-    if made is None:
-        card = w.cards[c]
-        n = w.variants(c)
-        names = SIDE_COLOURS[1 - w.side] if flip_colour else SIDE_COLOURS[w.side]
-        moves = [variant(w, c, v) for v in range(n)]
-        actions: list[Action] = [
-            Play(card, None if m[2] < 0 else names[m[2]],
-                 None if m[3] < 0 else SIDE_COLOURS[w.side][m[3]]) for m in moves]
-        made = w.deck.plays[key] = (actions, moves)
-    return made
+def _plays(w: Core, key: tuple[int, int, bool]) -> list[Move]:
+    """A playable card's plays (one per colour it may name), made once per deck and kept in
+    ``deck.plays`` under ``key`` (the card, the side up, and whether a Flip names the other
+    side's colour)."""
+    c = key[0]
+    moves = w.deck.plays[key] = [variant(w, c, v) for v in range(w.variants(c))]
+    return moves
 
 
 def as_action(w: Core, move: Move) -> Action:
@@ -389,7 +382,8 @@ def to_move(w: Core, a: Action) -> Move:
         raise RuleViolation("the hand is over")
     uno = getattr(a, "uno", False)
     plain = replace(a, uno=False) if uno else a  # type: ignore[type-var]
-    actions, moves = legal_moves(w)
+    moves = legal_moves(w)
+    actions = [as_action(w, m) for m in moves]
     for offered, move in zip(actions, moves, strict=True):
         if offered == plain and (not uno or may_call_uno(w, move)):
             return (*move[:4], True) if uno else move  # type: ignore[return-value]

@@ -27,6 +27,7 @@ from launcher.games.flip_attack.core import (
 )
 from launcher.games.flip_attack.rules import (
     View,
+    as_action,
     book_hand,
     deal,
     freeze,
@@ -140,7 +141,7 @@ class FlipAttackTable(base.HandsTable["FinishedHand"]):
                                         f"{w.launcher_count}")
                 shoot(w, list(map(index, got)) if got else got, rng, hooks)
             elif decide is not None:
-                move(w, decide[step.player](w, step.player, legal(w)[1]), rng, hooks)
+                move(w, decide[step.player](w, step.player, legal(w)), rng, hooks)
             else:
                 move(w, self._ask(w, view, step.player), rng, hooks)
             if check is not None:
@@ -149,7 +150,8 @@ class FlipAttackTable(base.HandsTable["FinishedHand"]):
 
     def _ask(self, w: Core, view: View, player: int) -> Move:
         """A bot that is not this package's decides from the legal actions."""
-        actions, moves = legal_moves(w)
+        moves = legal_moves(w)
+        actions = [as_action(w, m) for m in moves]
         action = self.bots[player].choose(view, player, actions)
         for a, m in zip(actions, moves, strict=True):
             if a is action:
