@@ -46,6 +46,15 @@ REASONS = {
         "each step costs a few more calls than the fused loop had inline (docs/games.md); "
         "no second, faster copy of the rules is kept. A compiled core or a round with fewer "
         "steps would make up the rest; neither is done."),
+    "UNO Flip Attack turn / 4-player classic UNO turn": (
+        "These engines are timed as `launcher simulate` plays them, and it now plays every "
+        "game through the game-state contract (the launcher as the chance player; Flip "
+        "Attack's summary hears every effect). A Flip Attack turn is more steps there than a "
+        "UNO turn (every press a chance node, a hit several), so it costs more against a UNO "
+        "turn than at the tables, where the goal is judged: docs/games.md's peer run gives "
+        "both, the tables' ratio within the goal. Playing through the contract made "
+        "`simulate`'s games two to four times slower than through the tables (the engine "
+        "rows against the earlier run's); no second copy of the rules is kept to win it back."),
     "slow state store": (
         "The state writer is a thread of its own and the reactor never waits for it; what "
         "differs from the plain rows is within the run-to-run spread of the scheduler."),
