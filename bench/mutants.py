@@ -52,7 +52,7 @@ def _drop(code: str) -> Any:
     return copper
 
 
-def _never_lapsed(self: Actuators, what: str, thread: str, halt: Any) -> None:
+def _never_lapsed(self: Actuators, what: str, thread: str, until: float, halt: Any) -> None:
     """A lapsed run or turn goes on, its lease never due again (doing nothing instead
     would have the guard find it lapsed at the same instant for ever)."""
     if what.startswith("roller"):

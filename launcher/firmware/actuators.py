@@ -103,6 +103,10 @@ class Actuators:
         self._turn, self._turn_until = IDLE, NEVER
         # A new object each time a stop takes a channel (before its pin writes).
         self._roller_epoch = self._turn_epoch = object()
+        # The deadline of each channel's last lapsed lease, and the lock that guards it (no
+        # pin is written under it): the reactor and the guard can find one lapse at once.
+        self._lapsed_leases: dict[str, float] = {}
+        self._taking = threading.Lock()
         self._disabled = False
         self._deadman_level = False
         self._tick_timer = reactor.register_timer(self._tick, NEVER, "actuators.tick")
@@ -321,7 +325,7 @@ class Actuators:
         roller, until = self._roller, self._roller_until
         if roller is RUN:
             if now >= until:
-                self._lapsed("roller run", thread, self._halt_roller)
+                self._lapsed("roller run", thread, until, self._halt_roller)
             elif not self.lid_closed:
                 self._halt_roller()
                 self._interlock("closed")
@@ -332,7 +336,7 @@ class Actuators:
         turn, until = self._turn, self._turn_until
         if turn is RUN:
             if now >= until:
-                self._lapsed("rotator turn", thread, self._halt_turn)
+                self._lapsed("rotator turn", thread, until, self._halt_turn)
             elif not self.lid_full:
                 self._halt_turn()
                 self._interlock("full")
@@ -350,11 +354,21 @@ class Actuators:
         # While anything is driven, the lid pins are read every quarter lease.
         return min(now + self.motor.lease / 4, *deadlines)
 
-    def _lapsed(self, what: str, thread: str, halt: Callable[[], None]) -> None:
+    def _lapsed(self, what: str, thread: str, until: float,
+                halt: Callable[[], None]) -> None:
+        """The lease of ``what`` due at ``until`` found lapsed on ``thread``: the drive is
+        stopped, then counted and told by the first thread to find it. The reactor and the
+        guard can both find one lapse while the first one's stop is still writing the pins
+        (the state is recorded after them): the second writes the pins again, and is quiet.
+        A lease is known by its deadline: a later drive's is later."""
+        with self._taking:
+            mine = self._lapsed_leases.get(what) != until
+            self._lapsed_leases[what] = until
         try:
             halt()
         finally:  # counted and told even when the halt's writes failed (that is reported too)
-            self._lapse(what, thread)
+            if mine:
+                self._lapse(what, thread)
 
     def _lapse(self, what: str, thread: str) -> None:
         self._lapses.append(what)

@@ -113,6 +113,34 @@ def test_a_run_lapses_unless_the_reactor_renews_it():
     assert "the guard thread" in lapsed[0]
 
 
+def test_one_lapse_found_by_two_threads_at_once_is_stopped_and_counted_once(monkeypatch):
+    """The reactor, let go, finds the lease the guard is still stopping lapsed: the pins
+    are written by both, the lapse counted and told once (it was twice, in the interlock
+    bench on a loaded machine: the reactor's check ran between the guard's pin writes and
+    its state)."""
+    rig = dealing_rig(cards=20)
+    act, lease = rig.app.actuators, rig.settings.motor.lease
+    told: list[str] = []
+    act.on_fault = told.append
+    press_until_shooting(rig)
+    due = rig.now + lease
+    nsleep = act.board.motor_enable
+    real_off = nsleep.off
+    inside: list[float] = []
+
+    def off() -> None:  # the guard's first pin write: the other thread's check runs here
+        real_off()
+        if not inside:
+            inside.append(rig.sim.level("motor_in1"))
+            act.expire(due)
+
+    monkeypatch.setattr(nsleep, "off", off)
+    act.expire(due)
+    assert inside, "the second check never ran inside the first one's stop"
+    assert act.roller == "idle" and driver(rig) == (0, 0, 0)
+    assert act.lapses == 1 and len(told) == 1
+
+
 def test_a_lapsed_run_is_an_internal_fault_once_the_reactor_runs_again():
     rig = dealing_rig(cards=20)
     press_until_shooting(rig)
