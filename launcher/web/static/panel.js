@@ -357,7 +357,7 @@ function wire() {
   });
   onClick("selftest", async () => showSelftest(await command("selftest")));
   $("luck-side").addEventListener("change", () => act(null, () => loadLuck($("luck-side").value)));
-  onClick("luck-apply", applyLuck);
+  $("luck-apply").addEventListener("click", () => act(null, applyLuck));
   $("luck-reset").addEventListener("click", () => luckSliders(luck.side));
   $("pair").addEventListener("click", pair);
   setInterval(showSleep, 1000);
@@ -498,10 +498,15 @@ function drawBars(sizes, shares) {
 async function applyLuck() {
   const side = $("luck-side").value;
   const list = (xs) => `[${xs.join(",")}]`;
-  // One line for both keys: the console checks them together and applies all or nothing.
-  await command(`luck set ${side} hazard ${list(sliderValues("hazard"))} ` +
-                `weights ${list(sliderValues("weights"))}`);
-  await loadLuck(side);
+  $("luck-apply").disabled = true;
+  try {
+    // One line for both keys: the console checks them together and applies all or nothing.
+    await command(`luck set ${side} hazard ${list(sliderValues("hazard"))} ` +
+                  `weights ${list(sliderValues("weights"))}`);
+    await loadLuck(side);
+  } finally {
+    drawLuck(); // Apply stays on while the sliders differ from the unit's luck
+  }
 }
 
 // ---- start -----------------------------------------------------------------------------
