@@ -29,6 +29,9 @@ CHROMIUM = Path("/usr/bin/chromium")  # Debian's (apt package chromium, .ci/setu
 # Headless, with nothing that reaches the network or a profile of the machine's own.
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
                  "--disable-component-update", "--disable-sync", "--no-first-run"]
+WAIT_MS = DEADLINE * 1000  # Playwright's waits are in ms
+# The simulated button, held and let go from the unit's console (a hand on the hardware).
+HOLD, RELEASE = "button hold", "button release"
 PHONE = {"width": 390, "height": 844}
 DESKTOP = {"width": 1280, "height": 800}
 
@@ -178,3 +181,23 @@ def browser(profile: Path, viewport: dict[str, int]) -> Iterator[Any]:
             yield context
         finally:
             context.close()
+
+
+def pair_by_holding_the_button(page: Any, unit: Unit) -> None:
+    """Pairs the page as a person does: Pair, then the launcher's button held 3 s."""
+    from playwright.sync_api import expect
+
+    expect(page.locator("#pairing")).to_be_visible(timeout=WAIT_MS)
+    expect(page.locator("#panel")).to_be_hidden()
+    with page.expect_response(lambda r: r.url.endswith("/api/pair")
+                              and r.request.method == "POST") as opened:
+        page.click("#pair")
+    assert opened.value.status == 201
+    expect(page.locator("#pair-say")).to_contain_text("hold the launcher's button",
+                                                       timeout=WAIT_MS)
+    expect(page.locator("#panel")).to_be_hidden()  # nothing until the button says so
+    mark = unit.console.send(HOLD)
+    unit.console.wait_for(r"^# event pair_confirmed\b", mark)  # the hold's 3 s have passed
+    assert unit.console.ask(RELEASE).startswith("ok"), unit.console.lines
+    expect(page.locator("#panel")).to_be_visible(timeout=WAIT_MS)
+    expect(page.locator("#pairing")).to_be_hidden()

@@ -13,33 +13,17 @@ import re
 from pathlib import Path
 
 import pytest
-from panel_rig import DEADLINE, PHONE, Unit, browser, missing, simulated_unit
+from panel_rig import (
+    PHONE,
+    WAIT_MS,
+    Unit,
+    browser,
+    missing,
+    pair_by_holding_the_button,
+    simulated_unit,
+)
 
 pytestmark = pytest.mark.skipif(missing() is not None, reason=missing() or "")
-
-# The simulated button, held and let go from the unit's console (a hand on the hardware).
-HOLD, RELEASE = "button hold", "button release"
-WAIT_MS = DEADLINE * 1000  # Playwright's waits are in ms; a pass takes a few seconds
-
-
-def _pair_by_holding_the_button(page: object, unit: Unit) -> None:
-    from playwright.sync_api import expect
-
-    expect(page.locator("#pairing")).to_be_visible(timeout=WAIT_MS)
-    expect(page.locator("#panel")).to_be_hidden()
-    with page.expect_response(lambda r: r.url.endswith("/api/pair")
-                              and r.request.method == "POST") as opened:
-        page.click("#pair")
-    assert opened.value.status == 201
-    expect(page.locator("#pair-say")).to_contain_text("hold the launcher's button",
-                                                       timeout=WAIT_MS)
-    expect(page.locator("#panel")).to_be_hidden()  # nothing until the button says so
-    mark = unit.console.send(HOLD)
-    unit.console.wait_for(r"^# event pair_confirmed\b", mark)  # the hold's 3 s have passed
-    assert unit.console.ask(RELEASE).startswith("ok"), unit.console.lines
-    expect(page.locator("#panel")).to_be_visible(timeout=WAIT_MS)
-    expect(page.locator("#pairing")).to_be_hidden()
-
 
 def _status(unit: Unit) -> str:
     final = unit.console.ask("status")
@@ -57,7 +41,7 @@ def test_pair_press_and_profile_in_a_real_browser(tmp_path: Path) -> None:
         page.on("console", lambda msg: problems.append(msg.text)
                 if "Content Security Policy" in msg.text else None)
         page.goto(unit.url)
-        _pair_by_holding_the_button(page, unit)
+        pair_by_holding_the_button(page, unit)
         expect(page.locator("#link")).to_have_text("live", timeout=WAIT_MS)
 
         # The token is in the HttpOnly cookie alone: nothing the page's script can read.
