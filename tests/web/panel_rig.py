@@ -12,7 +12,6 @@ import importlib.util
 import os
 import re
 import select
-import signal
 import subprocess
 import sys
 import threading
@@ -154,12 +153,13 @@ def simulated_unit(workdir: Path, seed: int = 3) -> Iterator[Unit]:
     finally:
         if console is not None:
             console.close()
-        proc.send_signal(signal.SIGTERM)
-        try:
-            proc.communicate(timeout=30)
-        except subprocess.TimeoutExpired:
+        proc.terminate()  # SIGTERM, as systemd stops the unit
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            proc.wait(timeout=30)
+        if proc.poll() is None:  # a hang: kill it, so that the test ends and says so
             proc.kill()
-            proc.communicate()
+            proc.wait()
+        proc.stdout.close()
 
 
 def _failed(proc: subprocess.Popen[bytes], log: Path, what: str) -> str:

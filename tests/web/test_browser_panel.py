@@ -91,3 +91,4 @@ def test_pair_press_and_profile_in_a_real_browser(tmp_path: Path) -> None:
         assert re.search(r"luck\.mild\.weights=\[0,", weights), weights
 
         assert not problems, problems
+        assert unit.proc.poll() is None  # the unit ran the whole time
