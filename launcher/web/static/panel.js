@@ -129,7 +129,8 @@ function showSleep() {
   const status = view.status;
   if (!status) return;
   if (status.sleep_in === null || status.sleep_in === undefined) {
-    $("s-sleep").textContent = status.state === "asleep" ? "asleep" : "not while busy";
+    $("s-sleep").textContent = status.state === "asleep" ? "asleep"
+      : status.fault && status.fault !== "none" ? "not in a fault" : "not while busy";
     return;
   }
   const left = Math.max(0, status.sleep_in - (performance.now() - view.statusAt) / 1000);
