@@ -144,7 +144,10 @@ def simulated_unit(workdir: Path, seed: int = 3) -> Iterator[Unit]:
     assert proc.stdout is not None
     console = None
     try:
-        pty, web = (x.strip() for x in _lines_within(proc.stdout, 2, DEADLINE))
+        try:
+            pty, web = (x.strip() for x in _lines_within(proc.stdout, 2, DEADLINE))
+        except AssertionError as exc:
+            raise AssertionError(_failed(proc, log, str(exc))) from None
         assert pty.startswith("/dev/"), _failed(proc, log, f"not a pty's path: {pty!r}")
         url = re.fullmatch(r"web: (http://127\.0\.0\.1:\d+/)", web)
         assert url, _failed(proc, log, f"not the web line: {web!r}")
@@ -163,9 +166,8 @@ def simulated_unit(workdir: Path, seed: int = 3) -> Iterator[Unit]:
 
 
 def _failed(proc: subprocess.Popen[bytes], log: Path, what: str) -> str:
-    if proc.poll() is None:
-        return what
-    return f"{what}; the unit ended ({proc.returncode}): {log.read_text()}"
+    ended = "running" if proc.poll() is None else f"ended with {proc.returncode}"
+    return f"{what}; the unit is {ended}; its log ends: {log.read_text()[-2000:]}"
 
 
 @contextlib.contextmanager
