@@ -24,6 +24,7 @@ from launcher.core import machine as m
 from launcher.firmware.app_commands import register_app_commands
 from launcher.firmware.live_config import LiveConfig, register_config_commands
 from launcher.firmware.luck_commands import register_luck_commands
+from launcher.firmware.pairing import register_pairing_commands
 from launcher.firmware.registry import (
     E_DEBUG,
     E_HARDWARE,
@@ -53,11 +54,11 @@ log = logging.getLogger("launcher.console")
 MAX_LINE = 256  # bytes, without the line end
 
 # The order `help` lists the commands in, by first word: what a person at the launcher
-# looks at and does first, then luck, config, sounds, the session, and last what moves
-# hardware directly and what only the simulated launcher has.
+# looks at and does first, then luck, config, sounds, web pairing, the session, and last
+# what moves hardware directly and what only the simulated launcher has.
 HELP_ORDER = ("help", "status", "version", "press", "lid", "side", "pins", "load", "inventory",
               "luck", "profile", "seed", "stats", "log", "sleep", "wake", "clear", "config",
-              "selftest", "sounds", "reboot-safe", "json", "session", "debug", "motor",
+              "selftest", "sounds", "web", "reboot-safe", "json", "session", "debug", "motor",
               "rotate", "jam", "unjam", "cards")
 # What still answers after `reboot-safe` has stopped the launcher.
 WHEN_STOPPED = ("help", "version", "status")
@@ -95,6 +96,7 @@ class Console:
         register_luck_commands(reg, app, self.config, seed)  # the seed the owner drew
         register_config_commands(reg, self.config)
         register_sound_commands(reg, app.cues)
+        register_pairing_commands(reg, app.pairing)
         register_session_commands(reg, self.session)
         register_sim_commands(reg, app, sim, selftest)
         app.listeners.append(self._on_event)
