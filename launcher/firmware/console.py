@@ -56,7 +56,7 @@ MAX_LINE = 256  # bytes, without the line end
 # The order `help` lists the commands in, by first word: what a person at the launcher
 # looks at and does first, then luck, config, sounds, web pairing, the session, and last
 # what moves hardware directly and what only the simulated launcher has.
-HELP_ORDER = ("help", "status", "version", "press", "lid", "side", "pins", "load", "inventory",
+HELP_ORDER = ("help", "status", "version", "press", "lid", "button", "side", "pins", "load", "inventory",
               "luck", "profile", "seed", "stats", "log", "sleep", "wake", "clear", "config",
               "selftest", "sounds", "web", "reboot-safe", "json", "session", "debug", "motor",
               "rotate", "jam", "unjam", "cards")
