@@ -56,10 +56,10 @@ MAX_LINE = 256  # bytes, without the line end
 # The order `help` lists the commands in, by first word: what a person at the launcher
 # looks at and does first, then luck, config, sounds, web pairing, the session, and last
 # what moves hardware directly and what only the simulated launcher has.
-HELP_ORDER = ("help", "status", "version", "press", "lid", "button", "side", "pins", "load", "inventory",
-              "luck", "profile", "seed", "stats", "log", "sleep", "wake", "clear", "config",
-              "selftest", "sounds", "web", "reboot-safe", "json", "session", "debug", "motor",
-              "rotate", "jam", "unjam", "cards")
+HELP_ORDER = ("help", "status", "version", "press", "lid", "button", "side", "pins", "load",
+              "inventory", "luck", "profile", "seed", "stats", "log", "sleep", "wake", "clear",
+              "config", "selftest", "sounds", "web", "reboot-safe", "json", "session", "debug",
+              "motor", "rotate", "jam", "unjam", "cards")
 # What still answers after `reboot-safe` has stopped the launcher.
 WHEN_STOPPED = ("help", "version", "status")
 
