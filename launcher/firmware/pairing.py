@@ -57,6 +57,7 @@ class Pairing:
         self._pending: str | None = None  # the id of the open window
         self._opened: deque[float] = deque()  # when each of the last windows opened
         self._held_at: float | None = None  # the press held back, while it is held
+        self.stopped = False  # the unit stopped (`reboot-safe`): no window opens any more
         self._window_timer = reactor.register_timer(self._window_due, NEVER, "pairing.window")
         self._hold_timer = reactor.register_timer(self._hold_due, NEVER, "pairing.hold")
 
@@ -64,7 +65,10 @@ class Pairing:
 
     def open(self) -> str:
         """A new window's id; one still pending closes (``replaced``). ``CommandError``
-        (``state``) when ``RATE`` windows opened in the last ``RATE_PERIOD`` seconds."""
+        (``state``) when ``RATE`` windows opened in the last ``RATE_PERIOD`` seconds, or
+        once the unit has stopped."""
+        if self.stopped:
+            raise CommandError(E_STATE, "the launcher is stopped for a restart")
         now = self.reactor.monotonic()
         while self._opened and self._opened[0] <= now - RATE_PERIOD:
             self._opened.popleft()
@@ -177,6 +181,7 @@ class Pairing:
 
     def stop(self) -> None:
         """The unit stops: every window closed, the timers off, the machine not told."""
+        self.stopped = True
         if self._pending is not None:
             self._windows[self._pending].state = "expired"
             self._pending = None

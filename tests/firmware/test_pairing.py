@@ -172,3 +172,6 @@ def test_stopping_closes_the_window_and_its_timers(rig: SimRig) -> None:
     before = len(rig.app.history)
     rig.advance(WINDOW + HOLD)
     assert rig.app.pairing.state(pid) == "expired" and len(rig.app.history) == before
+    with pytest.raises(CommandError, match="stopped"):
+        rig.app.pairing.open()  # the LED is the stopped unit's: off
+    assert rig.app.led.pattern == "off" and rig.sim.level("led") == 0
