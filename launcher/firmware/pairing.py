@@ -13,7 +13,6 @@ thread, on reactor time; the ids come from ``secrets`` (they are what a client p
 
 from __future__ import annotations
 
-import secrets
 from collections import OrderedDict, deque
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -76,6 +75,10 @@ class Pairing:
             wait = self._opened[0] + RATE_PERIOD - now
             raise CommandError(E_STATE, f"at most {RATE} pairing windows in {RATE_PERIOD:g} s; "
                                         f"the next in {wait:.0f} s")
+        # Here, not at the top: the service loads secrets (4 ms of its start, OpenSSL's
+        # hashlib) only when the web panel asks for a window.
+        import secrets
+
         self._close("replaced")
         self._opened.append(now)
         pid = secrets.token_urlsafe(16)
