@@ -1,5 +1,6 @@
 """Two consoles on one launcher (the serial one and a web session) share its one running
-configuration: what one sets the other reads and saves; each is gated by its own `debug on`."""
+configuration: what one sets the other reads and saves; each is gated by its own `debug on`.
+A web session's console is JSON only."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ import pytest
 
 from launcher.core import config
 from launcher.firmware.console import Console
-from launcher.firmware.registry import E_DEBUG
+from launcher.firmware.registry import E_DEBUG, E_UNAVAILABLE
 from launcher.sim.rig import SimRig
 from launcher.sim.unit import console_extras
 
@@ -24,8 +25,7 @@ class Two:
         self.serial = Console(self.rig.app, **console_extras(self.rig.sim),
                               raw_config=config.load_raw(path), config_path=path, seed=7)
         self.web = Console(self.rig.app, **console_extras(self.rig.sim),
-                           live=self.serial.config)
-        self.web.session.json = True
+                           live=self.serial.config, json_only=True)
 
     def serial_says(self, line: str) -> str:
         out = self.serial.handle_line(line)
@@ -92,3 +92,13 @@ def test_each_console_is_gated_by_its_own_debug_mode(two: Two) -> None:
 def test_a_console_handed_the_running_config_reads_no_other(two: Two) -> None:
     with pytest.raises(TypeError, match="reads no other"):
         Console(two.rig.app, live=two.serial.config, raw_config=config.default_raw())
+
+
+def test_a_json_only_session_stays_json(two: Two) -> None:
+    refused = two.web_says("json off")
+    assert refused["error"] == E_UNAVAILABLE and "json stays on" in refused["message"]
+    assert two.web_says("debug on")["data"] == {"debug": "on"}
+    fresh = two.web_says("session new")["data"]
+    assert fresh["json"] == "on" and fresh["debug"] == "off"
+    assert two.web_says("status")["data"]["debug"] == "off"
+    assert two.serial_says("session new").startswith("ok session=new json=off ")
