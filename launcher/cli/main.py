@@ -7,7 +7,7 @@ import os
 import sys
 
 from launcher import __version__
-from launcher.cli.options import Parser, verb, whole_number
+from launcher.cli.options import Parser, host_port, verb, whole_number
 
 # Only what `launcher --help` needs is imported here: each command imports what it runs
 # (the config, the firmware, logging) inside its function (tests/cli/test_startup_imports.py).
@@ -133,6 +133,11 @@ def _add_run(sub: argparse._SubParsersAction) -> None:
                      help="the console's serial device or pyserial URL, \"\" for none "
                           "(default: console.port, /dev/serial0 in the built-in config; "
                           "with --simulated, a new pty)")
+    run.add_argument("--web", metavar="HOST:PORT", type=host_port,
+                     help="the web panel on HOST:PORT, started once the firmware is up, its "
+                          "address printed as `web: http://HOST:PORT/` on its own line of "
+                          "stdout (with --simulated, after the pty's); port 0 picks a free "
+                          "port and prints it. Needs the `web` extra (aiohttp)")
     run.set_defaults(func=cmd_run)
 
 
