@@ -89,6 +89,11 @@ class Stream:
             self.lines.append((kind, text))
         self.wake.set()
 
+    def end(self) -> None:
+        """No more events: its handler returns (the loop's thread)."""
+        self.closed = True
+        self.wake.set()
+
     async def take(self) -> list[tuple[str, str]]:
         """Wait for events; every one queued. Empty once the stream has overflowed."""
         await self.wake.wait()

@@ -29,6 +29,7 @@ import ssl
 import threading
 from collections import OrderedDict, deque
 from collections.abc import Awaitable, Callable
+from contextvars import ContextVar
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
@@ -38,7 +39,7 @@ from aiohttp import web
 
 from launcher.core import config
 from launcher.core.errors import LauncherError
-from launcher.web.bridge import Bridge, Stream, Unavailable
+from launcher.web.bridge import STREAM_LINES, Bridge, Stream, Unavailable
 
 log = logging.getLogger("launcher.web")
 
@@ -60,6 +61,8 @@ TYPES = {".html": "text/html", ".js": "text/javascript", ".css": "text/css",
 PUBLIC = frozenset({("GET", "/"), ("GET", "/static/{name}"), ("POST", "/api/pair"),
                     ("GET", "/api/pair/{pid}")})
 TOKEN_MAX = 128  # characters: a token is 43; a longer one is refused unread
+# The token's id the request came with, set by the token middleware for its handler.
+_TID: ContextVar[str] = ContextVar("launcher_web_tid")
 START_WAIT = 30.0  # s start() waits for the socket (it takes milliseconds)
 
 
@@ -77,6 +80,7 @@ class Limits:
     write_s: float = 10.0  # s a live stream's write may wait for a slow reader
     ping_s: float = 20.0  # s between a live stream's keep-alive comments
     stream_s: float = 600.0  # s a live stream lasts; the browser reconnects at once
+    stream_lines: int = STREAM_LINES  # events queued for a live client; beyond, it is dropped
     connections: int = 64  # open at once; more are closed as they come
     fails: int = 10  # failed tokens an address may send ...
     fails_s: float = 60.0  # ... within this many seconds, then 429 until they age out
@@ -145,6 +149,8 @@ class _Handler(web.RequestHandler):
         self.refused = False
         self.deadline: asyncio.TimerHandle | None = None
         self.conn: asyncio.BaseTransport | None = None
+        # Called when the client goes: a live stream ends at once, not at its next write.
+        self.on_lost: list[Callable[[], None]] = []
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         if self.owner.connections >= self.owner.limits.connections:
@@ -161,6 +167,9 @@ class _Handler(web.RequestHandler):
             return
         self.owner.connections -= 1
         self.busy()
+        self.conn = None
+        for hook in self.on_lost:
+            hook()
         super().connection_lost(exc)
 
     def idle(self) -> None:
@@ -302,8 +311,7 @@ class WebServer:
             if listening is not None:
                 listening.close()
             for stream in list(self.streams):
-                stream.closed = True
-                stream.wake.set()
+                stream.end()
             await manager.shutdown(lim.stop_s)
             await runner.cleanup()
             self.bridge.loop = None
@@ -394,12 +402,17 @@ class WebServer:
             self.fails.failed(peer)
             raise Refused(401, "token", "the token is not valid (mistyped, revoked, or unused "
                                         "for too long): pair again")
-        request["tid"] = tid
-        return await handler(request)
+        held = _TID.set(tid)
+        try:
+            return await handler(request)
+        finally:
+            _TID.reset(held)
 
     @web.middleware
     async def _origin(self, request: web.Request, handler: _Next) -> web.StreamResponse:
-        if request.method not in ("GET", "HEAD", "OPTIONS") and not _same_origin(request):
+        # A route that did not match (404, 405) changes nothing: it is answered as such.
+        if (request.method not in ("GET", "HEAD", "OPTIONS")
+                and request.match_info.http_exception is None and not _same_origin(request)):
             raise Refused(403, "origin", "a change must come from the panel's own page "
                                          "(Origin or Referer of this host)")
         return await handler(request)
@@ -467,7 +480,7 @@ class WebServer:
         return await self._line_data(request, "press")
 
     async def _line_data(self, request: web.Request, line: str) -> web.Response:
-        status, reply = await self.bridge.command(request["tid"], line)
+        status, reply = await self.bridge.command(_TID.get(), line)
         return web.json_response(reply["data"] if status == 200 else reply, status=status)
 
     async def _command(self, request: web.Request) -> web.Response:
@@ -475,22 +488,25 @@ class WebServer:
         line = body.get("line")
         if not isinstance(line, str):
             raise Refused(400, "value", 'the body must be {"line": "a console line"}')
-        status, reply = await self.bridge.command(request["tid"], line)
+        status, reply = await self.bridge.command(_TID.get(), line)
         return web.json_response(reply, status=status)
 
     async def _luck(self, request: web.Request) -> web.Response:
         side = request.query.get("side")
         if side is not None and side not in config.SIDES:
             raise Refused(400, "value", f"side must be one of {', '.join(config.SIDES)}")
-        status, body = await self.bridge.luck(request["tid"], side)
+        status, body = await self.bridge.luck(_TID.get(), side)
         return web.json_response(body, status=status)
 
     async def _events(self, request: web.Request) -> web.StreamResponse:
         if len(self.streams) >= self.max_streams:
             raise Refused(503, "busy", f"{self.max_streams} live clients already (the "
                                        "most at once: [web] max_streams)")
-        stream = Stream(request["tid"])
+        stream = Stream(_TID.get(), self.limits.stream_lines)
         self.streams.add(stream)
+        proto = request.protocol
+        if isinstance(proto, _Handler):
+            proto.on_lost.append(stream.end)
         try:
             first = await self.bridge.open_stream(stream)
             resp = web.StreamResponse(headers={"Content-Type": "text/event-stream",
@@ -520,6 +536,8 @@ class WebServer:
             except TimeoutError:
                 await self._send(resp, ": ping\n\n")
                 continue
+            if stream.closed:
+                return
             if stream.overflowed:
                 log.info("web: a live client fell %d events behind; dropped", stream.limit)
                 return
