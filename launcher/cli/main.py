@@ -116,9 +116,12 @@ def _add_run(sub: argparse._SubParsersAction) -> None:
         examples=["launcher run --config /etc/launcher/launcher.toml   # on the Pi, as the "
                   "service does",
                   "launcher run --simulated --seed 1                 # anywhere: prints its "
-                  "console's pty"],
+                  "console's pty",
+                  "launcher run --simulated --web 127.0.0.1:8080     # and the phone panel "
+                  "on that address"],
         exit_status="0 stopped by SIGTERM or Ctrl-C (a service's normal end: systemd stops it "
-        "with SIGTERM), 1 a hardware error, 2 a bad option or config value, or not a "
+        "with SIGTERM), 1 a hardware error or a --web address it cannot listen on, 2 a bad "
+        "option or config value, or not a "
         "Raspberry Pi (without --simulated), 75 the console's `reboot-safe` (systemd starts "
         "it again).")
     run.add_argument("--config", metavar="FILE", help="TOML config (default: built-in defaults)")

@@ -134,7 +134,11 @@ class WebUnit:
         if static is not None:
             kw["static"] = static
         self.server = WebServer(self.bridge, self.tokens, "127.0.0.1", 0, **kw)
-        self.server.start()
+        try:
+            self.server.start()
+        except BaseException:
+            self._stop_firmware()
+            raise
         self.port = self.server.port
         self.origin = f"http://127.0.0.1:{self.port}"
         self.token = self.tokens.issue()[1]
@@ -189,6 +193,9 @@ class WebUnit:
 
     def close(self) -> None:
         self.server.stop()
+        self._stop_firmware()
+
+    def _stop_firmware(self) -> None:
         self.on_reactor(self.bridge.close)
         self.on_reactor(self.serial.close)
         self.reactor.stop()
