@@ -126,7 +126,7 @@ def start_web(app: Launcher, console: Console, settings: config.Settings, host: 
     (after READY, on the owner's thread before the reactor runs); prints its address and
     returns what stops it (after the reactor has stopped)."""
     from launcher.web.bridge import Bridge
-    from launcher.web.tokens import TokenStore
+    from launcher.web.tokens import TokenStore, token_path
 
     try:
         from launcher.web.server import WebServer
@@ -137,7 +137,7 @@ def start_web(app: Launcher, console: Console, settings: config.Settings, host: 
                             "Debian's python3-aiohttp") from None
 
     web = settings.web
-    tokens = TokenStore(settings.state_path.parent / "web-tokens.json", web.token_days)
+    tokens = TokenStore(token_path(settings.state_path), web.token_days)
     tls = (Path(web.tls_cert), Path(web.tls_key)) if web.tls_cert else None
     bridge = Bridge(app, console.config, extras=extras, pairing=app.pairing)
     bridge.attach()
