@@ -284,37 +284,40 @@ class WebServer:
         loop = asyncio.get_running_loop()
         self._loop = loop
         self._stop = asyncio.Event()
-        self.bridge.loop = loop
         ctx = self._ssl() if self.tls else None
-        self._pool = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="web-tokens")
-        await loop.run_in_executor(self._pool, _nothing)  # its thread, now, not mid-request
         lim = self.limits
+        self._pool = pool = concurrent.futures.ThreadPoolExecutor(
+            1, thread_name_prefix="web-tokens")
         runner = web.AppRunner(self.make_app(), access_log=None)
-        await runner.setup()
-        manager = runner.server
-        assert manager is not None
-        # The handler's own arguments (aiohttp's runner would drop them all, with a warning,
-        # if one were unknown to this version of it: tests/web check each one bites).
-        kw = {"loop": loop, "access_log": None, "keepalive_timeout": lim.keepalive_s,
-              "max_line_size": lim.line, "max_field_size": lim.field,
-              "max_headers": lim.headers, "auto_decompress": False}
         listening = None
         try:
+            await loop.run_in_executor(pool, _nothing)  # its thread, now, not mid-request
+            await runner.setup()
+            manager = runner.server
+            assert manager is not None
+            kw = {"loop": loop, "access_log": None, "keepalive_timeout": lim.keepalive_s,
+                  "max_line_size": lim.line, "max_field_size": lim.field,
+                  "max_headers": lim.headers, "auto_decompress": False}
+            # One made now: an argument this version of aiohttp does not take stops the
+            # start, rather than every connection.
+            _Handler(self, manager, **kw)
             listening = await loop.create_server(
                 lambda: _Handler(self, manager, **kw), self.host, self.port, ssl=ctx,
                 reuse_address=True, ssl_handshake_timeout=lim.head_s if ctx else None)
             self.port = listening.sockets[0].getsockname()[1]
+            self.bridge.loop = loop
             self._ready.set()
             await self._stop.wait()
         finally:
+            self.bridge.loop = None
             if listening is not None:
                 listening.close()
             for stream in list(self.streams):
                 stream.end()
-            await manager.shutdown(lim.stop_s)
+            if runner.server is not None:
+                await runner.server.shutdown(lim.stop_s)
             await runner.cleanup()
-            self.bridge.loop = None
-            self._pool.shutdown(wait=True)
+            pool.shutdown(wait=True)
 
     def _ssl(self) -> ssl.SSLContext:
         assert self.tls is not None
@@ -327,10 +330,10 @@ class WebServer:
     # -- the app ---------------------------------------------------------------------------
 
     def make_app(self) -> web.Application:
-        """The routes and the middlewares (outermost first: errors, head deadline, token,
+        """The routes and the middlewares (outermost first: head deadline, errors, token,
         origin)."""
         app = web.Application(client_max_size=self.limits.body,
-                              middlewares=[self._errors, self._deadline, self._auth,
+                              middlewares=[self._deadline, self._errors, self._auth,
                                            self._origin])
         app.on_response_prepare.append(_headers)
         r = app.router
@@ -347,7 +350,27 @@ class WebServer:
 
     @web.middleware
     async def _errors(self, request: web.Request, handler: _Next) -> web.StreamResponse:
+        resp = await self._answer(request, handler)
+        # A body no one read (refused, or not wanted) is read to its end and dropped before
+        # the next request (aiohttp 3.8 stopped reading a connection whose unread body had
+        # filled its buffer, and the next request was never answered); a body too big, or
+        # too slow, ends the connection with the answer instead.
+        if request.body_exists and (resp.status == 413 or not await self._drained(request)):
+            resp.force_close()
+        return resp
+
+    async def _drained(self, request: web.Request) -> bool:
         try:
+            await asyncio.wait_for(request.release(), self.limits.body_s)
+        except TimeoutError:
+            return False
+        return True
+
+    async def _answer(self, request: web.Request, handler: _Next) -> web.StreamResponse:
+        try:
+            if len(request.raw_headers) > self.limits.headers:
+                # aiohttp's parser counts them from 3.9 on; 3.8's takes any number.
+                raise Refused(431, "headers", f"more than {self.limits.headers} headers")
             return await handler(request)
         except Refused as exc:
             return error(exc.status, exc.code, exc.message, **exc.extra)
@@ -564,7 +587,7 @@ class WebServer:
 _Next = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
 _CODES = {400: "request", 401: "token", 403: "origin", 404: "not_found", 405: "method",
-          408: "timeout", 413: "too_large", 429: "rate", 503: "unavailable"}
+          408: "timeout", 413: "too_large", 429: "rate", 431: "headers", 503: "unavailable"}
 
 
 def _nothing() -> None:

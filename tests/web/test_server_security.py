@@ -153,8 +153,9 @@ def head_and_body(answer: bytes) -> tuple[str, bytes]:
 def test_what_the_parser_refuses_is_answered_in_json(shared: WebUnit,
                                                      request_bytes: bytes) -> None:
     head, body = head_and_body(raw(shared, request_bytes + b"\r\n"))
-    assert head.split(" ")[1] == "400", head
-    assert '"error": "request"' in body.decode(), body
+    # Too many headers: aiohttp's parser refuses them from 3.9 on, the server itself on 3.8.
+    assert head.split(" ")[1] in ("400", "431"), head
+    assert any(f'"error": "{code}"' in body.decode() for code in ("request", "headers")), body
     assert "application/json" in head and "X-Content-Type-Options: nosniff" in head, head
 
 
