@@ -7,7 +7,7 @@ import os
 import sys
 
 from launcher import __version__
-from launcher.cli.options import Parser, verb, whole_number
+from launcher.cli.options import Parser, host_port, verb, whole_number
 
 # Only what `launcher --help` needs is imported here: each command imports what it runs
 # (the config, the firmware, logging) inside its function (tests/cli/test_startup_imports.py).
@@ -117,9 +117,12 @@ def _add_run(sub: argparse._SubParsersAction) -> None:
         examples=["launcher run --config /etc/launcher/launcher.toml   # on the Pi, as the "
                   "service does",
                   "launcher run --simulated --seed 1                 # anywhere: prints its "
-                  "console's pty"],
+                  "console's pty",
+                  "launcher run --simulated --web 127.0.0.1:8080     # and the phone panel "
+                  "on that address"],
         exit_status="0 stopped by SIGTERM or Ctrl-C (a service's normal end: systemd stops it "
-        "with SIGTERM), 1 a hardware error, 2 a bad option or config value, or not a "
+        "with SIGTERM), 1 a hardware error or a --web address it cannot listen on, 2 a bad "
+        "option or config value, or not a "
         "Raspberry Pi (without --simulated), 75 the console's `reboot-safe` (systemd starts "
         "it again).")
     run.add_argument("--config", metavar="FILE", help="TOML config (default: built-in defaults)")
@@ -134,6 +137,11 @@ def _add_run(sub: argparse._SubParsersAction) -> None:
                      help="the console's serial device or pyserial URL, \"\" for none "
                           "(default: console.port, /dev/serial0 in the built-in config; "
                           "with --simulated, a new pty)")
+    run.add_argument("--web", metavar="HOST:PORT", type=host_port,
+                     help="the web panel on HOST:PORT, started once the firmware is up, its "
+                          "address printed as `web: http://HOST:PORT/` on its own line of "
+                          "stdout (with --simulated, after the pty's); port 0 picks a free "
+                          "port and prints it. Needs the `web` extra (aiohttp)")
     run.set_defaults(func=cmd_run)
 
 

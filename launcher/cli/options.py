@@ -1,4 +1,4 @@
-"""What the verbs' command lines share: whole-number options, and help pages with a
+"""What the verbs' command lines share: whole-number and HOST:PORT options, and help pages with a
 description, examples and the exit status (README.md, "Exit status", is the one rule).
 
 Nothing here costs start-up time: argparse formats a help page only when it is printed.
@@ -27,6 +27,17 @@ def whole_number(lo: int | None = None) -> Callable[[str], int]:
         return value
 
     return parse
+
+
+def host_port(text: str) -> tuple[str, int]:
+    """An option's type: HOST:PORT (an IPv6 host in brackets, ``[::1]:8080``); port 0 is
+    a free port, chosen when the socket opens."""
+    host, sep, port = text.rpartition(":")
+    if host.startswith("[") and host.endswith("]"):
+        host = host[1:-1]
+    if not sep or not host or not port.isdigit() or int(port) > 65535:
+        raise argparse.ArgumentTypeError(f"not HOST:PORT (a port 0..65535): {text!r}")
+    return host, int(port)
 
 
 class Parser(argparse.ArgumentParser):

@@ -3,7 +3,8 @@ launcher with its console on a pty, a laptop's stand-in for the Pi's serial port
 
 Either way :func:`launcher.firmware.runner.run_firmware` runs it: the same guard thread,
 watchdog and safe stop. Off a Pi, a bare ``launcher run`` says what to run instead of
-writing the Pi's state file and waiting for a /dev/serial0 that will never come.
+writing the Pi's state file and waiting for a /dev/serial0 that will never come. With
+``--web`` the phone panel's server starts once the firmware is up (launcher.web).
 """
 
 from __future__ import annotations
@@ -13,11 +14,16 @@ import logging
 import os
 import random
 import sys
+from collections.abc import Callable, Mapping
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from launcher.core import config
+
+if TYPE_CHECKING:
+    from launcher.firmware.app import Launcher
+    from launcher.firmware.console import Console
 
 log = logging.getLogger("launcher")
 
@@ -70,7 +76,9 @@ def _run_owned(args: argparse.Namespace, settings: config.Settings, seed: int,
         log.warning("pin factory mock: running on the SIMULATED launcher")
         app, sim = simulated_app(settings, reactor, rng, log.warning)
         return run_firmware(app, seed, config_path=args.config,
-                            console_extras=console_extras(sim))
+                            console_extras=console_extras(sim),
+                            on_ready=web_on_ready(app, settings, _web_address(args, settings),
+                                                  console_extras(sim)))
     from hal.gpio import open_board
     from launcher.firmware.app import build_app
     from launcher.firmware.runner import run_firmware
@@ -78,7 +86,71 @@ def _run_owned(args: argparse.Namespace, settings: config.Settings, seed: int,
 
     app = build_app(settings, reactor, rng, open_board(settings.pins, name))
     remember_pins(settings)  # for a safe-stop whose config breaks before the next start
-    return run_firmware(app, seed, config_path=args.config)
+    return run_firmware(app, seed, config_path=args.config,
+                        on_ready=web_on_ready(app, settings, _web_address(args, settings)))
+
+
+def _web_address(args: argparse.Namespace, settings: config.Settings) -> tuple[str, int] | None:
+    """Where the web panel listens: --web, else nowhere.
+
+    Issue #43, the `[web]` section: once ``settings.web`` is in the config, a Pi's service
+    starts the panel from it; this is the place:
+    ``args.web or ((settings.web.host, settings.web.port) if settings.web.enabled else None)``.
+    """
+    return args.web
+
+
+def web_on_ready(app: Launcher, settings: config.Settings, address: tuple[str, int] | None,
+                 extras: Mapping[str, Any] | None = None,
+                 before: Callable[[], None] | None = None
+                 ) -> Callable[[Console], Callable[[], None] | None] | None:
+    """What ``run_firmware`` calls once the firmware is up: ``before`` (the pty's lines),
+    then the web panel on ``address``, if any, whose address is printed on stdout
+    (``web: URL``, its own line); it returns the web's stop. None if there is neither."""
+    if address is None and before is None:
+        return None
+
+    def ready(console: Console) -> Callable[[], None] | None:
+        if before is not None:
+            before()
+        if address is None:
+            return None
+        return start_web(app, console, settings, *address, extras=extras)
+
+    return ready
+
+
+def start_web(app: Launcher, console: Console, settings: config.Settings, host: str,
+              port: int, extras: Mapping[str, Any] | None = None) -> Callable[[], None]:
+    """The web panel's server on ``host``:``port`` over ``console``'s running configuration
+    (after READY, on the owner's thread before the reactor runs); prints its address and
+    returns what stops it (after the reactor has stopped)."""
+    from launcher.web.bridge import Bridge
+    from launcher.web.tokens import TokenStore, token_path
+
+    try:
+        from launcher.web.server import WebServer
+    except ImportError as exc:
+        from launcher.core.errors import LauncherError
+
+        raise LauncherError(f"the web panel needs aiohttp ({exc}): the `web` extra, or "
+                            "Debian's python3-aiohttp") from None
+
+    web = settings.web
+    tokens = TokenStore(token_path(settings.state_path), web.token_days)
+    tls = (Path(web.tls_cert), Path(web.tls_key)) if web.tls_cert else None
+    bridge = Bridge(app, console.config, extras=extras, pairing=app.pairing)
+    bridge.attach()
+    server = WebServer(bridge, tokens, host, port, max_streams=web.max_streams, tls=tls)
+    server.start()
+    print(f"web: {server.url}", flush=True)
+    log.info("web panel on %s", server.url)
+
+    def stop() -> None:
+        server.stop()
+        bridge.close()
+
+    return stop
 
 
 def _mock_asked_for(settings: config.Settings) -> bool:
@@ -88,7 +160,6 @@ def _mock_asked_for(settings: config.Settings) -> bool:
 def _run_simulated(settings: config.Settings, reactor: Any, rng: random.Random, seed: int,
                    args: argparse.Namespace) -> int:
     """The simulated launcher, its console on a new pty unless ``--port`` names one."""
-    from launcher.firmware.console import Console
     from launcher.firmware.runner import run_firmware
     from launcher.firmware.transport import PtyTransport, Transport
     from launcher.sim.unit import console_extras, resume_cartridge, simulated_app
@@ -114,4 +185,5 @@ def _run_simulated(settings: config.Settings, reactor: Any, rng: random.Random, 
 
     return run_firmware(app, seed, config_path=args.config, console_extras=console_extras(sim),
                         open_console=None if args.port is not None else on_pty,
-                        on_ready=ready)
+                        on_ready=web_on_ready(app, settings, args.web, console_extras(sim),
+                                              before=ready))

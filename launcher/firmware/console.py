@@ -69,32 +69,45 @@ _ECHO = re.compile(r'(ok|ok .*|error .*|# .*|// .*|\{".*)', re.DOTALL)
 
 
 class Console:
-    """One console (serial port, stdin...): its registry, session and running configuration
-    wired together, and each line checked, then dispatched."""
+    """One console (serial port, stdin, a web session...): its registry, session and the
+    running configuration wired together, and each line checked, then dispatched.
+
+    The running configuration is made here from ``raw_config``, ``config_path`` and
+    ``seed``, or, for a second console on the same launcher, handed over as ``live`` (the
+    first console's ``config``): one running configuration, one save, whichever console
+    changes it. ``json_only``: a session whose replies are always read as JSON (a web
+    session's).
+    """
 
     def __init__(self, app: Launcher, *, sim: SimulatedBoard | None = None,
                  selftest: SelfTestRun | None = None,
                  raw_config: dict[str, Any] | None = None, config_path: Path | None = None,
                  write: Callable[[str], None] | None = None,
-                 reboot: Callable[[], None] | None = None, seed: int | None = None) -> None:
+                 reboot: Callable[[], None] | None = None, seed: int | None = None,
+                 live: LiveConfig | None = None, json_only: bool = False) -> None:
         self.app = app
         self.sim = sim
         self.write = write  # where event lines go (the transport, the play screen, a test)
         self.reboot = reboot  # the owner's "exit so that systemd restarts us"
         self.stopped = False  # after reboot-safe: the launcher is stopped
         self.counters = {"lines": 0, "errors": 0, "echoes": 0, "internal": 0}
-        self.session = Session(app, self._emit)
+        self.session = Session(app, self._emit, json_only=json_only)
         # The configuration as it should be saved, and as the launcher is running it.
-        self.config = LiveConfig(app, self.session, raw_config, config_path)
+        if live is None:
+            live = LiveConfig(app, raw_config, config_path, seed)
+        elif raw_config is not None or config_path is not None or seed is not None:
+            raise TypeError("a console handed the running configuration (live) reads no "
+                            "other (raw_config, config_path, seed)")
+        self.config = live
         self.commands = reg = Registry(HELP_ORDER)
         reg.register("status", "", "the launcher's state, side, lid, inventory and fault",
-                     self._status)
+                     lambda a: self.status())
         reg.register("version", "", "firmware, Python and board", self._version)
         reg.register("reboot-safe", "", "motors safe, state saved, then restart the firmware",
                      self._reboot_safe)
         register_app_commands(reg, app, sim, self.counters)
-        register_luck_commands(reg, app, self.config, seed)  # the seed the owner drew
-        register_config_commands(reg, self.config)
+        register_luck_commands(reg, app, self.config, self.session)
+        register_config_commands(reg, self.config, self.session)
         register_sound_commands(reg, app.cues)
         register_pairing_commands(reg, app.pairing)
         register_session_commands(reg, self.session)
@@ -217,6 +230,8 @@ class Console:
 
     def _on_event(self, kind: str, data: dict[str, Any]) -> None:
         # Runs inside the launcher's dispatch: nothing may escape from here.
+        if self.write is None:
+            return  # nowhere to show it (a web session's console: its streams get events)
         try:
             self._emit(self.event_line(kind, data))
         except Exception:
@@ -224,7 +239,8 @@ class Console:
 
     # -- the console's own commands -------------------------------------------------------
 
-    def _status(self, a: Args) -> dict[str, Any]:
+    def status(self) -> dict[str, Any]:
+        """`status`: the launcher's, with this session's debug mode (reactor thread)."""
         status = self.app.status()
         status["debug"] = on_off(self.session.debug)
         if self.stopped:

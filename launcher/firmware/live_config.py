@@ -6,6 +6,10 @@ harder or on other pins (the debug gate), and applied to the running launcher wh
 key takes effect live. `config save` merges the changed keys into the file as it is on
 disk now, keeping its comments and layout (tomlkit), and writes it atomically. The config
 commands, `config get`, `config set` and `config save`, are registered here.
+
+One ``LiveConfig`` per running launcher: every console on it (the serial one, each web
+session) shares it, so that a value one sets is the value the others read and save. Whose
+`debug on` opens the gate is the session that asks, passed to each change.
 """
 
 from __future__ import annotations
@@ -66,11 +70,13 @@ FILE_PREFIXES = ("state.",)
 class LiveConfig:
     """The configuration as it should be saved (``raw``), and as the launcher runs it."""
 
-    def __init__(self, app: Launcher, session: Session, raw_config: dict[str, Any] | None,
-                 path: Path | None) -> None:
+    def __init__(self, app: Launcher, raw_config: dict[str, Any] | None,
+                 path: Path | None, seed: int | None = None) -> None:
         self.app = app
-        self.session = session  # whose `debug on` opens the gate
         self.path = path
+        # The luck seed the firmware started with (its owner drew it: `--seed`, luck.seed or
+        # a fresh one), then the last `seed N`; None: luck.seed says.
+        self.seed = seed
         self.raw: dict[str, Any] = (copy.deepcopy(raw_config) if raw_config is not None
                                     else config.load_raw(path))
         self.running_raw: dict[str, Any] = copy.deepcopy(self.raw)
@@ -81,8 +87,9 @@ class LiveConfig:
         # key that differs on disk now was edited underneath the firmware.
         self._file_seen: dict[str, Any] | None = self._read_file()
 
-    def apply(self, changes: dict[str, Any]) -> bool:
-        """Check ``changes`` as a config file is checked; apply the live ones. True if live."""
+    def apply(self, changes: dict[str, Any], session: Session) -> bool:
+        """Check ``changes`` as a config file is checked, gated by ``session``'s `debug on`;
+        apply the live ones. True if live."""
         new = self.raw
         for key, value in changes.items():
             try:
@@ -98,7 +105,7 @@ class LiveConfig:
                 _check_pack(settings.audio.pack)
         except ConfigError as exc:
             raise CommandError(E_VALUE, str(exc)) from None
-        self._gate(changes, settings)
+        self._gate(changes, settings, session)
         live = {k: v for k, v in changes.items() if _is_live(k)}
         if live:
             running = self.running_raw
@@ -111,7 +118,7 @@ class LiveConfig:
             self.app.use_settings(settings)
             self.running_raw = running
             self._clamp_streak(settings)
-            self.session.lasts()  # a new console.debug_idle_s counts from now
+            session.lasts()  # a new console.debug_idle_s counts from now
         self.raw = new
         self.unsaved.update(changes)
         return len(live) == len(changes)
@@ -125,9 +132,9 @@ class LiveConfig:
         if mem.streak.count > longest:
             mem.streak.count = longest
 
-    def _gate(self, changes: Mapping[str, Any], settings: Settings) -> None:
+    def _gate(self, changes: Mapping[str, Any], settings: Settings, session: Session) -> None:
         """Refuse, without `debug on`, a valid change to how or how long the motors run."""
-        if self.session.debug:
+        if session.debug:
             return
         for key in changes:
             if is_gated(key):
@@ -144,14 +151,14 @@ class LiveConfig:
                                                 f"than the largest ({self.shot_cap}) the "
                                                 "launcher started with: send `debug on` first")
             if key == "game.profile":
-                self.gate_profile(settings.profile, key)
+                self.gate_profile(settings.profile, key, session)
 
-    def gate_profile(self, profile: Profile, what: str) -> None:
+    def gate_profile(self, profile: Profile, what: str, session: Session) -> None:
         """Refuse, without `debug on`, a profile whose press shoots beyond the stock: more
         cards than the launcher is known to hold, or, with the count unknown, more than the
         largest shot the launcher started with."""
         n = profile.per_press
-        if self.session.debug or n is None or n <= self.shot_cap:
+        if session.debug or n is None or n <= self.shot_cap:
             return
         known = self.app.machine.memory.inventory
         if known is not None and n <= known:
@@ -250,13 +257,13 @@ class LiveConfig:
         return {"path": str(path), "saved": saved, "written": True}
 
 
-def register_config_commands(reg: Registry, live: LiveConfig) -> None:
-    """`config get`, `config set` and `config save`."""
+def register_config_commands(reg: Registry, live: LiveConfig, session: Session) -> None:
+    """`config get`, `config set` and `config save`, for a console's ``session``."""
 
     def config_set(a: Args) -> dict[str, Any]:
         key = a.word(0)
         value = config.parse_value(a.rest(1))
-        now = live.apply({key: value})
+        now = live.apply({key: value}, session)
         return {key: value, "applied": "now" if now else "restart",
                 "unsaved": len(live.unsaved)}
 

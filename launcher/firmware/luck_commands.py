@@ -25,14 +25,15 @@ from launcher.firmware.registry import (
 if TYPE_CHECKING:
     from launcher.firmware.app import Launcher
     from launcher.firmware.live_config import LiveConfig
+    from launcher.firmware.session import Session
 
 LUCK_KEYS = ("hazard", "sizes", "weights")
 
 
 def register_luck_commands(reg: Registry, app: Launcher, live: LiveConfig,
-                           seed: int | None) -> None:
-    """The luck commands; ``seed`` is the one the firmware started with (its owner drew it:
-    `--seed`, luck.seed or a fresh one), then the last `seed N`; None: luck.seed says."""
+                           session: Session) -> None:
+    """The luck commands, for a console's ``session``; the seed they show and set is the
+    running configuration's (``live.seed``), shared by every console."""
 
     def side_row(side: str) -> dict[str, Any]:
         s = app.settings.luck.side(side)
@@ -42,7 +43,7 @@ def register_luck_commands(reg: Registry, app: Launcher, live: LiveConfig,
 
     def luck_show(a: Args) -> Reply:
         mem = app.machine.memory
-        now = seed if seed is not None else app.settings.luck.seed
+        now = live.seed if live.seed is not None else app.settings.luck.seed
         return Reply({"side": mem.side, "dry_streak": mem.dry_streak, "seed": now},
                      [side_row(side) for side in config.SIDES], "sides")
 
@@ -60,7 +61,8 @@ def register_luck_commands(reg: Registry, app: Launcher, live: LiveConfig,
                 raise CommandError(E_USAGE, f"{key} needs a value; expected: {a.spec.usage}")
             pairs.append((key, a.rest(i + 1, j)))
             i = j
-        live.apply({f"luck.{side}.{key}": config.parse_value(text) for key, text in pairs})
+        live.apply({f"luck.{side}.{key}": config.parse_value(text) for key, text in pairs},
+                   session)
         row = side_row(side)
         row.update(applied="now", unsaved=len(live.unsaved))
         return row
@@ -73,16 +75,15 @@ def register_luck_commands(reg: Registry, app: Launcher, live: LiveConfig,
             chosen = parse_profile(a.rest(0))
         except ValueError as exc:
             raise CommandError(E_VALUE, str(exc)) from None
-        live.gate_profile(chosen, f"profile {chosen.name}")
+        live.gate_profile(chosen, f"profile {chosen.name}", session)
         if not app.use_profile(chosen):
             raise CommandError(E_STATE, f"refused while {machine.state}; ask again when ready")
         return {"profile": chosen.name}
 
     def reseed(a: Args) -> dict[str, Any]:
-        nonlocal seed
         n = a.integer(0, "N", 0)
         app.set_seed(n)
-        seed = n
+        live.seed = n
         return {"seed": n}
 
     reg.register("luck show", "", "both sides' hazard curves and shot sizes", luck_show)

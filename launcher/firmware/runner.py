@@ -27,12 +27,17 @@ RESTART_EXIT = 75  # `reboot-safe`: a clean exit that systemd's Restart=on-failu
 def run_firmware(app: Launcher, seed: int, config_path: str | None = None,
                  console_extras: dict[str, Any] | None = None,
                  open_console: Callable[[Console], Transport] | None = None,
-                 on_ready: Callable[[], None] | None = None) -> int:
+                 on_ready: Callable[[Console], Callable[[], None] | None] | None = None
+                 ) -> int:
     """Run ``app`` until SIGTERM/SIGINT (exit 0) or a console restart request (exit 75).
 
     ``app`` is built on its board by the caller (``launcher.cli``); this owns the loop.
     The console is on ``console.port`` unless ``open_console`` makes its transport (a pty
-    for the simulated launcher); ``on_ready`` is called once the firmware is up.
+    for the simulated launcher). ``on_ready`` is called with the console once the firmware
+    is up (after READY: what it starts, the web panel, costs the start nothing); what it
+    returns, if anything, is called first as the firmware stops, so that nothing it
+    started asks the launcher for work while it stops. An exception from ``on_ready``
+    stops the firmware as any end does, and is raised.
     """
     from launcher.firmware.console import Console
     from launcher.firmware.transport import SerialTransport
@@ -72,12 +77,18 @@ def run_firmware(app: Launcher, seed: int, config_path: str | None = None,
     watchdog = Watchdog.from_env(reactor, notifier, dead_layers=app.layers_down)
     if watchdog is not None:
         watchdog.start()
+    stop_extra: Callable[[], None] | None = None
     try:
         if on_ready is not None:
-            on_ready()
+            stop_extra = on_ready(console)
         reactor.run()
     finally:
         notifier.stopping()
+        if stop_extra is not None:
+            try:
+                stop_extra()
+            except Exception:  # the launcher is stopped below whatever happened here
+                log.exception("stopping what started after READY failed")
         if watchdog is not None:
             watchdog.stop()
         if transport is not None:

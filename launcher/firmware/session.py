@@ -13,7 +13,14 @@ from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from launcher.core.reactor import NEVER
-from launcher.firmware.registry import Args, Registry, event_line, on_off
+from launcher.firmware.registry import (
+    E_UNAVAILABLE,
+    Args,
+    CommandError,
+    Registry,
+    event_line,
+    on_off,
+)
 
 if TYPE_CHECKING:
     from launcher.firmware.app import Launcher
@@ -24,10 +31,14 @@ log = logging.getLogger("launcher.console")
 class Session:
     """The modes of the console's one session, and the timer that ends `debug on`."""
 
-    def __init__(self, app: Launcher, emit: Callable[[str], None]) -> None:
+    def __init__(self, app: Launcher, emit: Callable[[str], None], *,
+                 json_only: bool = False) -> None:
         self.app = app
         self._emit = emit  # where the session's own event line (debug_off) goes
-        self.json = False
+        # A session whose every reply is read as JSON (a web session): `json off` is
+        # refused and a fresh session starts in JSON mode.
+        self.json_only = json_only
+        self.json = json_only
         self.debug = False
         # `debug on` lapses after console.debug_idle_s without a line: a bare UART cannot
         # tell one person at it from the next.
@@ -35,8 +46,9 @@ class Session:
                                                        "console.debug_idle")
 
     def reset(self) -> None:
-        """A new session: text mode, debug off (and any debug run stopped)."""
-        self.json = False
+        """A new session: text mode (JSON for a JSON-only one), debug off (and any debug run
+        stopped)."""
+        self.json = self.json_only
         self.debug_off()
 
     def close(self) -> None:
@@ -70,12 +82,16 @@ def register_session_commands(reg: Registry, session: Session) -> None:
     """`json`, `session new` and `debug`."""
 
     def json_mode(a: Args) -> dict[str, Any]:
-        session.json = a.choice(0, "json mode", ("on", "off")) == "on"
+        on = a.choice(0, "json mode", ("on", "off")) == "on"
+        if not on and session.json_only:
+            raise CommandError(E_UNAVAILABLE, "this session reads every reply as JSON "
+                                              "(the web panel's): json stays on")
+        session.json = on
         return {"json": on_off(session.json)}
 
     def session_new(a: Args) -> dict[str, Any]:
         session.reset()
-        return {"session": "new", "json": "off", "debug": "off",
+        return {"session": "new", "json": on_off(session.json), "debug": "off",
                 "debug_idle_s": session.app.settings.console.debug_idle}
 
     def debug_mode(a: Args) -> dict[str, Any]:

@@ -1,4 +1,5 @@
-"""`launcher run` (the Pi service) never loads the terminal-only libraries (rich, ...)."""
+"""`launcher run` (the Pi service) never loads the terminal-only libraries (rich, ...), nor
+the web server's (aiohttp) while the web is off."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ import sys
 from pathlib import Path
 
 TERMINAL_ONLY = ("rich", "prompt_toolkit", "matplotlib")
+WEB_ONLY = ("aiohttp", "launcher.web")
 
 
 def _imported(importtime_log: str) -> set[str]:
@@ -46,6 +48,14 @@ def test_run_loads_none_of_the_terminal_libraries(tmp_path: Path) -> None:
     names = _imported("".join(log) + rest)
     assert "launcher" in names and "gpiozero" in names  # the log is what we think it is
     assert not names & set(TERMINAL_ONLY), sorted(names & set(TERMINAL_ONLY))
+    modules = _imported_modules("".join(log) + rest)
+    assert not modules & set(WEB_ONLY), sorted(modules & set(WEB_ONLY))
+
+
+def _imported_modules(importtime_log: str) -> set[str]:
+    """Every module name in a ``-X importtime`` log."""
+    return {line.rsplit("|", 1)[1].strip() for line in importtime_log.splitlines()
+            if line.startswith("import time:") and line.count("|") == 2}
 
 
 def test_the_terminal_verbs_parse_without_loading_them() -> None:
