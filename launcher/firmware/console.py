@@ -75,8 +75,8 @@ class Console:
     The running configuration is made here from ``raw_config``, ``config_path`` and
     ``seed``, or, for a second console on the same launcher, handed over as ``live`` (the
     first console's ``config``): one running configuration, one save, whichever console
-    changes it. ``json_only``: a session whose replies are always read as JSON (a web
-    session's).
+    changes it. ``remote``: a session over the network (a web panel's): its replies are
+    always read as JSON, and it may not change how the network reaches the unit (``web.*``).
     """
 
     def __init__(self, app: Launcher, *, sim: SimulatedBoard | None = None,
@@ -84,14 +84,14 @@ class Console:
                  raw_config: dict[str, Any] | None = None, config_path: Path | None = None,
                  write: Callable[[str], None] | None = None,
                  reboot: Callable[[], None] | None = None, seed: int | None = None,
-                 live: LiveConfig | None = None, json_only: bool = False) -> None:
+                 live: LiveConfig | None = None, remote: bool = False) -> None:
         self.app = app
         self.sim = sim
         self.write = write  # where event lines go (the transport, the play screen, a test)
         self.reboot = reboot  # the owner's "exit so that systemd restarts us"
         self.stopped = False  # after reboot-safe: the launcher is stopped
         self.counters = {"lines": 0, "errors": 0, "echoes": 0, "internal": 0}
-        self.session = Session(app, self._emit, json_only=json_only)
+        self.session = Session(app, self._emit, remote=remote)
         # The configuration as it should be saved, and as the launcher is running it.
         if live is None:
             live = LiveConfig(app, raw_config, config_path, seed)
