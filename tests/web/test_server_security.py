@@ -4,26 +4,19 @@ on every answer, the limits on bodies and headers, and no traceback ever sent.""
 
 from __future__ import annotations
 
-import re
 import socket
 from pathlib import Path
 
 import pytest
 from webunit import WAIT, WebUnit
 
+from bench import web_fuzz
+from bench.web_fuzz import concrete
 from launcher.web.server import COOKIE, HEADERS, PUBLIC, Limits
 
 
 def routes(unit: WebUnit) -> list[tuple[str, str]]:
-    """Every (method, route) of the app's router, as the server builds it."""
-    app = unit.server.make_app()
-    return sorted((r.method, r.resource.canonical) for r in app.router.routes()
-                  if r.resource is not None)
-
-
-def concrete(route: str) -> str:
-    """A path the route matches: each {placeholder} filled."""
-    return re.sub(r"\{\w+\}", "x1", route)
+    return web_fuzz.routes(unit.server)
 
 
 def test_the_public_routes_are_the_page_and_pairing(shared: WebUnit) -> None:

@@ -13,6 +13,7 @@ import http.client
 import json
 import random
 import secrets
+import sys
 import threading
 from collections.abc import Callable
 from dataclasses import replace
@@ -32,6 +33,16 @@ from launcher.web.bridge import Bridge
 from launcher.web.server import Limits, WebServer
 
 WAIT = 30.0  # s: a socket or the reactor answering later than this is a hang
+
+# The web tests send bench/web_fuzz.py's requests (one generator, which `python -m bench.web`
+# sends too): bench/ is not installed, so the checkout goes first on the path, and a
+# ``bench`` found before as tests/bench (a folder without ``__init__``) is forgotten, as
+# tests/conftest.py's ``bench`` fixture does for one test.
+_REPO = str(Path(__file__).resolve().parents[2])
+if _REPO not in sys.path:
+    sys.path.insert(0, _REPO)
+if getattr(sys.modules.get("bench"), "__file__", None) is None:
+    sys.modules.pop("bench", None)
 
 
 class FakePairing:
