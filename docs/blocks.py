@@ -173,6 +173,58 @@ def blink_table() -> str:
     return "\n".join(rows) + "\n"
 
 
+def web_limits_table() -> str:
+    """The web panel's fixed figures, from the code that holds them: the pairing window
+    (launcher/firmware/pairing.py), the server's limits (launcher/web/server.py's
+    ``Limits``), the bridge's (launcher/web/bridge.py), the `[web]` defaults
+    (launcher/default.toml), and a token's size, measured on one a token store issues."""
+    import base64
+    import tempfile
+
+    from launcher.core import config
+    from launcher.firmware import pairing
+    from launcher.web import bridge
+    from launcher.web.server import Limits
+    from launcher.web.tokens import FILE, TokenStore
+
+    with tempfile.TemporaryDirectory() as tmp:
+        store = TokenStore(Path(tmp) / FILE, 1)
+        _, token = store.issue()
+        kept = (Path(tmp) / FILE).read_text(encoding="utf-8")
+    bits = len(base64.urlsafe_b64decode(token + "=" * (-len(token) % 4))) * 8
+    if token in kept:
+        raise SystemExit(f"{FILE} holds a token itself, not only its hash")
+    web, lim = config.load().web, Limits()
+    rows = [
+        ("pairing window", f"{pairing.WINDOW:g} s; a confirmed one gives its token if asked "
+         f"within {pairing.WINDOW:g} s more"),
+        ("hold that confirms it", f"{pairing.HOLD:g} s on the launcher's button"),
+        ("pairing windows", f"at most {pairing.RATE} in {pairing.RATE_PERIOD:g} s, one open "
+         "at a time (a new one closes the last)"),
+        ("a token", f"{bits} random bits (`secrets`); {FILE} keeps only its SHA-256"),
+        ("a token lasts unused", f"`[web] token_days` = {web.token_days:g} days (default)"),
+        ("wrong tokens (and unknown pairing ids) from one address",
+         f"{lim.fails} in {lim.fails_s:g} s, then 429 until they age out"),
+        ("request body", f"{lim.body:,} bytes (413 beyond)"),
+        ("request line / one header / headers", f"{lim.line:,} bytes / {lim.field:,} bytes "
+         f"/ {lim.headers} (400 or 431 beyond)"),
+        ("a request's head / its body must arrive within", f"{lim.head_s:g} s / "
+         f"{lim.body_s:g} s"),
+        ("an idle kept-alive connection", f"closed after {lim.keepalive_s:g} s"),
+        ("connections open at once", f"{lim.connections} (more are closed as they come)"),
+        ("live streams (`/api/events`) at once", f"`[web] max_streams` = {web.max_streams} "
+         "(default; 503 beyond)"),
+        ("a live stream", f"a keep-alive comment every {lim.ping_s:g} s; ended after "
+         f"{lim.stream_s:g} s (the page reconnects); dropped when it falls "
+         f"{lim.stream_lines} events behind, or a write waits {lim.write_s:g} s"),
+        ("a request waits for the launcher", f"{bridge.TIMEOUT:g} s, then 503 (and it is "
+         f"not run); at most {bridge.WAITING} wait at once"),
+        ("web sessions kept", f"{bridge.SESSIONS} (the least recently used beyond is "
+         "closed, its `debug on` with it)"),
+    ]
+    return "| what | limit |\n|---|---|\n" + "".join(f"| {a} | {b} |\n" for a, b in rows)
+
+
 def gin_variant_table(games: int = 200, seed: int = 1) -> str:
     """Each Gin Rummy variant but standard, two heuristic bots: what
     ``launcher simulate --game gin --variant V --games 200 --seed 1 --bots heuristic`` counts,
@@ -302,9 +354,10 @@ def tools_text() -> str:
 
 FIGURES: dict[str, Callable[[], str]] = {
     "tools": tools_text,
-    "blinks": blink_table, "gin-variants": gin_variant_table,
+    "blinks": blink_table, "gin-variants": gin_variant_table, "web-limits": web_limits_table,
     "fault-injection": fault_injection_row, "rules-at-scale": rules_at_scale_row,
     "interlock": _campaign("interlock", "markdown", "interlock.json"),
+    "web": _campaign("web", "markdown", "web.json"),
     "peers": _campaign("games", "peer_markdown", "peers.json"),
     "layer-faults": _campaign("faults", "markdown", "layer_faults.json"),
     "storage-faults": _campaign("storage_faults", "markdown", "storage_faults.json"),
