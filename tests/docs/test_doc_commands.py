@@ -147,6 +147,8 @@ SMALL: list[tuple[str, object]] = [
         r"--peers \d+ --seconds \S+ --slices \d+", "--peers 1 --seconds 0.2 --slices 1", c))),
     (r"-m bench\.games$", lambda c: c + " --seconds 0.1 --slices 1"),
     (r"-m bench\.console", lambda c: c + " --lines 200 --seconds 0.1"),
+    (r"-m bench\.web --out", lambda c: _results_here(c + " --requests 200 --tries 5 "
+                                                     "--clients 2")),
     (r"fault_injection\.py \d+", lambda c: _results_here(re.sub(r"\.py \d+", ".py 3", c))),
     (r"^(time )?(\S+=\S+ )*(\.venv/bin/)?pytest\b", lambda c: c + " --collect-only -q"),
     (r"^launcher sounds render$", lambda c: c + " --out rendered"),
