@@ -147,3 +147,15 @@ def test_a_web_sessions_debug_mode_lapses_as_the_consoles_does() -> None:
         bridge.close()
         serial.close()
         rig.close()
+
+
+def test_a_bug_on_the_reactor_side_faults_the_launcher(unit: WebUnit,
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    def broken() -> str:
+        raise RuntimeError("pairing bug")
+
+    monkeypatch.setattr(unit.pairing, "open", broken)
+    a = unit.ask("POST", "/api/pair", token=None)
+    assert a.status == 500 and a.json["error"] == "internal" and b"pairing bug" not in a.body
+    status = unit.ask("GET", "/api/status").json
+    assert status["state"] == "fault" and status["fault"] == "internal", status
