@@ -4,6 +4,7 @@
 #
 #   sudo systemd/install.sh                 install or upgrade (safe to run again)
 #   sudo systemd/install.sh --usb-gadget    also make the USB port a serial console (/dev/ttyGS0)
+#   sudo systemd/install.sh --web [--web-tls]   also the phone panel on the home network
 #   systemd/install.sh --dry-run            print every step, change nothing (no root needed)
 #   sudo systemd/install.sh --uninstall     undo it; keeps /etc/launcher and /var/lib/launcher
 #   sudo systemd/install.sh --uninstall --purge   ...and removes those and the user too
@@ -37,23 +38,38 @@ AMP_CARD=MAX98357A
 BLOCK_BEGIN="# >>> launcher block, added by install.sh and removed by its --uninstall"
 BLOCK_END="# <<< launcher block"
 GADGET_MODULES="modules-load=dwc2,g_serial"
+# The phone panel (--web): the service may answer the home network's private addresses, and
+# avahi names it on the LAN; --web-tls makes a self-signed certificate for it.
+SERVICE_DROPIN_DIR=$UNIT_DIR/launcher.service.d
+WEB_DROPIN=$SERVICE_DROPIN_DIR/web.conf
+AVAHI_SERVICE=/etc/avahi/services/launcher.service
+WEB_CERT=$CONFIG_DIR/web.crt
+WEB_KEY=$CONFIG_DIR/web.key
+WEB_HOSTNAME=launcher
 
 CHECKOUT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 DRY_RUN=0
 MODE=install
 PURGE=0
 USB_GADGET=0
+WEB=0
+WEB_TLS=0
 MODEL=""
 BOOT_DIR=""
 ROOT=""
 
 usage() {
     cat <<EOF
-usage: $0 [--dry-run] [--usb-gadget] [--model TEXT] [--boot-dir DIR] [--root DIR]
+usage: $0 [--dry-run] [--usb-gadget] [--web [--web-tls]] [--model TEXT] [--boot-dir DIR]
+          [--root DIR]
        $0 --uninstall [--purge] [--dry-run]
 
   --dry-run      print every step and change nothing
   --usb-gadget   serial console on the USB port (dtoverlay=dwc2, g_serial -> /dev/ttyGS0)
+  --web          the phone panel (docs/web.md): aiohttp and avahi from apt, the service
+                 let answer private addresses, [web] enabled in a new config, and the unit
+                 named $WEB_HOSTNAME.local on the LAN (if its hostname is still raspberrypi)
+  --web-tls      with --web: a self-signed certificate, $WEB_CERT, for HTTPS
   --uninstall    remove the service, the venv, the boot changes and their .launcher-backup
                  copies, and the groups the install created; keep config and state
   --purge        with --uninstall: also remove $CONFIG_DIR, $STATE_DIR and the user
@@ -70,6 +86,8 @@ while [ $# -gt 0 ]; do
         --uninstall) MODE=uninstall ;;
         --purge) PURGE=1 ;;
         --usb-gadget) USB_GADGET=1 ;;
+        --web) WEB=1 ;;
+        --web-tls) WEB_TLS=1 ;;
         --model)
             [ $# -ge 2 ] || { usage >&2; exit 2; }
             MODEL=$2
@@ -93,6 +111,10 @@ done
 
 if [ "$PURGE" = 1 ] && [ "$MODE" != uninstall ]; then
     echo "--purge only goes with --uninstall" >&2
+    exit 2
+fi
+if [ "$WEB_TLS" = 1 ] && [ "$WEB" = 0 ]; then
+    echo "--web-tls only goes with --web" >&2
     exit 2
 fi
 if [ -n "$ROOT" ] && [ "$DRY_RUN" = 0 ]; then
@@ -157,15 +179,15 @@ PIN_FACTORY=$(config_pin_factory)
 PIN_FACTORY=${PIN_FACTORY:-auto}
 uses_pigpio() { [ "$PIN_FACTORY" = pigpio ]; }
 
-# A [pins] key of the installed config, or of the default where the installed one leaves
-# it out (-1: not wired).
-config_pin() {
+# A key of a section of the installed config, or of the default where the installed one
+# leaves it out.
+config_value() {
     local file value
     for file in "$ROOT$CONFIG" "$CHECKOUT/launcher/default.toml"; do
         [ -f "$file" ] || continue
-        value=$(awk -v key="$1" '
+        value=$(awk -v want="[$1]" -v key="$2" '
             /^[[:space:]]*\[/ { section = $0; gsub(/[[:space:]]/, "", section); next }
-            section == "[pins]" {
+            section == want {
                 line = $0; sub(/#.*/, "", line); split(line, kv, "=")
                 name = kv[1]; gsub(/[[:space:]]/, "", name)
                 if (name == key) { v = kv[2]; gsub(/[[:space:]]/, "", v); print v; exit }
@@ -176,6 +198,9 @@ config_pin() {
         fi
     done
 }
+
+# A [pins] key (-1: not wired).
+config_pin() { config_value pins "$1"; }
 
 # The outputs that must read low from power-on (hal/circuit.py, BOOT_LOW): config.txt makes
 # them outputs driven low as soon as the Pi's firmware reads it, seconds before Linux runs.
@@ -436,6 +461,13 @@ install_packages() {
         fi
         packages+=(pigpio)
     fi
+    if [ "$WEB" = 1 ]; then
+        # Debian's aiohttp: the venv sees it (system site packages), pip builds nothing.
+        packages+=(python3-aiohttp avahi-daemon)
+        if [ "$WEB_TLS" = 1 ]; then
+            packages+=(openssl)
+        fi
+    fi
     say "apt packages: ${packages[*]}"
     run env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
         "${packages[@]}"
@@ -488,8 +520,12 @@ install_code() {
         run python3 -m venv --system-site-packages "$VENV"
     fi
     # Editable, so that the sound packs in $SRC/sounds are found next to the code.
+    local extras=pi,audio
+    if [ "$WEB" = 1 ]; then
+        extras+=,web
+    fi
     run "$VENV/bin/pip" install --disable-pip-version-check --upgrade --editable \
-        "${SRC}[pi,audio]"
+        "${SRC}[$extras]"
     # Bytecode now: the service cannot write __pycache__ under $SRC (ProtectSystem=strict), so
     # without it every start would compile every module again (python -m bench.startup).
     run "$VENV/bin/python" -m compileall -q "$SRC/launcher" "$SRC/hal"
@@ -520,6 +556,61 @@ install_config() {
             "/dev/serial0 may be the debug connector (launcher doctor checks it)"
     fi
     run install -d -m 0750 -o "$SERVICE_USER" -g "$SERVICE_USER" "$STATE_DIR"
+}
+
+# The [web] section of a config the install writes now; an existing one is the owner's.
+web_config_set() {
+    local key=$1 value=$2
+    run sed -i "/^\[web\]/,/^\[/ s|^$key = .*|$key = $value|" "$CONFIG"
+}
+
+install_web() {
+    local fresh=$1
+    run install -d -m 0755 "$SERVICE_DROPIN_DIR"
+    run install -m 0644 "$CHECKOUT/systemd/launcher-web.conf" "$WEB_DROPIN"
+    local port kind=http
+    port=$(config_value web port)
+    if [ "$WEB_TLS" = 1 ]; then
+        kind=https
+    fi
+    run install -d -m 0755 "$(dirname "$AVAHI_SERVICE")"
+    run install -m 0644 "$CHECKOUT/systemd/avahi-launcher.service" "$AVAHI_SERVICE"
+    run sed -i -e "s|<port>[0-9]*</port>|<port>${port:-8080}</port>|" \
+        -e "s|<type>_http\._tcp</type>|<type>_$kind._tcp</type>|" "$AVAHI_SERVICE"
+    if [ "$WEB_TLS" = 1 ]; then
+        if [ -e "$ROOT$WEB_CERT" ]; then
+            say "$WEB_CERT exists: kept (delete it and run install.sh again for a new one)"
+        else
+            # Self-signed: a phone warns once, then the link is encrypted, not vouched for.
+            run openssl req -x509 -newkey rsa:2048 -nodes -days 825 -subj "/CN=$WEB_HOSTNAME.local" \
+                -addext "subjectAltName=DNS:$WEB_HOSTNAME.local" -keyout "$WEB_KEY" -out "$WEB_CERT"
+            run chgrp "$SERVICE_USER" "$WEB_KEY"
+            run chmod 0640 "$WEB_KEY"
+        fi
+    fi
+    if [ "$fresh" = 1 ]; then
+        web_config_set enabled true
+        if [ "$WEB_TLS" = 1 ]; then
+            web_config_set tls_cert "\"$WEB_CERT\""
+            web_config_set tls_key "\"$WEB_KEY\""
+        fi
+    elif [ "$WEB_TLS" = 1 ]; then
+        say "$CONFIG exists: set enabled = true, tls_cert = \"$WEB_CERT\" and" \
+            "tls_key = \"$WEB_KEY\" in its [web] section for the panel"
+    else
+        say "$CONFIG exists: set enabled = true in its [web] section for the panel"
+    fi
+    local host
+    host=$(cat "$ROOT/etc/hostname" 2>/dev/null || true)
+    if [ "$host" = raspberrypi ]; then
+        # Raspberry Pi OS's default name: the panel is then http://launcher.local/.
+        state_set renamed_host "$host"
+        run hostnamectl set-hostname "$WEB_HOSTNAME"
+    else
+        say "the panel is named ${host:-this host}.local on the LAN (the hostname is the owner's)"
+    fi
+    run systemctl enable avahi-daemon.service
+    run systemctl try-reload-or-restart avahi-daemon.service
 }
 
 install_units() {
@@ -598,7 +689,17 @@ do_install() {
     install_packages
     create_user
     install_code
+    local fresh=1
+    if [ -e "$ROOT$CONFIG" ]; then
+        fresh=0
+    fi
     install_config
+    if [ "$WEB" = 1 ]; then
+        install_web "$fresh"
+    elif [ -e "$ROOT$WEB_DROPIN" ]; then
+        say "no --web: the panel's network access and LAN name are removed"
+        remove_web
+    fi
     install_units
     if is_pi; then
         install_watchdog
@@ -617,6 +718,17 @@ do_install() {
 
 # --- uninstall ----------------------------------------------------------------------------
 
+remove_web() {
+    run rm -f "$WEB_DROPIN" "$AVAHI_SERVICE"
+    run rmdir --ignore-fail-on-non-empty "$SERVICE_DROPIN_DIR"
+    local host
+    host=$(state_get renamed_host)
+    if [ -n "$host" ]; then
+        run hostnamectl set-hostname "$host"
+        state_set renamed_host ""
+    fi
+}
+
 do_uninstall() {
     REBOOT=0
     BACKUPS=0
@@ -629,6 +741,9 @@ do_uninstall() {
     if [ -e "$PIGPIOD_DROPIN" ]; then
         run rm -f "$PIGPIOD_DROPIN"
         run rmdir --ignore-fail-on-non-empty "$PIGPIOD_DROPIN_DIR"
+    fi
+    if [ -e "$ROOT$WEB_DROPIN" ] || [ -n "$(state_get renamed_host)" ]; then
+        remove_web
     fi
     if [ "$(state_get pigpiod_enabled)" = 1 ]; then
         run systemctl disable --now pigpiod.service

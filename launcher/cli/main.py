@@ -100,6 +100,7 @@ LAZY_VERBS: dict[str, tuple[str, str]] = {
                  "walk through every part of the launcher and report PASS/FAIL for each"),
     "doctor": ("launcher.cli.doctor",
                "check this Pi for the launcher: PASS/WARN/FAIL with the fix for each"),
+    "web": ("launcher.cli.web", "list or revoke the web panel's tokens (its paired phones)"),
 }
 
 

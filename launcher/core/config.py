@@ -6,6 +6,7 @@ import copy
 import functools
 import math
 import os
+import re
 import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
@@ -105,6 +106,20 @@ class Console:
 
 
 @dataclass(frozen=True, slots=True)
+class Web:
+    """The web panel (launcher/web): off unless ``enabled``; plain HTTP unless both TLS
+    files are given."""
+
+    enabled: bool
+    host: str
+    port: int
+    tls_cert: str  # "": plain HTTP
+    tls_key: str
+    token_days: float  # days a token lasts unused
+    max_streams: int  # live-stream clients at once
+
+
+@dataclass(frozen=True, slots=True)
 class Settings:
     pin_factory: str
     pins: Pins
@@ -116,6 +131,7 @@ class Settings:
     state_path: Path
     console: Console
     profile: Profile
+    web: Web
 
 
 # --- reading raw values ------------------------------------------------------------------
@@ -355,8 +371,11 @@ RANGES: dict[str, tuple[float, float]] = {
     "console.debug_idle_s": DEBUG_IDLE_RANGE,
     "console.baud": (1200, 4_000_000),  # a whole number
     "luck.seed": (-1, math.inf),  # a whole number; -1: a fresh one at start
+    "web.port": (1, 65535),  # a whole number
+    "web.token_days": (1, 3650),
+    "web.max_streams": (1, 64),  # a whole number
 }
-WHOLE = ("console.baud", "luck.seed")
+WHOLE = ("console.baud", "luck.seed", "web.port", "web.max_streams")
 PIN_RANGE = (0, 27)  # BCM GPIO numbers; -1 (none) for the optional ones
 
 
@@ -421,6 +440,7 @@ def settings_from_dict(raw: Mapping[str, Any], circuit_rules: bool = True) -> Se
             debug_idle=_ranged(raw, "console.debug_idle_s"),
         ),
         profile=_profile(raw["game"]["profile"]),
+        web=_web(raw),
     )
 
 
@@ -443,6 +463,34 @@ def _rotator(whole: Mapping[str, Any]) -> Rotator:
 
 
 ROTATOR_DRIVERS = ("shared", "own")
+
+
+# A host the server binds: an IPv4 or IPv6 address, or a name (checked for its spelling only:
+# the core resolves nothing).
+_HOST = re.compile(r"[A-Za-z0-9._:%-]{1,253}")
+
+
+def _web(whole: Mapping[str, Any]) -> Web:
+    raw = whole["web"]
+    host = _string("web.host", raw["host"], 253)
+    if not _HOST.fullmatch(host):
+        raise ConfigError("web.host", host, "must be an IP address (0.0.0.0: every interface) "
+                          "or a host name")
+    tls = {}
+    for key in ("tls_cert", "tls_key"):
+        text = _string(f"web.{key}", raw[key], PATH_BYTES)
+        if text:
+            text = _absolute(f"web.{key}", _path(f"web.{key}", text, file=True), "a PEM file")
+        tls[key] = text
+    if bool(tls["tls_cert"]) != bool(tls["tls_key"]):
+        missing = "tls_key" if tls["tls_cert"] else "tls_cert"
+        other = "tls_cert" if missing == "tls_key" else "tls_key"
+        raise ConfigError(f"web.{missing}", "", f"must be given with web.{other} (both, or "
+                          "neither for plain HTTP)")
+    return Web(enabled=_boolean("web.enabled", raw["enabled"]), host=host,
+               port=int(_ranged(whole, "web.port")), tls_cert=tls["tls_cert"],
+               tls_key=tls["tls_key"], token_days=_ranged(whole, "web.token_days"),
+               max_streams=int(_ranged(whole, "web.max_streams")))
 CREEP_MIN = 0.05  # below this a gear motor does not start
 
 

@@ -28,6 +28,7 @@ from launcher.core.store import Saved
 from launcher.firmware import persistence
 from launcher.firmware.actuators import CONTACT_SETTLE, GUARD_BEAT, GUARD_STALE, Actuators
 from launcher.firmware.inputs import Inputs
+from launcher.firmware.pairing import Pairing
 from launcher.firmware.state import StateStore
 
 log = logging.getLogger("launcher")
@@ -43,8 +44,13 @@ class CueSink(Protocol):
     def wake(self) -> None: ...
 
 
+# The blinking patterns that are not a fault's code: each one's half period (s).
+BLINKS = {"busy": 0.1, "pairing": 0.5}
+
+
 class LedDriver:
-    """Status LED patterns on reactor time: solid, fast blink, off, or a blink code."""
+    """Status LED patterns on reactor time: solid, a fast or slow blink, off, or a blink
+    code."""
 
     def __init__(self, led: Output, reactor: Reactor) -> None:
         self.led = led
@@ -68,10 +74,11 @@ class LedDriver:
             self.reactor.update_timer(self._timer, self.reactor.monotonic())
 
     def _tick(self, eventtime: float) -> float:
-        if self.pattern == "busy":
+        half = BLINKS.get(self.pattern)
+        if half is not None:
             self._step ^= 1
             self._lit(self._step == 1)
-            return eventtime + 0.1
+            return eventtime + half
         # A fault code: n short blinks, then a pause, repeated.
         n = int(self.pattern)
         cycle = 2 * n + 4
@@ -140,6 +147,7 @@ class Launcher:
         self._unlogged: list[tuple[str, dict[str, Any]]] | None = None
         self.inputs = Inputs(board, reactor, settings.timing, self.actuators, CONTACT_SETTLE,
                              self._input_event, self._lid_sensor)
+        self.pairing = Pairing(reactor, self._pairing_shown, self._note)
         self.started = False
         self._failing = False  # inside internal_fault: a second failure is not caught
 
@@ -184,6 +192,7 @@ class Launcher:
         self.started = False
         self.actuators.shutdown()
         self.inputs.cancel_timers()
+        self.pairing.stop()
         self.saver.cancel()
         for t in self._timers.values():
             self.reactor.update_timer(t, NEVER)
@@ -226,10 +235,17 @@ class Launcher:
     # -- inputs (launcher/firmware/inputs.py debounces them and checks the lid's pair) --
 
     def _input_event(self, event: m.Ev, now: float) -> None:
-        if event is m.PRESS:
-            self.press(now)
+        # The button's presses and releases pass the pairing first, the one place that may
+        # hold a press back (a pairing window pending); a release is no machine event.
+        if event is m.PRESS or event is m.RELEASE:
+            if self.pairing.button(event is m.PRESS, now):
+                self.press(now)
         else:
             self.dispatch(m.Event(event), now)
+
+    def _pairing_shown(self, on: bool) -> None:
+        """A pairing window opened or closed: the machine's LED says so."""
+        self.dispatch(m.Event(m.PAIRING, int(on)))
 
     def _lid_sensor(self, data: dict[str, str]) -> None:
         self._note("lid_sensor", data)

@@ -24,6 +24,7 @@ from launcher.core import machine as m
 from launcher.firmware.app_commands import register_app_commands
 from launcher.firmware.live_config import LiveConfig, register_config_commands
 from launcher.firmware.luck_commands import register_luck_commands
+from launcher.firmware.pairing import register_pairing_commands
 from launcher.firmware.registry import (
     E_DEBUG,
     E_HARDWARE,
@@ -53,12 +54,12 @@ log = logging.getLogger("launcher.console")
 MAX_LINE = 256  # bytes, without the line end
 
 # The order `help` lists the commands in, by first word: what a person at the launcher
-# looks at and does first, then luck, config, sounds, the session, and last what moves
-# hardware directly and what only the simulated launcher has.
-HELP_ORDER = ("help", "status", "version", "press", "lid", "side", "pins", "load", "inventory",
-              "luck", "profile", "seed", "stats", "log", "sleep", "wake", "clear", "config",
-              "selftest", "sounds", "reboot-safe", "json", "session", "debug", "motor",
-              "rotate", "jam", "unjam", "cards")
+# looks at and does first, then luck, config, sounds, web pairing, the session, and last
+# what moves hardware directly and what only the simulated launcher has.
+HELP_ORDER = ("help", "status", "version", "press", "lid", "button", "side", "pins", "load",
+              "inventory", "luck", "profile", "seed", "stats", "log", "sleep", "wake", "clear",
+              "config", "selftest", "sounds", "web", "reboot-safe", "json", "session", "debug",
+              "motor", "rotate", "jam", "unjam", "cards")
 # What still answers after `reboot-safe` has stopped the launcher.
 WHEN_STOPPED = ("help", "version", "status")
 
@@ -74,8 +75,8 @@ class Console:
     The running configuration is made here from ``raw_config``, ``config_path`` and
     ``seed``, or, for a second console on the same launcher, handed over as ``live`` (the
     first console's ``config``): one running configuration, one save, whichever console
-    changes it. ``json_only``: a session whose replies are always read as JSON (a web
-    session's).
+    changes it. ``remote``: a session over the network (a web panel's): its replies are
+    always read as JSON, and it may not change how the network reaches the unit (``web.*``).
     """
 
     def __init__(self, app: Launcher, *, sim: SimulatedBoard | None = None,
@@ -83,14 +84,14 @@ class Console:
                  raw_config: dict[str, Any] | None = None, config_path: Path | None = None,
                  write: Callable[[str], None] | None = None,
                  reboot: Callable[[], None] | None = None, seed: int | None = None,
-                 live: LiveConfig | None = None, json_only: bool = False) -> None:
+                 live: LiveConfig | None = None, remote: bool = False) -> None:
         self.app = app
         self.sim = sim
         self.write = write  # where event lines go (the transport, the play screen, a test)
         self.reboot = reboot  # the owner's "exit so that systemd restarts us"
         self.stopped = False  # after reboot-safe: the launcher is stopped
         self.counters = {"lines": 0, "errors": 0, "echoes": 0, "internal": 0}
-        self.session = Session(app, self._emit, json_only=json_only)
+        self.session = Session(app, self._emit, remote=remote)
         # The configuration as it should be saved, and as the launcher is running it.
         if live is None:
             live = LiveConfig(app, raw_config, config_path, seed)
@@ -108,6 +109,7 @@ class Console:
         register_luck_commands(reg, app, self.config, self.session)
         register_config_commands(reg, self.config, self.session)
         register_sound_commands(reg, app.cues)
+        register_pairing_commands(reg, app.pairing)
         register_session_commands(reg, self.session)
         register_sim_commands(reg, app, sim, selftest)
         app.listeners.append(self._on_event)

@@ -48,9 +48,10 @@ class Debounced:
 class Inputs:
     """Every input pin of ``board``, debounced, and the lid's plausibility check.
 
-    ``on_event(event, now)``: an input's machine event (a press included) on the reactor
-    thread; ``on_lid_sensor(data)``: the lid's switches implausible for ``timing.lid_pair``
-    (the roller already stopped), with what each switch read.
+    ``on_event(event, now)``: an input's machine event (a press included, and the button's
+    release, which only the shell's pairing reads) on the reactor thread;
+    ``on_lid_sensor(data)``: the lid's switches implausible for ``timing.lid_pair`` (the
+    roller already stopped), with what each switch read.
     """
 
     def __init__(self, board: Board, reactor: Reactor, timing: Timing, actuators: LidStops,
@@ -71,7 +72,8 @@ class Inputs:
     def _wire(self) -> list[Debounced]:
         b, w = self.board, self.timing.debounce
         wired = [
-            Debounced("button", b.button, m.PRESS, None, w, False),
+            # The release too: the pairing tells a hold from a press by it (app.py).
+            Debounced("button", b.button, m.PRESS, m.RELEASE, w, False),
             Debounced("lid_closed", b.lid_closed, m.LID_CLOSED, m.LID_LEFT_CLOSED, w, True),
             Debounced("lid_open", b.lid_open, m.LID_FULL, m.LID_LEFT_FULL, w, False),
             # Optical and hall sensors do not bounce: no lock-out window.

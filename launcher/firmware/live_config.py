@@ -60,6 +60,10 @@ UNGATED_KEYS = ("timing.mash_guard_ms", "timing.sleep_after_s")
 # Keys that move where the unit writes its files: gated too, and checked against the state
 # folder whatever the mode (launcher.firmware.places).
 FILE_PREFIXES = ("state.",)
+# What a session over the network (the web panel's) may never set, `debug on` or not: how
+# the network reaches the unit (a phone could lock the family out, or point TLS at another
+# file), and where its files are. The unit's own console sets them.
+LOCAL_PREFIXES = ("web.", *FILE_PREFIXES)
 # Shot sizes bound a run too (the roller runs until that many cards are out), so without
 # `debug on` a press may not ask for more cards than the started config's largest shot
 # (either side; 12 with the defaults), unless the launcher knows it holds them (`deal N`
@@ -89,7 +93,13 @@ class LiveConfig:
 
     def apply(self, changes: dict[str, Any], session: Session) -> bool:
         """Check ``changes`` as a config file is checked, gated by ``session``'s `debug on`;
-        apply the live ones. True if live."""
+        apply the live ones. True if live. A remote session's change of LOCAL_PREFIXES is
+        refused before its value is read."""
+        if session.remote:
+            for key in changes:
+                if key.startswith(LOCAL_PREFIXES):
+                    raise CommandError(E_UNAVAILABLE, f"{key} is set on the unit's own console, "
+                                                      "not over the network")
         new = self.raw
         for key, value in changes.items():
             try:

@@ -32,13 +32,14 @@ class Session:
     """The modes of the console's one session, and the timer that ends `debug on`."""
 
     def __init__(self, app: Launcher, emit: Callable[[str], None], *,
-                 json_only: bool = False) -> None:
+                 remote: bool = False) -> None:
         self.app = app
         self._emit = emit  # where the session's own event line (debug_off) goes
-        # A session whose every reply is read as JSON (a web session): `json off` is
-        # refused and a fresh session starts in JSON mode.
-        self.json_only = json_only
-        self.json = json_only
+        # A session over the network (a web panel's): every reply is read as JSON (`json
+        # off` is refused, a fresh session starts in JSON mode), and the keys of the
+        # network's own access (web.*) are the unit's console's alone (live_config).
+        self.remote = remote
+        self.json = remote
         self.debug = False
         # `debug on` lapses after console.debug_idle_s without a line: a bare UART cannot
         # tell one person at it from the next.
@@ -46,9 +47,9 @@ class Session:
                                                        "console.debug_idle")
 
     def reset(self) -> None:
-        """A new session: text mode (JSON for a JSON-only one), debug off (and any debug run
+        """A new session: text mode (JSON for a remote one), debug off (and any debug run
         stopped)."""
-        self.json = self.json_only
+        self.json = self.remote
         self.debug_off()
 
     def close(self) -> None:
@@ -83,7 +84,7 @@ def register_session_commands(reg: Registry, session: Session) -> None:
 
     def json_mode(a: Args) -> dict[str, Any]:
         on = a.choice(0, "json mode", ("on", "off")) == "on"
-        if not on and session.json_only:
+        if not on and session.remote:
             raise CommandError(E_UNAVAILABLE, "this session reads every reply as JSON "
                                               "(the web panel's): json stays on")
         session.json = on

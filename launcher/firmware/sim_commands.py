@@ -1,4 +1,5 @@
-"""The console's commands for the simulated launcher: `lid`, `jam`, `unjam`, `cards`, `selftest`.
+"""The console's commands for the simulated launcher: `lid`, `button`, `jam`, `unjam`, `cards`,
+`selftest`.
 
 They are registered on every board, so that `help` is the same everywhere, and marked
 *sim*: on a real board, where the lid, jams and cards are physical, they answer `error
@@ -36,6 +37,8 @@ class SimulatedBoard(Cartridge, Protocol):
     def lid(self) -> str: ...
     def open_lid(self, full: bool = True) -> None: ...
     def close_lid(self) -> None: ...
+    def hold_button(self) -> None: ...
+    def release(self) -> None: ...
     def jam(self) -> None: ...
     def clear_jam(self) -> None: ...
     def load(self, cards: Any) -> None: ...
@@ -64,6 +67,15 @@ def register_sim_commands(reg: Registry, app: Launcher, sim: SimulatedBoard | No
         else:
             sim.open_lid(full=where == "full")
         return {"lid": sim.lid}
+
+    def button(a: Args) -> dict[str, Any]:
+        held = a.choice(0, "the button", ("hold", "release")) == "hold"
+        assert sim is not None
+        if held:
+            sim.hold_button()
+        else:
+            sim.release()
+        return {"button": "held" if held else "released"}
 
     def selftest(a: Args) -> Reply:
         if run_selftest is None:
@@ -104,6 +116,9 @@ def register_sim_commands(reg: Registry, app: Launcher, sim: SimulatedBoard | No
     r("lid", "open|full|close", "move the simulated lid: ajar, fully open, or shut", lid,
       min_args=1, max_args=1, sim=True,
       elsewhere=(E_HARDWARE, "the lid is physical on this board: open or close it by hand"))
+    r("button", "hold|release", "hold the simulated button down (a web pairing's hold), or let "
+      "it go", button, min_args=1, max_args=1, sim=True,
+      elsewhere=(E_HARDWARE, "the button is physical on this board: hold it by hand"))
     r("selftest", "", "the self-test walk-through on a fresh unit", selftest, sim=True,
       elsewhere=_SELFTEST_ON_A_REAL_BOARD)
     r("jam", "", "the next card sticks in the slot", jam, sim=True)

@@ -210,7 +210,7 @@ class Bridge:
         if console is not None:
             self._consoles.move_to_end(tid)
             return console
-        console = Console(self.app, **self.extras, live=self.live, json_only=True)
+        console = Console(self.app, **self.extras, live=self.live, remote=True)
         self._consoles[tid] = console
         while len(self._consoles) > self.session_limit:
             _, old = self._consoles.popitem(last=False)

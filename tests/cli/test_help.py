@@ -31,7 +31,7 @@ VERBS = _verbs(build_parser())
 # The console's help is the console client's own (its exit status in words of its own); the
 # rest come from launcher.cli.options.verb. A group's verbs say their own exit status.
 OWN_WORDS = {("console",)}
-GROUPS = {("config",), ("sounds",)}
+GROUPS = {("config",), ("sounds",), ("web",)}
 IDS = [" ".join(w) for w, _ in VERBS]
 
 

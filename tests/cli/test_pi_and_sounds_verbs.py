@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from launcher.cli.main import main
-from launcher.core import cues
+from launcher.core import config, cues
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -78,3 +78,24 @@ def test_install_sh_off_a_pi_says_what_the_service_does_there(tmp_path, monkeypa
     monkeypatch.setattr("hal.gpio.pi_model", lambda: None)
     assert main(["run"]) == 2
     assert "this is not a Raspberry Pi" in capsys.readouterr().err
+
+
+def test_install_sh_web_tls_edits_a_new_config_into_one_that_serves_the_panel(tmp_path):
+    """The [web] edits install.sh --web --web-tls plans, run on a copy of the default config:
+    the config they leave loads, with the panel on over HTTPS at the installer's files."""
+    root = tmp_path / "root"
+    root.mkdir()
+    plan = subprocess.run(["bash", str(REPO / "systemd" / "install.sh"), "--dry-run", "--web",
+                           "--web-tls", "--root", str(root)],
+                          capture_output=True, text=True, check=True).stdout
+    edits = [line.removeprefix("+ ") for line in plan.splitlines()
+             if line.startswith("+ sed -i '/^\\[web\\]/")]
+    assert len(edits) == 3, plan  # enabled, tls_cert, tls_key
+    cfg = tmp_path / "launcher.toml"
+    cfg.write_text((REPO / "launcher" / "default.toml").read_text())
+    for edit in edits:
+        subprocess.run(["bash", "-c", edit.replace("/etc/launcher/launcher.toml", str(cfg))],
+                       check=True)
+    web = config.load(cfg, circuit_rules=False).web
+    assert web.enabled is True
+    assert (web.tls_cert, web.tls_key) == ("/etc/launcher/web.crt", "/etc/launcher/web.key")

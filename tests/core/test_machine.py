@@ -117,9 +117,9 @@ def test_every_led_pattern_has_a_meaning_and_every_fault_a_code():
         assert m.led_meaning(n) == f"{n} blinks, pause: fault {code}{latched}"
     assert len(set(m.FAULT_BLINKS.values())) == len(m.FAULT_BLINKS)  # one code, one fault
     table = m.led_table()
-    assert table[:3] == [("on", "ready to shoot"), m.LED_SHOWS["busy"],
-                         ("off", "asleep (a press wakes it)")]
-    assert table[3:] == [(f"{n} blinks, pause", "fault " + code + (
+    assert table[:4] == [("on", "ready to shoot"), m.LED_SHOWS["busy"],
+                         ("off", "asleep (a press wakes it)"), m.LED_SHOWS["pairing"]]
+    assert table[4:] == [(f"{n} blinks, pause", "fault " + code + (
         " (latched until proven gone)" if code in m.PROOFS else ""))
                          for code, n in sorted(m.FAULT_BLINKS.items(), key=lambda kv: kv[1])]
 

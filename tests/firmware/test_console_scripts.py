@@ -60,6 +60,7 @@ class Session:
     console: Any = None
     out: list[str] = field(default_factory=list)
     reboots: int = 0
+    pid: str = ""  # the pairing window `@pair` opened: `$PAIR` in a line stands for its id
     framer: LineFramer = field(default_factory=LineFramer)
 
     def start(self) -> None:
@@ -136,7 +137,7 @@ def _step(s: Session, line: str) -> list[str]:
     if line.startswith(">> "):
         s.send(ast.literal_eval(f'b"{line[3:]}"'))
     elif line.startswith("> ") or line == ">":
-        s.send(line[2:].encode("utf-8") + b"\n")
+        s.send(line[2:].replace("$PAIR", s.pid).encode("utf-8") + b"\n")
     else:
         words = line.split()
         d = words[0]
@@ -144,6 +145,9 @@ def _step(s: Session, line: str) -> list[str]:
             s.rig.advance(float(words[1]))
         elif d == "@sim":
             SIM_VERBS[words[1]](s.rig.sim)
+            s.rig.advance(0)
+        elif d == "@pair":  # a web client asks for a pairing window (POST /api/pair)
+            s.pid = s.rig.app.pairing.open()
             s.rig.advance(0)
         elif d == "@long":
             s.send(b"x" * int(words[1]) + b"\n")

@@ -25,7 +25,7 @@ class Two:
         self.serial = Console(self.rig.app, **console_extras(self.rig.sim),
                               raw_config=config.load_raw(path), config_path=path, seed=7)
         self.web = Console(self.rig.app, **console_extras(self.rig.sim),
-                           live=self.serial.config, json_only=True)
+                           live=self.serial.config, remote=True)
 
     def serial_says(self, line: str) -> str:
         out = self.serial.handle_line(line)
@@ -94,7 +94,7 @@ def test_a_console_handed_the_running_config_reads_no_other(two: Two) -> None:
         Console(two.rig.app, live=two.serial.config, raw_config=config.default_raw())
 
 
-def test_a_json_only_session_stays_json(two: Two) -> None:
+def test_a_remote_session_stays_json(two: Two) -> None:
     refused = two.web_says("json off")
     assert refused["error"] == E_UNAVAILABLE and "json stays on" in refused["message"]
     assert two.web_says("debug on")["data"] == {"debug": "on"}
@@ -102,3 +102,24 @@ def test_a_json_only_session_stays_json(two: Two) -> None:
     assert fresh["json"] == "on" and fresh["debug"] == "off"
     assert two.web_says("status")["data"]["debug"] == "off"
     assert two.serial_says("session new").startswith("ok session=new json=off ")
+
+
+@pytest.mark.parametrize("line", ["config set web.enabled false", "config set web.port 9000",
+                                  'config set web.tls_cert "/tmp/x.pem"',
+                                  'config set state.path "/tmp/elsewhere.json"'])
+def test_the_networks_own_access_and_the_files_are_set_on_the_units_console_alone(
+        two: Two, line: str) -> None:
+    """A paired phone could lock everyone out, or move the unit's files: refused from the
+    web, `debug on` or not, before its value is read; the serial console (with `debug on`
+    where the key asks) judges the value."""
+    key = line.split()[2]
+    before = two.serial_says(f"config get {key}")
+    for debug in ("off", "on"):
+        two.web_says(f"debug {debug}")
+        refused = two.web_says(line)
+        assert refused["error"] == E_UNAVAILABLE and "unit's own console" in refused["message"]
+    assert two.serial_says(f"config get {key}") == before
+    two.serial_says("debug on")
+    local = two.serial_says(line)
+    assert local.startswith(("ok ", "error value web.", "error value state.")), local
+    assert "own console" not in local

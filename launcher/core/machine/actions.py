@@ -308,6 +308,12 @@ def load(m: MachineView, e: Event, now: float) -> list[Command]:
     return [emit("loaded", cards=e.value), Command(SAVE)]
 
 
+def pairing(m: MachineView, e: Event, now: float) -> list[Command]:
+    """A web pairing window opened (1) or closed (0): only the LED changes (``led_of``)."""
+    m.memory.pairing = bool(e.value)
+    return []
+
+
 def fault_reminder(m: MachineView, e: Event, now: float) -> list[Command]:
     return [Command(CUE, cues.FAULT), emit("refused", reason=f"fault {m.memory.fault}")]
 

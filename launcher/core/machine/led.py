@@ -24,16 +24,22 @@ LED_SHOWS = {
     "ready": ("on", "ready to shoot"),
     "busy": ("fast blink", "busy, not ready to shoot (a shot, a turn, the lid open)"),
     "off": ("off", "asleep (a press wakes it)"),
+    "pairing": ("slow blink", "a web pairing window is open: hold the button to pair (a "
+                              "short press cancels it and plays as usual)"),
 }
 
 
 def led_of(state: State, memory: Memory) -> str | int:
     """The LED of a state (or of a part of one): lit when ready to shoot, blinking while busy
-    (a turn owed included), a fault's blink code, off asleep. The machine sends it as it
-    enters a state whose LED differs; no action sends one."""
+    (a turn owed included), a fault's blink code, off asleep; a slow blink over any of them
+    but a fault while a web pairing window is open (a fault's code is what a person must
+    see first). The machine sends it as it enters a state whose LED differs, and as the
+    window opens or closes (``pairing``, a row that stays in its state); no action sends one."""
     state = whole(state)
     if state is FAULT or state is LATCHED:
         return FAULT_BLINKS[memory.fault or "internal"]
+    if memory.pairing:
+        return "pairing"
     if state is READY and memory.owed is Owed.NOTHING:
         return "ready"
     return "off" if state is ASLEEP else "busy"

@@ -61,6 +61,7 @@ class Memory:
     latched: list[str] = field(default_factory=list)
     proof: dict[str, list[str]] = field(default_factory=dict)
 
+    pairing: bool = False  # a web pairing window is open: the LED shows it (not saved)
     debug_run: float | None = None  # when the console's motor run started
     card_in_slot: bool = False  # a card the roller pushed into the beam, not yet counted out
 

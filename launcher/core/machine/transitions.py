@@ -37,6 +37,7 @@ from launcher.core.machine.vocabulary import (
     LID_OPEN,
     LID_SENSOR,
     LOAD,
+    PAIRING,
     PART_OF,
     PRESS,
     PROFILE,
@@ -97,6 +98,8 @@ TRANSITIONS: tuple[Transition, ...] = (
       for s in parts(READY, LID_OPEN, FAULT, LATCHED)),
     # Loading counts the cards, whatever the state.
     *(T(s, LOAD, s, a.load) for s in STATES),
+    # A web pairing window opens or closes, whatever the state: the LED says so.
+    *(T(s, PAIRING, s, a.pairing) for s in STATES),
     # Busy at the idle timeout: no sleep; it is set again.
     *(T(s, T_IDLE, s, a.rearm_idle)
       for s in parts(SHOOTING, *TURNING, DEBUG_RUN, DEBUG_DRAIN)),
@@ -269,8 +272,9 @@ def mermaid() -> str:
 
     Grouped by the state a row leaves (a part with its whole), in the table's order within
     it; a part's rows only where they differ from its whole's. Bookkeeping rows are left
-    out: ``load`` (counts only), timer re-arms in place, and the count of a card that leaves
-    the slot after its shot; ``internal``, a row from every state, is a note.
+    out: ``load`` (counts only), ``pairing`` (the LED only), timer re-arms in place, and the
+    count of a card that leaves the slot after its shot; ``internal``, a row from every
+    state, is a note.
     """
     lines = ["stateDiagram-v2", f"    [*] --> {READY}"]
     lines.append(f"    note right of {FAULT}: from any state on {INTERNAL} (a bug; board safe)")
@@ -287,7 +291,8 @@ def mermaid() -> str:
     seen: set[tuple[str, str, str]] = set()
     by_source = sorted(TRANSITIONS, key=lambda t: STATES.index(whole(t.source)))  # (stable)
     for t in by_source:
-        if t.event in (LOAD, INTERNAL) or (t.event == T_IDLE and t.source == t.target) or (
+        if t.event in (LOAD, PAIRING, INTERNAL) or (
+                t.event == T_IDLE and t.source == t.target) or (
                 t.action is a.late_card_out) or key(t) in seen:
             continue
         seen.add(key(t))

@@ -132,12 +132,17 @@ class Ev(StrEnum):
     LID_SENSOR = "lid_sensor"  # the lid switch's NO and NC contacts have agreed too long
     READBACK = "readback"  # a read-back of the copper disagrees (detail: the fault code)
     CHECKED = "checked"  # a latched fault's check passed (detail: "code:what it saw")
+    # A web pairing window opened (value 1) or closed (0): the LED shows it (``led_of``).
+    PAIRING = "pairing"
+    # The button let go. No row takes it: the shell's pairing reads it, to tell a hold that
+    # confirms a window from a press (launcher/firmware/pairing.py).
+    RELEASE = "release"
 
 
 (PRESS, LID_CLOSED, LID_LEFT_CLOSED, LID_FULL, LID_LEFT_FULL, BEAM_BLOCKED, BEAM_CLEAR, HOME,
  HOME_LEFT, YELLOW_BACK, YELLOW_FRONT, T_CARD, T_JAM, T_RUN, T_TIMED, T_ROTATION, T_IDLE,
  T_DEBUG, T_SETTLE, LOAD, CLEAR, SLEEP_NOW, WAKE_NOW, DEBUG_RUN_NOW, DEBUG_ROTATE, DEBUG_STOP,
- INTERNAL, PROFILE, LID_SENSOR, READBACK, CHECKED) = Ev
+ INTERNAL, PROFILE, LID_SENSOR, READBACK, CHECKED, PAIRING, RELEASE) = Ev
 
 
 class Event(NamedTuple):
@@ -168,7 +173,7 @@ class Cmd(StrEnum):
     ROTATOR = "rotator"  # arg: a Turn; data: speed, when slow
     CUE = "cue"  # arg: cue name
     POWER = "power"  # arg: bool (False = asleep: driver, amp and LED off)
-    LED = "led"  # arg: "ready" | "busy" | "off" | blink count for a fault
+    LED = "led"  # arg: "ready" | "busy" | "off" | "pairing" | blink count for a fault
     TIMER = "timer"  # arg: (timer name, waketime or None to cancel)
     EMIT = "emit"  # arg: event kind; data: its fields
     SAVE = "save"  # the persistent state changed
