@@ -57,6 +57,17 @@ def _line(stream: IO[str]) -> str:
     return stream.readline()
 
 
+def _stopped(proc: subprocess.Popen[str]) -> str:
+    """Stop ``proc`` as systemd does (SIGTERM); its stderr."""
+    proc.send_signal(signal.SIGTERM)
+    try:
+        return proc.communicate(timeout=30)[1]
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.communicate()
+        raise
+
+
 def _console(port: str, line: str) -> str:
     """One line on the unit's serial console; its final line."""
     with serial.Serial(port, 115200, timeout=DEADLINE) as s:
@@ -102,13 +113,7 @@ def test_run_simulated_with_the_web(tmp_path: Path) -> None:
         status, state = ask("GET", "/api/status", got["token"])
         assert status == 200 and state["simulated"] is True and state["state"], state
     finally:
-        proc.send_signal(signal.SIGTERM)
-        try:
-            _, err = proc.communicate(timeout=30)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.communicate()
-            raise
+        err = _stopped(proc)
     assert proc.returncode == 0, err
     assert "Traceback" not in err, err
 
@@ -151,11 +156,5 @@ def test_the_service_starts_the_panel_when_the_config_enables_it(tmp_path: Path)
         assert r.status == 401 and json.loads(r.read())["error"] == "token"
         c.close()
     finally:
-        proc.send_signal(signal.SIGTERM)
-        try:
-            _, err = proc.communicate(timeout=30)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.communicate()
-            raise
+        err = _stopped(proc)
     assert proc.returncode == 0, err
