@@ -138,10 +138,11 @@ def _add_run(sub: argparse._SubParsersAction) -> None:
                           "(default: console.port, /dev/serial0 in the built-in config; "
                           "with --simulated, a new pty)")
     run.add_argument("--web", metavar="HOST:PORT", type=host_port,
-                     help="the web panel on HOST:PORT, started once the firmware is up, its "
-                          "address printed as `web: http://HOST:PORT/` on its own line of "
-                          "stdout (with --simulated, after the pty's); port 0 picks a free "
-                          "port and prints it. Needs the `web` extra (aiohttp)")
+                     help="the web panel on HOST:PORT (default: web.host and web.port when "
+                          "web.enabled), started once the firmware is up, its address "
+                          "printed as `web: http://HOST:PORT/` on its own line of stdout "
+                          "(with --simulated, after the pty's); port 0 picks a free port and "
+                          "prints it. Needs the `web` extra (aiohttp)")
     run.set_defaults(func=cmd_run)
 
 

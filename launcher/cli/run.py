@@ -91,13 +91,12 @@ def _run_owned(args: argparse.Namespace, settings: config.Settings, seed: int,
 
 
 def _web_address(args: argparse.Namespace, settings: config.Settings) -> tuple[str, int] | None:
-    """Where the web panel listens: --web, else nowhere.
-
-    Issue #43, the `[web]` section: once ``settings.web`` is in the config, a Pi's service
-    starts the panel from it; this is the place:
-    ``args.web or ((settings.web.host, settings.web.port) if settings.web.enabled else None)``.
-    """
-    return args.web
+    """Where the web panel listens: --web, else [web]'s host and port when it is enabled,
+    else nowhere."""
+    if args.web is not None:
+        return args.web
+    web = settings.web
+    return (web.host, web.port) if web.enabled else None
 
 
 def web_on_ready(app: Launcher, settings: config.Settings, address: tuple[str, int] | None,
@@ -185,5 +184,6 @@ def _run_simulated(settings: config.Settings, reactor: Any, rng: random.Random, 
 
     return run_firmware(app, seed, config_path=args.config, console_extras=console_extras(sim),
                         open_console=None if args.port is not None else on_pty,
-                        on_ready=web_on_ready(app, settings, args.web, console_extras(sim),
+                        on_ready=web_on_ready(app, settings, _web_address(args, settings),
+                                              console_extras(sim),
                                               before=ready))

@@ -144,8 +144,9 @@ class Bridge:
                 return  # the web stopped waiting: not run
             try:
                 done.set_result(fn())
-            except BaseException as exc:  # handed to the waiting request, not the reactor
-                done.set_exception(exc)
+            except Exception as exc:
+                done.set_exception(exc)  # the request is answered 500 ...
+                raise  # ... and the bug is the reactor's: the board made safe, a fault
 
         self.waiting += 1
         try:
@@ -233,9 +234,9 @@ class Bridge:
         try:
             pid = self.pairing.open()
         except CommandError as exc:
-            if exc.code != E_STATE:
-                raise
-            return 429, {"error": "rate", "message": exc.message}
+            if exc.code == E_STATE:  # rate-limited (or the unit stopped: the message says)
+                return 429, {"error": "rate", "message": exc.message}
+            return 409, {"error": exc.code, "message": exc.message}
         return 201, {"id": pid, "expires_s": self.pairing.WINDOW}
 
     def _pair_state(self, pid: str) -> str:

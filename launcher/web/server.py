@@ -5,8 +5,9 @@ pairing step or a live stream, handed to the firmware through the bridge
 (launcher.web.bridge), which runs it on the reactor. What is here is the web's own:
 
 - who may ask: every route under ``/api/`` but pairing needs a token (``Authorization:
-  Bearer`` or the HttpOnly, SameSite=Strict cookie the pairing sets); failed tokens are
-  counted by address and refused with 429 beyond ``Limits.fails`` a minute;
+  Bearer`` or the HttpOnly, SameSite=Strict cookie the pairing sets); wrong tokens and
+  unknown pairings are counted by address, which is answered 429 once it has sent
+  ``Limits.fails`` of them within ``Limits.fails_s``;
 - where from: a POST must come from the page's own origin (Origin, else Referer);
 - how much: bounded bodies, request lines and headers, a deadline for a request's head
   and body, at most ``max_streams`` live clients and ``Limits.connections`` connections;

@@ -1,10 +1,12 @@
 """The bridge: every request runs on the reactor thread, a hung reactor is a 503 and never a
-hung server (and a request given up on never runs), the number waiting is bounded, and web
-sessions are kept for the most recent clients."""
+hung server (and a request given up on never runs), the number waiting is bounded, web
+sessions are kept for the most recent clients, and their `debug on` lapses as the serial
+console's does (on a manual reactor: no waiting)."""
 
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 import threading
 from pathlib import Path
@@ -12,7 +14,9 @@ from pathlib import Path
 import pytest
 from webunit import WAIT, WebUnit
 
+from launcher.core import config
 from launcher.firmware.console import Console
+from launcher.sim.rig import SimRig
 from launcher.web.bridge import Bridge, Unavailable
 
 
@@ -124,3 +128,34 @@ def test_an_unexpected_exception_is_a_500_without_its_traceback(
     assert b"Traceback" not in a.body and b"secret" not in a.body
     (record,) = [r for r in caplog.records if r.name == "launcher.web"]
     assert record.exc_info is not None and "GET /api/status" in record.getMessage()
+
+
+def test_a_web_sessions_debug_mode_lapses_as_the_consoles_does() -> None:
+    rig = SimRig(seed=1)
+    serial = Console(rig.app, raw_config=config.default_raw())
+    bridge = Bridge(rig.app, serial.config)
+    try:
+        web = bridge.console("phone")  # the reactor thread's side: the rig's own thread here
+        assert json.loads(web.handle_line("debug on")[-1])["data"] == {"debug": "on"}
+        idle = rig.app.settings.console.debug_idle
+        rig.advance(idle - 1)
+        assert json.loads(web.handle_line("status")[-1])["data"]["debug"] == "on"
+        rig.advance(idle + 1)  # no line for longer than console.debug_idle_s
+        assert json.loads(web.handle_line("status")[-1])["data"]["debug"] == "off"
+        assert bridge.console("phone") is web  # the same session, its debug mode lapsed
+    finally:
+        bridge.close()
+        serial.close()
+        rig.close()
+
+
+def test_a_bug_on_the_reactor_side_faults_the_launcher(unit: WebUnit,
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    def broken() -> str:
+        raise RuntimeError("pairing bug")
+
+    monkeypatch.setattr(unit.pairing, "open", broken)
+    a = unit.ask("POST", "/api/pair", token=None)
+    assert a.status == 500 and a.json["error"] == "internal" and b"pairing bug" not in a.body
+    status = unit.ask("GET", "/api/status").json
+    assert status["state"] == "fault" and status["fault"] == "internal", status

@@ -42,7 +42,8 @@ def run_fuzz(tmp_path: Path, n: int, seed: int) -> None:
 
 
 def test_ten_thousand_random_requests(tmp_path: Path) -> None:
-    # 11 s on the 2-core development machine at a load of 1.5: the default suite's.
+    # 13 s on the 2-core development machine at a load of 2 (pytest --durations): the
+    # default suite's.
     run_fuzz(tmp_path, 10_000, seed=4343)
 
 

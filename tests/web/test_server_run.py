@@ -1,6 +1,7 @@
 """`launcher run --simulated --web HOST:PORT` as a real process: its `web:` line after the
 pty's, the panel refusing a stranger, pairing confirmed on the serial console, the status
-with the token, and a clean stop. And the option's own checks."""
+with the token, and a clean stop; the service's own path starting the panel from [web];
+and the option's own checks."""
 
 from __future__ import annotations
 
@@ -56,6 +57,17 @@ def _line(stream: IO[str]) -> str:
     return stream.readline()
 
 
+def _stopped(proc: subprocess.Popen[str]) -> str:
+    """Stop ``proc`` as systemd does (SIGTERM); its stderr."""
+    proc.send_signal(signal.SIGTERM)
+    try:
+        return proc.communicate(timeout=30)[1]
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.communicate()
+        raise
+
+
 def _console(port: str, line: str) -> str:
     """One line on the unit's serial console; its final line."""
     with serial.Serial(port, 115200, timeout=DEADLINE) as s:
@@ -68,8 +80,6 @@ def _console(port: str, line: str) -> str:
 
 
 def test_run_simulated_with_the_web(tmp_path: Path) -> None:
-    pytest.importorskip("launcher.web.tokens", reason="the token store (issue #43, pair) "
-                        "is not in this tree yet")
     cfg = tmp_path / "unit.toml"
     cfg.write_text("[motor]\nlease_ms = 1000\n")  # as tests/firmware/test_run_simulated.py
     proc = subprocess.Popen([*LAUNCHER, "run", "--simulated", "--seed", "3", "--config",
@@ -103,20 +113,12 @@ def test_run_simulated_with_the_web(tmp_path: Path) -> None:
         status, state = ask("GET", "/api/status", got["token"])
         assert status == 200 and state["simulated"] is True and state["state"], state
     finally:
-        proc.send_signal(signal.SIGTERM)
-        try:
-            _, err = proc.communicate(timeout=30)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.communicate()
-            raise
+        err = _stopped(proc)
     assert proc.returncode == 0, err
     assert "Traceback" not in err, err
 
 
 def test_an_address_in_use_stops_the_run(tmp_path: Path) -> None:
-    pytest.importorskip("launcher.web.tokens", reason="the token store (issue #43, pair) "
-                        "is not in this tree yet")
     with socket.socket() as taken:
         taken.bind(("127.0.0.1", 0))
         taken.listen()
@@ -127,3 +129,32 @@ def test_an_address_in_use_stops_the_run(tmp_path: Path) -> None:
     assert proc.returncode == 1, proc.stderr
     assert f"error: web: cannot listen on 127.0.0.1:{port}: " in proc.stderr, proc.stderr
     assert "Traceback" not in proc.stderr
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def test_the_service_starts_the_panel_when_the_config_enables_it(tmp_path: Path) -> None:
+    # The service's own path (as a Pi runs it), on the mock pins: [web] enabled, no --web.
+    port = _free_port()  # free a moment ago: [web] port takes no 0
+    cfg = tmp_path / "launcher.toml"
+    cfg.write_text(f'[board]\npin_factory = "mock"\n[state]\npath = "{tmp_path / "s.json"}"\n'
+                   '[console]\nport = ""\n[luck]\nseed = 3\n[motor]\nlease_ms = 1000\n'
+                   f'[web]\nenabled = true\nhost = "127.0.0.1"\nport = {port}\n')
+    env = {**_env(tmp_path), "GPIOZERO_PIN_FACTORY": ""}
+    proc = subprocess.Popen([*LAUNCHER, "run", "--config", str(cfg)], env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    assert proc.stdout is not None
+    try:
+        assert _line(proc.stdout).strip() == f"web: http://127.0.0.1:{port}/"
+        c = http.client.HTTPConnection("127.0.0.1", port, timeout=DEADLINE)
+        c.request("GET", "/api/status")
+        r = c.getresponse()
+        assert r.status == 401 and json.loads(r.read())["error"] == "token"
+        c.close()
+    finally:
+        err = _stopped(proc)
+    assert proc.returncode == 0, err
