@@ -361,9 +361,12 @@ class WebServer:
         return resp
 
     async def _drained(self, request: web.Request) -> bool:
+        """Whether the unread body was read to its end: not if it was too slow, or if the
+        client went (a reset or a broken pipe is the client's leaving, not the server's
+        error, and is not logged as one)."""
         try:
             await asyncio.wait_for(request.release(), self.limits.body_s)
-        except TimeoutError:
+        except (TimeoutError, ConnectionError):
             return False
         return True
 

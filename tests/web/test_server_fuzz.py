@@ -1,7 +1,8 @@
 """Random requests against the real server over the real firmware: paths, methods, headers,
 tokens, origins, bodies (console lines, bad JSON, random bytes, huge ones) and bytes that
 are not HTTP at all. None may be answered 500, none may carry a traceback, every error is
-JSON with its code and message, and the launcher ends in no internal fault.
+JSON with its code and message, the server logs no error (a client that leaves mid-body
+is not one), and the launcher ends in no internal fault.
 
 The requests are bench/web_fuzz.py's, which ``python -m bench.web`` sends too. Seeded
 (random.Random): a failure names its seed and request number, and replays. The default
@@ -16,6 +17,7 @@ from pathlib import Path
 import pytest
 from webunit import WebUnit
 
+from bench.web import Logged
 from bench.web_fuzz import Tally, check, fuzz
 from launcher.web.server import Limits
 
@@ -25,8 +27,10 @@ def run_fuzz(tmp_path: Path, n: int, seed: int) -> None:
     # the routes (the limit has a test of its own).
     unit = WebUnit(tmp_path, limits=Limits(fails=10**9))
     try:
-        tally = fuzz(unit, n, seed)
+        with Logged() as logged:
+            tally = fuzz(unit, n, seed)
         assert tally.findings == [], tally.findings[:5]
+        assert logged.seen == [], logged.seen[:5]
         assert tally.errors == tally.tracebacks == 0
         status = unit.ask("GET", "/api/status")
         assert status.status == 200, status
