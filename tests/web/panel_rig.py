@@ -197,6 +197,8 @@ def pair_by_holding_the_button(page: Any, unit: Unit) -> None:
     assert opened.value.status == 201
     expect(page.locator("#pair-say")).to_contain_text("hold the launcher's button",
                                                        timeout=WAIT_MS)
+    # The console's way, for a person at the serial port: the window's own id.
+    expect(page.locator("#pair-line")).to_have_text(f"web pair {opened.value.json()['id']}")
     expect(page.locator("#panel")).to_be_hidden()  # nothing until the button says so
     mark = unit.console.send(HOLD)
     unit.console.wait_for(r"^# event pair_confirmed\b", mark)  # the hold's 3 s have passed

@@ -259,6 +259,10 @@ async function pair() {
     return;
   }
   const until = performance.now() + opened.expires_s * 1000;
+  // The window's id, for a person at the unit's serial console (`web pair ID` confirms it
+  // there as the 3 s hold does): only this page and the launcher know it.
+  $("pair-line").textContent = `web pair ${opened.id}`;
+  $("pair-console").hidden = false;
   const poll = async () => {
     const left = Math.max(0, Math.ceil((until - performance.now()) / 1000));
     pairSay(`Now hold the launcher's button down for 3 seconds (${left} s left).`);
@@ -275,6 +279,7 @@ async function pair() {
       return;
     }
     button.disabled = false;
+    $("pair-console").hidden = true;
     if (answer.status === 200) {
       // The answer set the HttpOnly cookie; the token in its body is not kept here.
       pairSay("");
