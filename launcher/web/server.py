@@ -24,8 +24,10 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import contextlib
+import ipaddress
 import json
 import logging
+import socket
 import ssl
 import threading
 from collections import OrderedDict, deque
@@ -331,11 +333,11 @@ class WebServer:
     # -- the app ---------------------------------------------------------------------------
 
     def make_app(self) -> web.Application:
-        """The routes and the middlewares (outermost first: head deadline, errors, token,
-        origin)."""
+        """The routes and the middlewares (outermost first: head deadline, errors, host,
+        token, origin)."""
         app = web.Application(client_max_size=self.limits.body,
-                              middlewares=[self._deadline, self._errors, self._auth,
-                                           self._origin])
+                              middlewares=[self._deadline, self._errors, self._host,
+                                           self._auth, self._origin])
         app.on_response_prepare.append(_headers)
         r = app.router
         r.add_get("/", self._index, allow_head=False)
@@ -433,6 +435,16 @@ class WebServer:
             return await handler(request)
         finally:
             _TID.reset(held)
+
+    @web.middleware
+    async def _host(self, request: web.Request, handler: _Next) -> web.StreamResponse:
+        if request.path.startswith("/api/") and not _known_host(request.host):
+            # DNS rebinding: a page of another site whose name now points at the unit would
+            # pass the same-origin check (its Origin and Host agree). It may not open a
+            # pairing window someone's hold confirms, nor poll for its token.
+            raise Refused(400, "host", "the API answers the unit's own names only (an "
+                                       "address, localhost, NAME.local or its host name)")
+        return await handler(request)
 
     @web.middleware
     async def _origin(self, request: web.Request, handler: _Next) -> web.StreamResponse:
@@ -623,6 +635,23 @@ def _token(request: web.Request) -> str | None:
     if scheme.lower() == "bearer" and value.strip():
         return value.strip()
     return request.cookies.get(COOKIE) or None
+
+
+def _known_host(host: str) -> bool:
+    """Whether a request's Host names this unit: an address, ``localhost``, a ``.local``
+    name (avahi's) or the machine's own host name; never another site's."""
+    name = host.strip().lower()
+    if name.startswith("["):  # [IPv6]:port
+        name = name[1:].partition("]")[0]
+    elif name.count(":") == 1:
+        name = name.partition(":")[0]
+    name = name.removesuffix(".")
+    try:
+        ipaddress.ip_address(name)
+        return True
+    except ValueError:
+        pass
+    return name in ("localhost", socket.gethostname().lower()) or name.endswith(".local")
 
 
 def _same_origin(request: web.Request) -> bool:

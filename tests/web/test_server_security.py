@@ -77,6 +77,30 @@ def test_a_cross_origin_post_is_refused(shared: WebUnit, headers: dict[str, str]
     c.close()
 
 
+@pytest.mark.parametrize("host", ["evil.example", "evil.example:8080",
+                                  "launcher.local.evil.example", "127.0.0.1.nip.io"])
+def test_another_sites_name_is_refused_though_its_origin_agrees(shared: WebUnit,
+                                                                 host: str) -> None:
+    """DNS rebinding: a page of another site whose name now points at the unit. Its Origin
+    and Host agree, so only the name gives it away: it may neither open a window someone's
+    hold would confirm, nor poll one for its token."""
+    for method, path in (("POST", "/api/pair"), ("GET", "/api/pair/x"),
+                         ("GET", "/api/status")):
+        c = shared.connect()
+        c.request(method, path, headers={"Host": host, "Origin": f"http://{host}"})
+        r = c.getresponse()
+        body = r.read()
+        c.close()
+        assert r.status == 400 and b'"host"' in body, (method, path, r.status, body)
+
+
+@pytest.mark.parametrize("host", ["launcher.local", "launcher.local.:8080", "LAUNCHER.LOCAL",
+                                  "localhost:8080", "192.168.1.20", "[fe80::1]:8080"])
+def test_the_units_own_names_pass_the_host_check(shared: WebUnit, host: str) -> None:
+    a = shared.ask("GET", "/api/status", headers={"Host": host})
+    assert a.status == 200, a
+
+
 def test_a_same_origin_referer_passes(shared: WebUnit) -> None:
     a = shared.ask("POST", "/api/command", {"line": "status"}, origin=False,
                    headers={"Referer": f"{shared.origin}/panel?x=1"})

@@ -44,13 +44,13 @@ def test_a_head_that_never_ends_is_cut_off(tmp_path: Path) -> None:
     unit = WebUnit(tmp_path, limits=QUICK)
     try:
         with connect(unit) as s:
-            s.sendall(b"GET /api/status HTTP/1.1\r\nHost: x\r\nX-Slow: ")
+            s.sendall(b"GET /api/status HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: ")
             assert until_closed(s) == b""  # closed, unanswered
         with connect(unit) as s:  # a connection that never sends a byte, too
             assert until_closed(s) == b""
         # After an answer the next head has its deadline again.
         with connect(unit) as s:
-            s.sendall(f"GET /api/status HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer "
+            s.sendall(f"GET /api/status HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer "
                       f"{unit.token}\r\n\r\n".encode())
             got = until_closed(s)
             assert got.startswith(b"HTTP/1.1 200 ") and got.count(b"HTTP/1.1") == 1
@@ -82,7 +82,7 @@ def test_connections_beyond_the_limit_are_closed_as_they_come(tmp_path: Path) ->
         held.pop().close()
         for _ in range(1000):  # until the server has seen it go
             with connect(unit) as again:
-                again.sendall(f"GET /api/status HTTP/1.1\r\nHost: x\r\nConnection: close\r\n"
+                again.sendall(f"GET /api/status HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n"
                               f"Authorization: Bearer {unit.token}\r\n\r\n".encode())
                 if until_closed(again).startswith(b"HTTP/1.1 200 "):
                     break
@@ -99,7 +99,7 @@ def test_a_live_client_that_falls_behind_is_dropped(tmp_path: Path) -> None:
     try:
         unit.command("profile deal 3")
         with connect(unit) as s:
-            s.sendall(f"GET /api/events HTTP/1.1\r\nHost: x\r\n"
+            s.sendall(f"GET /api/events HTTP/1.1\r\nHost: 127.0.0.1\r\n"
                       f"Authorization: Bearer {unit.token}\r\n\r\n".encode())
             first = s.recv(65536)
             assert first.startswith(b"HTTP/1.1 200 "), first
