@@ -1,7 +1,9 @@
 """A real web server in a thread over the real firmware on the simulated board, its reactor a
 RealReactor on a thread of its own, as `launcher run --simulated --web` has them; and small
-stand-ins of the pairing part and the token store (the contract of docs/web.md) until
-their real ones are wired in.
+stand-ins of the pairing part and the token store (their contract in docs/web.md), so that
+the server's tests decide pairing and tokens themselves. The real ones have tests of their
+own (tests/firmware/test_pairing.py, test_tokens.py) and run behind the server end to end
+in test_server_run.py and the browser test.
 
 Nothing here sleeps: a request waits for its answer with a socket timeout that only fails a
 hang, and a test waits on the event it needs.
