@@ -91,13 +91,9 @@ def _run_owned(args: argparse.Namespace, settings: config.Settings, seed: int,
 
 
 def _web_address(args: argparse.Namespace, settings: config.Settings) -> tuple[str, int] | None:
-    """Where the web panel listens: --web, else nowhere.
-
-    Issue #43, the `[web]` section: once ``settings.web`` is in the config, a Pi's service
-    starts the panel from it; this is the place:
-    ``args.web or ((settings.web.host, settings.web.port) if settings.web.enabled else None)``.
-    """
-    return args.web
+    """Where the web panel listens: --web, else the config's ``[web]`` when it is enabled
+    (a Pi's service, and the mock pins' run), else nowhere."""
+    return args.web or ((settings.web.host, settings.web.port) if settings.web.enabled else None)
 
 
 def web_on_ready(app: Launcher, settings: config.Settings, address: tuple[str, int] | None,

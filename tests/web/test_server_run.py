@@ -103,15 +103,20 @@ def test_run_simulated_with_the_web(tmp_path: Path) -> None:
         status, state = ask("GET", "/api/status", got["token"])
         assert status == 200 and state["simulated"] is True and state["state"], state
     finally:
-        proc.send_signal(signal.SIGTERM)
-        try:
-            _, err = proc.communicate(timeout=30)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.communicate()
-            raise
+        err = _stop(proc)
     assert proc.returncode == 0, err
     assert "Traceback" not in err, err
+
+
+def _stop(proc: subprocess.Popen[str]) -> str:
+    """Stop the unit as systemd does; its stderr."""
+    proc.send_signal(signal.SIGTERM)
+    try:
+        return proc.communicate(timeout=30)[1]
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.communicate()
+        raise
 
 
 def test_an_address_in_use_stops_the_run(tmp_path: Path) -> None:
@@ -127,3 +132,32 @@ def test_an_address_in_use_stops_the_run(tmp_path: Path) -> None:
     assert proc.returncode == 1, proc.stderr
     assert f"error: web: cannot listen on 127.0.0.1:{port}: " in proc.stderr, proc.stderr
     assert "Traceback" not in proc.stderr
+
+
+def test_run_on_the_mock_pins_starts_the_web_of_the_config(tmp_path: Path) -> None:
+    """`launcher run` with `[web] enabled = true` (the service's way, here on the mock pins
+    as bench.service runs it) serves the panel at the config's address after READY."""
+    pytest.importorskip("launcher.web.tokens", reason="the token store (issue #43, pair) "
+                        "is not in this tree yet")
+    master, slave = os.openpty()
+    with socket.socket() as free:
+        free.bind(("127.0.0.1", 0))
+        port = free.getsockname()[1]
+    cfg = tmp_path / "unit.toml"
+    cfg.write_text(f'[board]\npin_factory = "mock"\n\n[console]\nport = "{os.ttyname(slave)}"'
+                   f'\n\n[state]\npath = "{tmp_path / "state.json"}"\n\n'
+                   f'[web]\nenabled = true\nhost = "127.0.0.1"\nport = {port}\n')
+    proc = subprocess.Popen([*LAUNCHER, "run", "--config", str(cfg)], env=_env(tmp_path),
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    assert proc.stdout is not None
+    try:
+        assert _line(proc.stdout).strip() == f"web: http://127.0.0.1:{port}/"
+        c = http.client.HTTPConnection("127.0.0.1", port, timeout=DEADLINE)
+        c.request("GET", "/api/status")
+        assert c.getresponse().status == 401
+        c.close()
+    finally:
+        err = _stop(proc)
+        os.close(master)
+        os.close(slave)
+    assert proc.returncode == 0, err
