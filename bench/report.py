@@ -321,6 +321,10 @@ def _service(r: Any, w: Any, info: dict[str, Any]) -> None:
         _service_web(r, w, runs, web)
 
 
+def _count(n: int, thing: str) -> str:
+    return f"{n} {thing}{'' if n == 1 else 's'}"
+
+
 def _service_web(r: Any, w: Any, runs: list[dict[str, Any]],
                  web: list[dict[str, Any]]) -> None:
     p = r.plan
@@ -337,8 +341,9 @@ def _service_web(r: Any, w: Any, runs: list[dict[str, Any]],
       "through the page's `POST /api/pair` and the console's `web pair ID` holds "
       "`/api/events` open with its token, as a phone left open on the page (its first "
       "status came before the window; within it, " +
-      "; ".join(f"{x['asleep_client']['stream']['events']} events and "
-                f"{x['asleep_client']['stream']['pings']} keep-alive pings" for x in web) +
+      "; ".join(_count(x["asleep_client"]["stream"]["events"], "event") + " and " +
+                _count(x["asleep_client"]["stream"]["pings"], "keep-alive ping")
+                for x in web) +
       "); its rows' difference is against the asleep window of the same runs. Min / median "
       "/ max over the runs; the difference is of the medians.\n")
     w("| figure | [web] off | [web] on | on − off |")
@@ -348,6 +353,8 @@ def _service_web(r: Any, w: Any, runs: list[dict[str, Any]],
         off = [get(x) for x in runs] if client is None else [client(x) for x in web]
         on = [get(x) for x in web]
         diff = fmt.replace("{:", "{:+").format(statistics.median(on) - statistics.median(off))
+        if not diff.strip("+-0.,"):
+            diff = "±" + diff[1:]  # no difference at this precision, whatever its rounding
         w(f"| {name} | {_spread(off, fmt) + unit if client is None else '–'} | "
           f"{_spread(on, fmt)}{unit} | {diff}{unit} |")
 
