@@ -527,6 +527,8 @@ def run(idle: float, presses: int, use_strace: bool = True, warmup: int = 1000,
         except subprocess.TimeoutExpired:
             proc.kill()
             result["exit_code"] = proc.wait()
+        if proc.stdout is not None:
+            proc.stdout.close()  # the web's line was read; nothing else comes on it
         pty.close()
         notify.close()
         shutil.rmtree(folder, ignore_errors=True)
