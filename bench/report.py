@@ -66,6 +66,11 @@ REASONS = {
         "The actuators' guard thread wakes every GUARD_BEAT (0.5 s) whether or not anything "
         "is driven, so that the watchdog can tell it lives (launcher/firmware/actuators.py): "
         "asleep, with nothing to guard, that is two wake-ups a second. Not changed yet."),
+    "resident memory after start, [web] on": (
+        "The panel's imports, loaded after READY: asyncio (with ssl and OpenSSL) and aiohttp "
+        "with its parsers, and the panel's own modules; the rows of the web section below "
+        "give the difference. Not trimmed yet."),
+    "resident memory, [web] on": ("As after start: the panel's imports."),
     "memory growth": (
         "What grew between the warm-up and the end, found with tracemalloc and smaps inside "
         "the process: the simulated tray (now the newest 200 cards) and CPython's free list "
@@ -281,7 +286,9 @@ def _service(r: Any, w: Any, info: dict[str, Any]) -> None:
       "after warm-up / half / end MiB | counted presses / shots / cards shot | console "
       "presses/s |")
     w("|---|---|---|---|---|---|")
-    rows = list(enumerate(runs, 1))
+    web = r.details.get("service_web", [])
+    rows: list[tuple[Any, dict[str, Any]]] = list(enumerate(runs, 1))
+    rows += [(f"{i}, [web] on", x) for i, x in enumerate(web, 1)]
     before = r.details.get("service_before")
     if before:
         rows.append(("before (compare root)", before))
@@ -300,7 +307,8 @@ def _service(r: Any, w: Any, info: dict[str, Any]) -> None:
     if audio:
         w("What the stock audio setting found (the service's log): " +
           "; ".join(f"`{line}`" for line in audio) + "\n")
-    for label, x in (("now", runs[0]), ("before", before)):
+    for label, x in (("now", runs[0]), ("[web] on", web[0] if web else None),
+                     ("before", before)):
         st = x.get("asleep_strace") if x else None
         if st:
             calls = ", ".join(f"{k} {v}" for k, v in sorted(st["calls"].items(),
@@ -309,6 +317,69 @@ def _service(r: Any, w: Any, info: dict[str, Any]) -> None:
               f"{st['seconds']:g} s: {calls} ({st['total']} in all).\n")
         elif x and label == "now":
             w("strace is not installed (or cannot attach here): no system-call count.\n")
+    if web:
+        _service_web(r, w, runs, web)
+
+
+def _count(n: int, thing: str) -> str:
+    return f"{n} {thing}{'' if n == 1 else 's'}"
+
+
+def _service_web(r: Any, w: Any, runs: list[dict[str, Any]],
+                 web: list[dict[str, Any]]) -> None:
+    p = r.plan
+    w("### The same with the web panel on\n")
+    w(f"`python -m bench.service --idle {p.idle:g} --warmup {p.service_warmup} --presses "
+      f"{p.service_presses} --web`, run after each of today's runs above"
+      f"{' (at the same time as it, in the quick mode)' if p.service_together else ''}: the same "
+      "service with `[web] enabled = true` on 127.0.0.1 (at a free port the bench names), as "
+      "a Pi's service starts it after READY. Before the first window each run read the "
+      "panel's `web:` line and checked that it answers `GET /` with 200 and `GET "
+      "/api/status` with 401 (" + "; ".join(
+          ", ".join(f"`{k}` {v}" for k, v in x["web"]["checked"].items()) for x in web) +
+      "). The live-client window comes after the asleep ones, still asleep: a client paired "
+      "through the page's `POST /api/pair` and the console's `web pair ID` holds "
+      "`/api/events` open with its token, as a phone left open on the page (its first "
+      "status came before the window; within it, " +
+      "; ".join(_count(x["asleep_client"]["stream"]["events"], "event") + " and " +
+                _count(x["asleep_client"]["stream"]["pings"], "keep-alive ping")
+                for x in web) +
+      "); its rows' difference is against the asleep window of the same runs. Min / median "
+      "/ max over the runs; the difference is of the medians.\n")
+    w("| figure | [web] off | [web] on | on − off |")
+    w("|---|---|---|---|")
+
+    def row(name: str, fmt: str, unit: str, get: Any, client: Any = None) -> None:
+        off = [get(x) for x in runs] if client is None else [client(x) for x in web]
+        on = [get(x) for x in web]
+        diff = fmt.replace("{:", "{:+").format(statistics.median(on) - statistics.median(off))
+        if not diff.strip("+-0.,"):
+            diff = "±" + diff[1:]  # no difference at this precision, whatever its rounding
+        w(f"| {name} | {_spread(off, fmt) + unit if client is None else '–'} | "
+          f"{_spread(on, fmt)}{unit} | {diff}{unit} |")
+
+    def beyond(x: dict[str, Any]) -> int:
+        return x["wakeups"] - x["watchdog_pings"]
+
+    row("exec → READY (sd_notify)", "{:.3f}", " s", lambda x: x["start_to_ready_s"])
+    w(f"| READY → the panel's `web:` line (its imports and start, on the owner's thread "
+      f"before the reactor runs: launcher/firmware/runner.py) | – | "
+      f"{_spread([x['web']['ready_to_web_s'] for x in web], '{:.3f}')} s | |")
+    row("idle CPU awake", "{:.3f}", " %", lambda x: x["awake"]["cpu_percent"])
+    row(f"wake-ups awake, per {p.idle:g} s", "{:,.0f}", "", lambda x: x["awake"]["wakeups"])
+    row("idle CPU asleep", "{:.3f}", " %", lambda x: x["asleep"]["cpu_percent"])
+    row(f"wake-ups asleep, per {p.idle:g} s", "{:,.0f}", "", lambda x: x["asleep"]["wakeups"])
+    row("wake-ups asleep beyond the watchdog's", "{:,.0f}", "", lambda x: beyond(x["asleep"]))
+    row("idle CPU asleep, a live client", "{:.3f}", " %",
+        lambda x: x["asleep_client"]["cpu_percent"], lambda x: x["asleep"]["cpu_percent"])
+    row(f"wake-ups asleep, a live client, per {p.idle:g} s", "{:,.0f}", "",
+        lambda x: x["asleep_client"]["wakeups"], lambda x: x["asleep"]["wakeups"])
+    row("wake-ups asleep beyond the watchdog's, a live client", "{:,.0f}", "",
+        lambda x: beyond(x["asleep_client"]), lambda x: beyond(x["asleep"]))
+    row("resident memory after start", "{:.2f}", " MiB", lambda x: x["rss_start_mib"])
+    row(f"resident memory after {p.service_warmup:,} + {p.service_presses:,} presses",
+        "{:.2f}", " MiB", lambda x: x["rss_end_mib"])
+    w("")
 
 
 def _startup(r: Any, w: Any) -> None:

@@ -21,7 +21,15 @@ setting (``auto``: here it probes for a sound device, finds none, and stays sile
 Its luck is the bench's own (``BENCH_LUCK``): about one press in twenty shoots, one or two
 cards, so that the 11,000 presses take minutes of the simulator's roller time, not hours.
 
-    python -m bench.service [--idle 60] [--warmup 1000] [--presses 10000] [--no-strace]
+With ``--web`` the same run has the web panel on (``[web] enabled = true`` on 127.0.0.1, at a
+free port the bench names: the config takes no port 0), as a Pi's service starts it after
+READY. Before any window the panel must have printed its ``web:`` line and answer ``GET /``
+200 and ``GET /api/status`` 401, so the figures are of a running server. After the asleep
+windows a client paired through the console (``POST /api/pair``, then ``web pair ID``)
+holds ``/api/events`` open with its token, and one more asleep window is measured: the cost
+of a phone left open on the page.
+
+    python -m bench.service [--idle 60] [--warmup 1000] [--presses 10000] [--no-strace] [--web]
 
 It prints one JSON object.
 """
@@ -197,15 +205,129 @@ BENCH_LUCK = ("hazard = [" + ", ".join(["0.04"] * 30) + ", 1.0]\n"
 LOAD_STEP = 200  # the console's cap on `cards N` and `load N`
 
 
-def config_text(port: str, state: Path, mash_guard_ms: int = 0) -> str:
+def config_text(port: str, state: Path, mash_guard_ms: int = 0,
+                web_port: int | None = None) -> str:
     """The stock config but the console's port, the state file, a seed and the bench's luck
-    (the audio backend is left as shipped: ``auto``). The mock pins by name: off a Pi,
-    `launcher run` on "auto" pins refuses to start."""
+    (the audio backend is left as shipped: ``auto``), and the web panel on ``web_port`` of
+    127.0.0.1 if given. The mock pins by name: off a Pi, `launcher run` on "auto" pins
+    refuses to start."""
+    web = ("" if web_port is None else
+           f'\n[web]\nenabled = true\nhost = "{WEB_HOST}"\nport = {web_port}\n')
     return (f'[board]\npin_factory = "mock"\n\n[console]\nport = "{port}"\n\n'
             f'[state]\npath = "{state}"\n\n'
             f'[luck]\nseed = 1\n\n[luck.mild]\n{BENCH_LUCK}\n[luck.wild]\n{BENCH_LUCK}\n'
             # Console presses come faster than a hand's: none is ignored as mashing.
-            f'[timing]\nmash_guard_ms = {mash_guard_ms}\n')
+            f'[timing]\nmash_guard_ms = {mash_guard_ms}\n{web}')
+
+
+WEB_HOST = "127.0.0.1"
+
+
+def free_port() -> int:
+    """A port no one listens on now (the config's web.port is 1..65535: no 0 for the
+    kernel to choose, so the bench asks it here)."""
+    with socket.socket() as s:
+        s.bind((WEB_HOST, 0))
+        return int(s.getsockname()[1])
+
+
+def web_line(out: Any, timeout: float) -> str:
+    """The service's ``web: URL`` line on its stdout."""
+    deadline = time.monotonic() + timeout
+    while (left := deadline - time.monotonic()) > 0:
+        ready, _, _ = select.select([out], [], [], left)
+        if not ready:
+            break
+        line = out.readline().decode(errors="replace")
+        if not line:
+            raise RuntimeError("the service closed its stdout before its `web:` line")
+        if line.startswith("web: "):
+            return line.split(None, 1)[1].strip()
+    raise TimeoutError(f"no `web:` line within {timeout} s")
+
+
+class Panel:
+    """The bench as a phone on the web panel at ``port``."""
+
+    def __init__(self, port: int) -> None:
+        self.port = port
+        self.origin = f"http://{WEB_HOST}:{port}"
+
+    def ask(self, method: str, path: str, token: str | None = None) -> tuple[int, bytes]:
+        import http.client
+
+        c = http.client.HTTPConnection(WEB_HOST, self.port, timeout=10)
+        headers = {"Origin": self.origin}
+        if token is not None:
+            headers["Authorization"] = f"Bearer {token}"
+        try:
+            c.request(method, path, headers=headers)
+            r = c.getresponse()
+            return r.status, r.read()
+        finally:
+            c.close()
+
+    def check(self) -> dict[str, int]:
+        """The page is served and the API refuses a stranger: a running server."""
+        got = {"GET /": self.ask("GET", "/")[0],
+               "GET /api/status": self.ask("GET", "/api/status")[0]}
+        if got != {"GET /": 200, "GET /api/status": 401}:
+            raise RuntimeError(f"the web panel is not serving: {got}")
+        return got
+
+    def pair(self, pty: Pty) -> str:
+        """A token: a pairing window opened by the page, confirmed on the serial console."""
+        status, body = self.ask("POST", "/api/pair")
+        if status != 201:
+            raise RuntimeError(f"POST /api/pair: {status} {body[:200]!r}")
+        pid = json.loads(body)["id"]
+        if not (reply := pty.ask(f"web pair {pid}")).startswith("ok"):
+            raise RuntimeError(f"web pair {pid}: {reply}")
+        status, body = self.ask("GET", f"/api/pair/{pid}")
+        if status != 200:
+            raise RuntimeError(f"GET /api/pair/{pid}: {status} {body[:200]!r}")
+        return str(json.loads(body)["token"])
+
+
+class LiveClient:
+    """One client on ``/api/events`` with a token, its lines read by a thread of ours as a
+    page's would be."""
+
+    def __init__(self, panel: Panel, token: str) -> None:
+        import http.client
+
+        self.conn = http.client.HTTPConnection(WEB_HOST, panel.port, timeout=None)
+        self.conn.request("GET", "/api/events", headers={"Authorization": f"Bearer {token}"})
+        self.resp = self.conn.getresponse()
+        if self.resp.status != 200:
+            raise RuntimeError(f"GET /api/events: {self.resp.status}")
+        self.events = self.pings = 0
+        self._first = threading.Event()
+        self._reader = threading.Thread(target=self._read, name="live-client", daemon=True)
+        self._reader.start()
+        if not self._first.wait(10):
+            raise TimeoutError("the live stream sent no first status within 10 s")
+
+    def _read(self) -> None:
+        try:
+            for line in iter(self.resp.readline, b""):
+                if line.startswith(b"event: "):
+                    self.events += 1
+                    self._first.set()
+                elif line.startswith(b": ping"):
+                    self.pings += 1
+        except (OSError, ValueError):
+            pass  # closed by close()
+
+    def counts(self) -> dict[str, int]:
+        return {"events": self.events, "pings": self.pings}
+
+    def close(self) -> None:
+        sock = self.conn.sock
+        if sock is not None:
+            sock.shutdown(socket.SHUT_RDWR)
+        self._reader.join(5)
+        self.conn.close()
 
 
 def fields(reply: str) -> dict[str, str]:
@@ -321,30 +443,57 @@ def strace_window(pid: int, seconds: float) -> dict[str, Any] | None:
 
 
 def run(idle: float, presses: int, use_strace: bool = True, warmup: int = 1000,
-        mash_guard_ms: int = 0) -> dict[str, Any]:
+        mash_guard_ms: int = 0, web: bool = False) -> dict[str, Any]:
     folder = Path(tempfile.mkdtemp(prefix="bench-service-"))
     pty = Pty()
     notify = Notify(folder)
     cfg = folder / "launcher.toml"
-    cfg.write_text(config_text(pty.name, folder / "state.json", mash_guard_ms))
+    port = free_port() if web else None
+    cfg.write_text(config_text(pty.name, folder / "state.json", mash_guard_ms, port))
     env = _env(NOTIFY_SOCKET=notify.path, WATCHDOG_USEC=str(WATCHDOG_SEC * 1_000_000))
     result: dict[str, Any] = {"idle_seconds": idle, "presses": presses, "warmup": warmup}
     args = ["run", "--config", str(cfg)]
     t0 = time.perf_counter()
     log = folder / "launcher.log"
     proc = subprocess.Popen([*_launcher_cmd(), *args], env=env, cwd=ROOT,
-                            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                            stdin=subprocess.DEVNULL,
+                            stdout=subprocess.PIPE if web else subprocess.DEVNULL,
                             stderr=log.open("wb"))
+    panel = Panel(port) if port is not None else None
+    client: LiveClient | None = None
     try:
-        result["start_to_ready_s"] = notify.wait_for("READY=1", 30) - t0
+        ready = notify.wait_for("READY=1", 30)
+        result["start_to_ready_s"] = ready - t0
+        if panel is not None:
+            url = web_line(proc.stdout, 30)
+            # The panel starts on the owner's thread before its reactor runs (runner.py).
+            ready_to_web = time.perf_counter() - ready
+            if url != f"{panel.origin}/":
+                raise RuntimeError(f"the panel is on {url}, not on the config's {panel.origin}")
+            result["web"] = {"url": url, "ready_to_web_s": ready_to_web,
+                             "checked": panel.check()}
         pty.drain(1.0)  # the banner; and let the start settle
         result["rss_start_mib"] = rss_mib(proc.pid)
         result["awake"] = idle_window(proc.pid, notify, idle)
+        token = panel.pair(pty) if panel is not None else None  # before the unit sleeps
         if not pty.ask("sleep").startswith("ok"):
             raise RuntimeError("the console refused `sleep`")
         pty.drain(1.0)
         result["asleep"] = idle_window(proc.pid, notify, idle)
         result["asleep_strace"] = strace_window(proc.pid, idle) if use_strace else None
+        if panel is not None and token is not None:
+            client = LiveClient(panel, token)
+            time.sleep(1.0)  # let the stream's start settle, as the pty's above
+            seen = client.counts()
+            result["asleep_client"] = idle_window(proc.pid, notify, idle)
+            got = client.counts()
+            result["asleep_client"]["stream"] = {k: got[k] - seen[k] for k in got}
+            result["web"]["client_events"] = got["events"]
+            state = fields(pty.ask("status")).get("state")
+            if state != "asleep":
+                raise RuntimeError(f"the window with a live client was not asleep: {state}")
+            client.close()
+            client = None
         pty.ask("wake")
         pty.drain(0.5)
         p = Presses(pty)
@@ -370,12 +519,16 @@ def run(idle: float, presses: int, use_strace: bool = True, warmup: int = 1000,
         tail = log.read_text(errors="replace").splitlines()[-15:]
         raise RuntimeError(f"{exc}; the launcher's log ends:\n" + "\n".join(tail)) from exc
     finally:
+        if client is not None:
+            client.close()
         proc.send_signal(signal.SIGTERM)
         try:
             result["exit_code"] = proc.wait(20)
         except subprocess.TimeoutExpired:
             proc.kill()
             result["exit_code"] = proc.wait()
+        if proc.stdout is not None:
+            proc.stdout.close()  # the web's line was read; nothing else comes on it
         pty.close()
         notify.close()
         shutil.rmtree(folder, ignore_errors=True)
@@ -391,12 +544,16 @@ def main(argv: list[str] | None = None) -> int:
                    help="the launcher's mash guard (the self-check's test sets one, so that "
                         "presses are ignored and the run must fail)")
     p.add_argument("--no-strace", action="store_true")
+    p.add_argument("--web", action="store_true",
+                   help="the same run with the web panel on ([web] enabled, 127.0.0.1), and "
+                        "one more asleep window with a paired client on its live stream")
     p.add_argument("--root", metavar="DIR", type=Path,
                    help="run the launcher of another checkout (e.g. before a change)")
     a = p.parse_args(argv)
     global ROOT
     ROOT = a.root
-    json.dump(run(a.idle, a.presses, not a.no_strace, a.warmup, a.mash_guard_ms), sys.stdout)
+    json.dump(run(a.idle, a.presses, not a.no_strace, a.warmup, a.mash_guard_ms, a.web),
+              sys.stdout)
     print()
     return 0
 

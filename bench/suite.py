@@ -56,6 +56,7 @@ class Plan:
     idle: float = 30.0
     service_warmup: int = 1000
     service_presses: int = 10_000
+    service_together: bool = False  # today's service run and the web's at once (CI's budget)
     start_samples: int = 7
     console_runs: int = 3
     console_lines: int = 20_000
@@ -75,7 +76,8 @@ class Plan:
 QUICK = Plan(quick=True, press_runs=2, presses=300, lids=30, human_runs=1, human_presses=12,
              slow_runs=1, slow_presses=200, gc_runs=0, cpu_runs=2, cpu_presses=10,
              cpu_fast_presses=40, service_runs=1, idle=2.0, service_warmup=50,
-             service_presses=300, start_samples=3, console_runs=2, console_lines=1500,
+             service_presses=300, service_together=True, start_samples=3, console_runs=2,
+             console_lines=1500,
              games_runs=2, peer_runs=2, engine_seconds=0.25,
              jobs_runs=2, jobs_games=24, scale_runs=2, scale_players=(2, 6, 10),
              scale_direct=3, scale_firmware=1, profile_scale=0.2, compare_idle=3.0)
@@ -196,6 +198,16 @@ def _json_run(cmd: list[str], cwd: Path) -> dict[str, Any]:
     return json.loads(proc.stdout.strip().splitlines()[-1])
 
 
+def _json_runs(cmds: list[list[str]], together: bool) -> list[dict[str, Any]]:
+    """``_json_run`` of each command here, one after the other or all at once."""
+    if not together:
+        return [_json_run(cmd, ROOT) for cmd in cmds]
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(len(cmds)) as pool:
+        return list(pool.map(lambda cmd: _json_run(cmd, ROOT), cmds))
+
+
 def press_runs(n: int, presses: int, lids: int, *extra: str,
                root: Path | None = None) -> list[dict[str, Any]]:
     args = ["--presses", str(presses), "--lids", str(lids), *extra]
@@ -262,16 +274,25 @@ def bench_press(r: Results, root: Path | None) -> None:
 
 def bench_service(r: Results, root: Path | None) -> None:
     p = r.plan
-    runs = []
+    runs, web = [], []
     for i in range(p.service_runs):
         args = ["--idle", str(p.idle), "--warmup", str(p.service_warmup), "--presses",
                 str(p.service_presses)]
         if i:
             args.append("--no-strace")  # one strace window is enough to name the calls
         # bench.service fails (and the suite with it) unless the firmware's counters show
-        # every press it sent accepted and every shot's cards shot.
-        runs.append(_json_run([*_bench_cmd("service", None), *args], ROOT))
+        # every press it sent accepted and every shot's cards shot. Today's run and the same
+        # with the web panel on alternate, so that a busy spell of the machine falls on both
+        # (the quick mode runs them at once: most of a run is waiting through its windows).
+        cmd = [*_bench_cmd("service", None), *args]
+        web_cmd = [*cmd, "--web"]
+        if p.service_together and "--no-strace" not in web_cmd:
+            web_cmd.append("--no-strace")  # its strace window would be the run's longest
+        today, on = _json_runs([cmd, web_cmd], p.service_together)
+        runs.append(today)
+        web.append(on)
     r.details["service"] = runs
+    r.details["service_web"] = web
     asleep_extra = [x["asleep"]["wakeups"] - x["asleep"]["watchdog_pings"] for x in runs]
     r.add(
         Figure("idle CPU awake, console on a pty", "%",
@@ -293,6 +314,7 @@ def bench_service(r: Results, root: Path | None) -> None:
                note="counted by the firmware: " + ", ".join(
                    f"{k} {v:,}" for k, v in runs[0]["counted"].items())),
     )
+    _service_web(r, runs, web)
     from bench.press import board_memory
 
     mem = [board_memory(p.service_presses) for _ in range(p.service_runs)]
@@ -304,6 +326,41 @@ def bench_service(r: Results, root: Path | None) -> None:
         args = ["--idle", str(p.compare_idle), "--presses", str(p.service_presses // 5),
                 "--warmup", str(p.service_warmup // 5), "--root", str(root)]
         r.details["service_before"] = _json_run([*_bench_cmd("service", None), *args], ROOT)
+
+
+def _service_web(r: Results, runs: list[dict[str, Any]], web: list[dict[str, Any]]) -> None:
+    """The figures of the runs with the web panel on, beside today's (issue 43: READY and
+    the idle cost unchanged within noise)."""
+    p = r.plan
+
+    def beyond(x: dict[str, Any]) -> int:
+        return x["wakeups"] - x["watchdog_pings"]
+
+    r.add(
+        Figure("`launcher run`: exec → READY (sd_notify), [web] off", "s",
+               [x["start_to_ready_s"] for x in runs]),
+        Figure("`launcher run`: exec → READY (sd_notify), [web] on", "s",
+               [x["start_to_ready_s"] for x in web]),
+        Figure("idle CPU awake, [web] on", "%", [x["awake"]["cpu_percent"] for x in web], 0.5,
+               "≤ 0.5% of a core"),
+        Figure("idle CPU asleep, [web] on", "%", [x["asleep"]["cpu_percent"] for x in web],
+               0.05, "≤ 0.05% of a core"),
+        Figure("idle CPU asleep, [web] on, a paired client on the live stream", "%",
+               [x["asleep_client"]["cpu_percent"] for x in web]),
+        Figure(f"wake-ups asleep, [web] on, per {p.idle:g} s", "",
+               [x["asleep"]["wakeups"] for x in web]),
+        Figure(f"wake-ups asleep, [web] on, a paired client on the live stream, per "
+               f"{p.idle:g} s", "", [x["asleep_client"]["wakeups"] for x in web]),
+        Figure("wake-ups asleep beyond the watchdog's, [web] on", "",
+               [beyond(x["asleep"]) for x in web], 0, "none"),
+        Figure("resident memory after start, [web] on", "MiB",
+               [x["rss_start_mib"] for x in web], 40, "≤ 40 MB"),
+        Figure(f"resident memory, [web] on, after {p.service_warmup:,} + "
+               f"{p.service_presses:,} accepted console presses", "MiB",
+               [x["rss_end_mib"] for x in web], 40, "≤ 40 MB"),
+        Figure(f"memory growth over {p.service_presses:,} accepted presses, [web] on", "MiB",
+               [x["rss_end_mib"] - x["rss_warm_mib"] for x in web], 0.2, "≤ 0.2 MiB"),
+    )
 
 
 def bench_startup(r: Results, root: Path | None) -> None:

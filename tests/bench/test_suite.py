@@ -91,3 +91,30 @@ def test_the_press_benchmarks_check_what_they_measured() -> None:
             assert result["in1_writes"] >= n and result["edge_to_motor"]["n"] == n
             assert result["state_writes"] >= 1
             assert result["lid_to_stop"]["n"] == 2
+
+
+def test_the_service_benchmark_with_the_web_measures_a_serving_panel_and_a_live_client(
+        ) -> None:
+    pytest.importorskip("aiohttp")
+    proc = _service("--web")
+    assert proc.returncode == 0, proc.stderr
+    result = json.loads(proc.stdout)
+    assert result["web"]["url"].startswith("http://127.0.0.1:")
+    assert result["web"]["checked"] == {"GET /": 200, "GET /api/status": 401}
+    assert result["web"]["client_events"] >= 1  # the live stream's first status came
+    assert result["asleep_client"]["seconds"] > 0 and result["counted"]["presses"] == 30
+
+
+def test_the_panel_check_refuses_a_panel_that_lets_a_stranger_in(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.syspath_prepend(str(REPO))
+    from bench.service import Panel
+
+    panel = Panel(1)
+    answers = {"/": 200, "/api/status": 401}
+    monkeypatch.setattr(panel, "ask", lambda method, path, token=None: (answers[path], b""))
+    assert panel.check() == {"GET /": 200, "GET /api/status": 401}
+    for path, status in (("/api/status", 200), ("/", 404)):
+        answers = {"/": 200, "/api/status": 401, path: status}
+        with pytest.raises(RuntimeError, match="not serving"):
+            panel.check()

@@ -82,7 +82,8 @@ def test_connections_beyond_the_limit_are_closed_as_they_come(tmp_path: Path) ->
         held.pop().close()
         for _ in range(1000):  # until the server has seen it go
             with connect(unit) as again:
-                again.sendall(f"GET /api/status HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n"
+                again.sendall(f"GET /api/status HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+                              f"Connection: close\r\n"
                               f"Authorization: Bearer {unit.token}\r\n\r\n".encode())
                 if until_closed(again).startswith(b"HTTP/1.1 200 "):
                     break
