@@ -14,12 +14,14 @@ import logging
 import os
 import random
 import sys
+import threading
 from collections.abc import Callable, Mapping
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from launcher.core import config
+from launcher.core.errors import LauncherError
 
 if TYPE_CHECKING:
     from launcher.firmware.app import Launcher
@@ -121,35 +123,68 @@ def web_on_ready(app: Launcher, settings: config.Settings, address: tuple[str, i
 
 def start_web(app: Launcher, console: Console, settings: config.Settings, host: str,
               port: int, extras: Mapping[str, Any] | None = None) -> Callable[[], None]:
-    """The web panel's server on ``host``:``port`` over ``console``'s running configuration
-    (after READY, on the owner's thread before the reactor runs); prints its address and
-    returns what stops it (after the reactor has stopped)."""
+    """The web panel's server on ``host``:``port`` over ``console``'s running configuration,
+    started on a thread of its own, so that the reactor runs while it loads (aiohttp's
+    imports take a quarter of a second here, seconds on a Pi Zero: no press or watchdog
+    ping waits for them). It prints ``web: URL`` once it listens. Returns what stops it
+    (after the reactor has stopped), which raises what stopped the start, if anything: a
+    start that fails stops the reactor, and so ``launcher run``, as before READY."""
+    reactor = app.reactor
+    made: dict[str, Any] = {}
+    failed: list[LauncherError] = []
+
+    def begin() -> None:
+        try:
+            made["server"] = _web_server(app, console, settings, host, port, extras,
+                                         made.setdefault)
+        except LauncherError as exc:
+            failed.append(exc)
+            reactor.post(reactor.stop)
+        except Exception as exc:  # a bug: the firmware stops, and says why
+            log.exception("web: the panel did not start")
+            failed.append(LauncherError(f"web: the panel did not start: {exc}"))
+            reactor.post(reactor.stop)
+
+    starting = threading.Thread(target=begin, name="web-start", daemon=True)
+    starting.start()
+
+    def stop() -> None:
+        starting.join()  # its wait for the socket is bounded (server.START_WAIT)
+        server, bridge = made.get("server"), made.get("bridge")
+        if server is not None:
+            server.stop()
+        if bridge is not None:
+            bridge.close()
+        if failed:
+            raise failed[0]
+
+    return stop
+
+
+def _web_server(app: Launcher, console: Console, settings: config.Settings, host: str,
+                port: int, extras: Mapping[str, Any] | None,
+                keep: Callable[[str, Any], Any]) -> Any:
+    """The web panel's server, listening (the start thread): its bridge listens to the
+    launcher from the reactor thread, and is handed to ``keep`` for the stop."""
     from launcher.web.bridge import Bridge
     from launcher.web.tokens import TokenStore, token_path
 
     try:
         from launcher.web.server import WebServer
     except ImportError as exc:
-        from launcher.core.errors import LauncherError
-
         raise LauncherError(f"the web panel needs aiohttp ({exc}): the `web` extra, or "
                             "Debian's python3-aiohttp") from None
 
     web = settings.web
     tokens = TokenStore(token_path(settings.state_path), web.token_days)
     tls = (Path(web.tls_cert), Path(web.tls_key)) if web.tls_cert else None
-    bridge = Bridge(app, console.config, extras=extras, pairing=app.pairing)
-    bridge.attach()
+    bridge = keep("bridge", Bridge(app, console.config, extras=extras, pairing=app.pairing))
+    app.reactor.post(bridge.attach)
     server = WebServer(bridge, tokens, host, port, max_streams=web.max_streams, tls=tls)
     server.start()
     print(f"web: {server.url}", flush=True)
     log.info("web panel on %s", server.url)
-
-    def stop() -> None:
-        server.stop()
-        bridge.close()
-
-    return stop
+    return server
 
 
 def _mock_asked_for(settings: config.Settings) -> bool:

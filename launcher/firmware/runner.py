@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from launcher.core import config
+from launcher.core.errors import LauncherError
 from launcher.core.reactor import RealReactor
 from launcher.firmware.app import Launcher
 from launcher.firmware.notify import Notifier, Watchdog
@@ -36,8 +37,9 @@ def run_firmware(app: Launcher, seed: int, config_path: str | None = None,
     for the simulated launcher). ``on_ready`` is called with the console once the firmware
     is up (after READY: what it starts, the web panel, costs the start nothing); what it
     returns, if anything, is called first as the firmware stops, so that nothing it
-    started asks the launcher for work while it stops. An exception from ``on_ready``
-    stops the firmware as any end does, and is raised.
+    started asks the launcher for work while it stops; a ``LauncherError`` it raises (what
+    it started did not start) is raised once everything is stopped. An exception from
+    ``on_ready`` stops the firmware as any end does, and is raised.
     """
     from launcher.firmware.console import Console
     from launcher.firmware.transport import SerialTransport
@@ -78,6 +80,7 @@ def run_firmware(app: Launcher, seed: int, config_path: str | None = None,
     if watchdog is not None:
         watchdog.start()
     stop_extra: Callable[[], None] | None = None
+    failed: LauncherError | None = None
     try:
         if on_ready is not None:
             stop_extra = on_ready(console)
@@ -87,6 +90,8 @@ def run_firmware(app: Launcher, seed: int, config_path: str | None = None,
         if stop_extra is not None:
             try:
                 stop_extra()
+            except LauncherError as exc:  # what it started did not start: raised at the end
+                failed = exc
             except Exception:  # the launcher is stopped below whatever happened here
                 log.exception("stopping what started after READY failed")
         if watchdog is not None:
@@ -96,6 +101,8 @@ def run_firmware(app: Launcher, seed: int, config_path: str | None = None,
         app.stop()
         app.board.close()
         notifier.close()
+    if failed is not None:
+        raise failed
     return exit_code[0]
 
 

@@ -158,3 +158,43 @@ def test_the_service_starts_the_panel_when_the_config_enables_it(tmp_path: Path)
     finally:
         err = _stopped(proc)
     assert proc.returncode == 0, err
+
+
+def test_the_panel_loads_beside_the_running_reactor_and_its_failure_stops_the_run(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """start_web returns at once: the reactor runs while the server's imports load (seconds
+    on a Pi Zero: no press or watchdog ping may wait for them). A start that then fails
+    stops the reactor, and the stop raises why."""
+    import threading
+
+    from launcher.cli import run
+    from launcher.core.errors import LauncherError
+    from launcher.core.reactor import RealReactor
+
+    loading, release = threading.Event(), threading.Event()
+
+    def slow_and_failing(*args: object) -> object:
+        loading.set()
+        assert release.wait(DEADLINE)
+        raise LauncherError("web: cannot listen on 127.0.0.1:1: taken")
+
+    monkeypatch.setattr(run, "_web_server", slow_and_failing)
+    reactor = RealReactor()
+
+    class App:
+        pass
+
+    app = App()
+    app.reactor = reactor  # type: ignore[attr-defined]
+    stop = run.start_web(app, object(), object(), "127.0.0.1", 1)  # type: ignore[arg-type]
+    assert loading.wait(DEADLINE)
+    ran = threading.Event()
+    reactor.post(ran.set)
+    reactor_thread = threading.Thread(target=reactor.run)
+    reactor_thread.start()
+    assert ran.wait(DEADLINE)  # the reactor runs while the panel loads
+    release.set()
+    reactor_thread.join(DEADLINE)  # the failed start stopped it
+    assert not reactor_thread.is_alive()
+    with pytest.raises(LauncherError, match="cannot listen"):
+        stop()
