@@ -509,13 +509,37 @@ def cmd_doctor(args: argparse.Namespace) -> int:
                   "self-test on the simulated launcher", file=sys.stderr)
         return EXIT_NOT_A_PI
     run = recorded(Path(args.recorded)) if args.recorded else run_command
-    results = diagnose(gather(root, run))
+    facts = gather(root, run)
+    results = diagnose(facts)
+    report = {"model": model, "checks": [asdict(r) for r in results],
+              "ok": all(r.status != FAIL for r in results)}
     if args.json:
-        print(json.dumps({"model": model, "checks": [asdict(r) for r in results],
-                          "ok": all(r.status != FAIL for r in results)}, indent=2))
+        print(json.dumps(report, indent=2))
     else:
         sys.stdout.write(render(model, results))
+    if args.keep:
+        keep_report(report, root, facts)
     return 1 if any(r.status == FAIL for r in results) else 0
+
+
+def keep_report(report: dict[str, object], root: Path, facts: Facts) -> None:
+    """``--keep``: the report, with when it was made, beside the state file (under
+    ``root``), where the console's `doctor` and the web panel read it. A folder it cannot
+    write is said on stderr; the checks' verdict stands."""
+    from datetime import UTC, datetime
+
+    from launcher.firmware.doctor_report import keep, report_path
+
+    state = Path(state_path(facts.files.get(CONFIG)))
+    path = root / report_path(state).relative_to(state.anchor)
+    made = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
+    try:
+        keep({**report, "at": made}, path)
+    except OSError as exc:
+        print(f"launcher doctor: the report was not kept in {path}: {exc}", file=sys.stderr)
+        return
+    print(f"launcher doctor: kept in {path} (the console's `doctor` shows it)",
+          file=sys.stderr)
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -527,14 +551,20 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "amplifier overlay, the UART or USB gadget, strict_gpiod), the watchdog, the "
         "amplifier card and ALSA's default, the serial port, the config and its pins, the "
         "state folder and a latched fault in the state file, and the service with its last "
-        "fault. Each line is PASS, WARN or FAIL "
-        "with the fix; it changes nothing and does not open the GPIO. Run it with sudo to "
-        "read the service's journal. Every check: docs/doctor.md.",
+        "fault. Each line is PASS, WARN or FAIL with the fix; it changes nothing (but for "
+        "--keep's report) and does not open the GPIO. Run it with sudo to read the service's "
+        "journal. Every check: docs/doctor.md.",
         examples=["sudo /opt/launcher/venv/bin/launcher doctor",
-                  "sudo /opt/launcher/venv/bin/launcher doctor --json   # for tools"],
+                  "sudo /opt/launcher/venv/bin/launcher doctor --json   # for tools",
+                  "sudo /opt/launcher/venv/bin/launcher doctor --keep   # for the console "
+                  "and the web panel"],
         exit_status="0 no check failed (WARNs allowed), 1 a check failed, 2 not a Raspberry "
         "Pi (with --json, a JSON object saying so on stdout).")
     doctor.add_argument("--json", action="store_true", help="one JSON object for tools")
+    doctor.add_argument("--keep", action="store_true",
+                        help="also keep the report beside the state file (doctor.json), "
+                             "where the console's `doctor` and the web panel show it: the "
+                             "one thing it writes")
     doctor.add_argument("--root", default="/", metavar="DIR",
                         help="treat DIR as / (tests; commands still run here unless --recorded)")
     doctor.add_argument("--recorded", metavar="FILE",

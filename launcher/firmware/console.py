@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 import launcher
 from launcher.core import machine as m
 from launcher.firmware.app_commands import register_app_commands
+from launcher.firmware.doctor_report import register_doctor_commands
 from launcher.firmware.live_config import LiveConfig, register_config_commands
 from launcher.firmware.luck_commands import register_luck_commands
 from launcher.firmware.pairing import register_pairing_commands
@@ -58,8 +59,8 @@ MAX_LINE = 256  # bytes, without the line end
 # what moves hardware directly and what only the simulated launcher has.
 HELP_ORDER = ("help", "status", "version", "press", "lid", "button", "side", "pins", "load",
               "inventory", "luck", "profile", "seed", "stats", "log", "sleep", "wake", "clear",
-              "config", "selftest", "sounds", "web", "reboot-safe", "json", "session", "debug",
-              "motor", "rotate", "jam", "unjam", "cards")
+              "config", "selftest", "doctor", "sounds", "web", "reboot-safe", "json", "session",
+              "debug", "motor", "rotate", "jam", "unjam", "cards")
 # What still answers after `reboot-safe` has stopped the launcher.
 WHEN_STOPPED = ("help", "version", "status")
 
@@ -109,6 +110,7 @@ class Console:
         register_luck_commands(reg, app, self.config, self.session)
         register_config_commands(reg, self.config, self.session)
         register_sound_commands(reg, app.cues)
+        register_doctor_commands(reg, app.settings.state_path)
         register_pairing_commands(reg, app.pairing)
         register_session_commands(reg, self.session)
         register_sim_commands(reg, app, sim, selftest)

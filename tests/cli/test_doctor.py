@@ -235,3 +235,32 @@ def test_a_bus_left_on_over_the_firmware_s_pins_names_the_pin_and_what_turned_it
     assert result.status == FAIL
     assert pin_text in result.detail and why in result.detail
     assert why in result.fix and "sudo reboot" in result.fix
+
+
+def test_keep_writes_the_report_beside_the_state_file_for_the_console(tmp_path, capsys):
+    """`--keep` is the one thing the doctor writes: the report, with when it was made, in
+    the state folder, readable by the service's user; the console's `doctor` shows it."""
+    from launcher.firmware.doctor_report import report_path, summary, well_formed
+
+    root, commands, _ = build("fail-user-not-in-gpio", tmp_path)
+    before = sorted(p for p in root.rglob("*"))
+    assert main(["doctor", "--keep", "--root", str(root), "--recorded", str(commands)]) == 1
+    kept = root / "var/lib/launcher/doctor.json"
+    assert kept == root / report_path(Path("/var/lib/launcher/state.json")).relative_to("/")
+    assert sorted(p for p in root.rglob("*")) == sorted([*before, kept])  # nothing else
+    assert kept.stat().st_mode & 0o777 == 0o644
+    assert f"kept in {kept}" in capsys.readouterr().err
+    report = json.loads(kept.read_text())
+    assert well_formed(report) and report["model"] == "Raspberry Pi 4 Model B Rev 1.4"
+    assert report["at"].endswith(" UTC")
+    reply = summary(report)
+    assert reply.data["fail"] == 1 and reply.data["checks"] == len(report["checks"])
+    assert [r["item"] for r in reply.rows if r["status"] == FAIL] == ["service user"]
+    assert all(r["status"] != PASS for r in reply.rows)
+
+
+def test_without_keep_the_doctor_writes_nothing(tmp_path):
+    root, commands, _ = build("healthy-pi4", tmp_path)
+    before = sorted((p, p.stat().st_mtime_ns) for p in root.rglob("*"))
+    assert main(["doctor", "--root", str(root), "--recorded", str(commands)]) == 0
+    assert sorted((p, p.stat().st_mtime_ns) for p in root.rglob("*")) == before

@@ -23,6 +23,8 @@ from panel_rig import (
     simulated_unit,
 )
 
+from launcher.firmware.doctor_report import keep
+
 pytestmark = pytest.mark.skipif(missing() is not None, reason=missing() or "")
 
 def _status(unit: Unit) -> str:
@@ -89,6 +91,21 @@ def test_pair_press_and_profile_in_a_real_browser(tmp_path: Path) -> None:
         expect(page.locator("#luck-apply")).to_be_disabled(timeout=WAIT_MS)  # applied
         weights = unit.console.ask("config get luck.mild.weights")
         assert re.search(r"luck\.mild\.weights=\[0,", weights), weights
+
+        # The doctor's report: none kept yet, then the one `launcher doctor --keep` keeps.
+        page.click("#doctor")
+        expect(page.locator("#error")).to_contain_text("launcher doctor --keep",
+                                                       timeout=WAIT_MS)
+        keep({"model": "Raspberry Pi 4", "ok": False, "at": "2026-12-06 21:00 UTC",
+              "checks": [{"status": "PASS", "item": "board", "detail": "Pi 4", "fix": None},
+                         {"status": "FAIL", "item": "service user",
+                          "detail": "launcher is not in gpio",
+                          "fix": "sudo usermod -aG gpio launcher"}]},
+             tmp_path / "xdg" / "launcher" / "doctor.json")
+        page.click("#doctor")
+        expect(page.locator("#unit-say")).to_have_text(
+            "Doctor, 2026-12-06 21:00 UTC: 1 passed, 0 warned, 1 failed of 2.", timeout=WAIT_MS)
+        expect(page.locator("#doctor-rows")).to_contain_text("sudo usermod -aG gpio launcher")
 
         assert not problems, problems
         assert unit.proc.poll() is None  # the unit ran the whole time

@@ -362,6 +362,7 @@ function wire() {
       : `Nothing to save: ${d.reason}.`;
   });
   onClick("selftest", async () => showSelftest(await command("selftest")));
+  onClick("doctor", async () => showDoctor(await command("doctor")));
   $("luck-side").addEventListener("change", () => act(null, () => loadLuck($("luck-side").value)));
   $("luck-apply").addEventListener("click", () => act(null, applyLuck));
   $("luck-reset").addEventListener("click", () => luckSliders(luck.side));
@@ -382,6 +383,24 @@ function showSelftest(reply) {
   $("selftest-rows").hidden = false;
   const d = reply.data;
   $("unit-say").textContent = `Self-test on ${d.on}: ${d.passed} of ${d.parts} passed.`;
+}
+
+// The last `launcher doctor --keep` report the unit kept (the console's `doctor`): when,
+// the counts, and each check that did not pass with its fix.
+function showDoctor(reply) {
+  const body = $("doctor-rows").tBodies[0];
+  body.replaceChildren();
+  for (const check of reply.checks || []) {
+    const row = body.insertRow();
+    row.dataset.status = check.status;
+    row.insertCell().textContent = check.status;
+    row.insertCell().textContent = check.item;
+    row.insertCell().textContent = check.fix ? `${check.detail} (fix: ${check.fix})` : check.detail;
+  }
+  $("doctor-rows").hidden = body.rows.length === 0;
+  const d = reply.data;
+  $("unit-say").textContent =
+    `Doctor, ${d.at}: ${d.pass} passed, ${d.warn} warned, ${d.fail} failed of ${d.checks}.`;
 }
 
 // ---- luck ------------------------------------------------------------------------------
