@@ -118,18 +118,20 @@ class Logged(logging.Handler):
                          + (f" ({type(exc).__name__}: {exc})" if exc else ""))
 
     def __enter__(self) -> Logged:
+        self._was: list[tuple[logging.Logger, int, bool]] = []
         for name in self.NAMES:
             log = logging.getLogger(name)
+            self._was.append((log, log.level, log.propagate))
             log.addHandler(self)
             log.setLevel(logging.ERROR)
             log.propagate = False  # counted here, not printed among the progress
         return self
 
     def __exit__(self, *exc: object) -> None:
-        for name in self.NAMES:
-            log = logging.getLogger(name)
+        for log, level, propagate in self._was:  # as they were: a test runs this in-process
             log.removeHandler(self)
-            log.propagate = True
+            log.setLevel(level)
+            log.propagate = propagate
 
 
 def security(requests: int, folder: Path) -> dict[str, Any]:
@@ -326,9 +328,20 @@ def markdown(r: dict[str, Any]) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     # Each lapse is logged as an error by design; here they are the measurement. The fuzz's
-    # refusals are logged too (a press refused mid-fault...), and are counted instead.
-    for name in ("launcher.firmware.actuators", "launcher"):
-        logging.getLogger(name).setLevel(logging.CRITICAL)
+    # refusals are logged too (a press refused mid-fault...), and are counted instead. The
+    # levels are given back at the end: a test runs this in its own process's loggers.
+    quiet = [logging.getLogger(name) for name in ("launcher.firmware.actuators", "launcher")]
+    levels = [log.level for log in quiet]
+    for log in quiet:
+        log.setLevel(logging.CRITICAL)
+    try:
+        return _main(argv)
+    finally:
+        for log, level in zip(quiet, levels, strict=True):
+            log.setLevel(level)
+
+
+def _main(argv: list[str] | None) -> int:
     ap = argparse.ArgumentParser(prog="python -m bench.web",
                                  description=__doc__.split("\n\n")[0],
                                  epilog="\n\n".join(__doc__.split("\n\n")[2:]),

@@ -5,14 +5,24 @@ from __future__ import annotations
 
 import copy
 import json
+import logging
 from pathlib import Path
+
+LOGGERS = ("launcher", "launcher.firmware.actuators", "launcher.web", "aiohttp")
+
+
+def levels() -> list[tuple[int, bool]]:
+    return [(logging.getLogger(n).level, logging.getLogger(n).propagate) for n in LOGGERS]
 
 
 def test_a_small_run_keeps_its_figures_and_they_render(bench, tmp_path: Path) -> None:
     web = bench("web")
     out = tmp_path / "web.json"
+    before = levels()
     assert web.main(["--requests", "300", "--tries", "5", "--clients", "3", "--out",
                      str(out)]) == 0
+    # The loggers as they were: the suite's later tests read the launcher's log (caplog).
+    assert levels() == before
     r = json.loads(out.read_text())
     s, lo = r["security"], r["load"]
     assert s["closed"] == s["refused_401"] >= 5

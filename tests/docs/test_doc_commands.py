@@ -106,7 +106,7 @@ SKIP: list[tuple[str, str]] = [
      "names the pack folder the user is told to make"),
     (r"^(sudo |systemctl|journalctl)|/opt/launcher|systemd/install\.sh|^git clone|^cd uno-",
      "needs a Raspberry Pi with the launcher installed, and root"),
-    (r"^launcher doctor$|^launcher (selftest --config|run)\b",
+    (r"^launcher doctor( --keep)?$|^launcher (selftest --config|run)\b",
      "checks or drives a Raspberry Pi (off a Pi the doctor reports `not a Raspberry Pi`, and "
      "`run` runs until stopped); the doctor's fixtures run below and in tests/cli/test_doctor.py"),
     (r"/dev/pts/",

@@ -21,6 +21,7 @@ import pytest
 
 from launcher.core import config
 from launcher.firmware.console import Console
+from launcher.firmware.doctor_report import keep, report_path
 from launcher.firmware.state import StateStore
 from launcher.firmware.transport import LineFramer, Overlong
 from launcher.sim.rig import SimRig
@@ -29,8 +30,18 @@ from launcher.sim.unit import console_extras
 SCRIPTS = Path(__file__).parent / "scripts"
 UPDATE = os.environ.get("CONSOLE_SCRIPTS_UPDATE") == "1"
 
+# What `@doctor kept` keeps, as `launcher doctor --keep` would.
+DOCTOR_REPORT = {"model": "Raspberry Pi 4 Model B Rev 1.5", "ok": False,
+                 "at": "2026-12-06 21:00 UTC",
+                 "checks": [{"status": "PASS", "item": "board", "detail": "Pi 4", "fix": None},
+                            {"status": "WARN", "item": "watchdog",
+                             "detail": "RuntimeWatchdogSec is not set", "fix": "install.sh"},
+                            {"status": "FAIL", "item": "service user",
+                             "detail": "launcher is not in gpio",
+                             "fix": "sudo usermod -aG gpio launcher"}]}
 # Header directives: how the launcher and the console are built.
-HEADER = ("@seed", "@side", "@config", "@config-file", "@real", "@owner", "@state-file")
+HEADER = ("@seed", "@side", "@config", "@config-file", "@real", "@owner", "@state-file",
+          "@state-path-here")
 # What `@sim VERB` may do to the simulated launcher (names, never code).
 SIM_VERBS = {
     "press": lambda sim: sim.press(),
@@ -54,6 +65,7 @@ class Session:
     overrides: list[tuple[str, str]] = field(default_factory=list)
     config_file: bool = False
     state_file: bool = False
+    state_path_here: bool = False  # the config's state.path in the session's own folder
     real: bool = False
     owner: bool = False
     rig: Any = None
@@ -65,6 +77,8 @@ class Session:
 
     def start(self) -> None:
         raw = config.default_raw()
+        if self.state_path_here:  # what sits beside the state file (doctor.json) is ours
+            raw = config.set_key(raw, "state.path", str(self.tmp / "state.json"))
         for key, text in self.overrides:
             raw = config.set_key(raw, key, config.parse_value(text))
         path = None
@@ -126,6 +140,8 @@ def _header(s: Session, words: list[str]) -> None:
         s.config_file = True
     elif d == "@state-file":
         s.state_file = True
+    elif d == "@state-path-here":
+        s.state_path_here = True
     elif d == "@real":
         s.real = True
     elif d == "@owner":
@@ -149,6 +165,14 @@ def _step(s: Session, line: str) -> list[str]:
         elif d == "@pair":  # a web client asks for a pairing window (POST /api/pair)
             s.pid = s.rig.app.pairing.open()
             s.rig.advance(0)
+        elif d == "@doctor":  # the doctor's kept report: `kept`, `broken` or `none`
+            path = report_path(s.rig.app.settings.state_path)
+            assert path.parent == s.tmp, "@doctor needs @state-path-here"
+            path.unlink(missing_ok=True)
+            if words[1] == "kept":
+                keep(DOCTOR_REPORT, path)
+            elif words[1] == "broken":
+                path.write_text('{"checks": "truncated', encoding="utf-8")
         elif d == "@long":
             s.send(b"x" * int(words[1]) + b"\n")
         elif d == "@file":
