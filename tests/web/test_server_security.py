@@ -194,11 +194,14 @@ def test_a_body_too_big_is_413(shared: WebUnit) -> None:
 def test_bad_bodies_are_named(shared: WebUnit) -> None:
     cases = [(b"{not json", "json"), (b"[1, 2]", "value"), (b'{"line": 3}', "value"),
              (b'{"lines": "status"}', "value"), (b"\xff\xfe", "json"),
-             (b"[" * 5000 + b"]" * 5000, "json")]
+             # Too deep for Python 3.11's decoder (RecursionError: "json"); 3.13's reads it,
+             # and a list is not the body's shape ("value"). Either way a 400 that names it.
+             (b"[" * 5000 + b"]" * 5000, ("json", "value"))]
     for body, code in cases:
         a = shared.ask("POST", "/api/command", body,
                        headers={"Content-Type": "application/json"})
-        assert a.status == 400 and a.json["error"] == code, (body[:20], a)
+        want = code if isinstance(code, tuple) else (code,)
+        assert a.status == 400 and a.json["error"] in want, (body[:20], a)
 
 
 def test_a_method_a_route_does_not_take(shared: WebUnit) -> None:
