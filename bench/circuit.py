@@ -126,7 +126,7 @@ def settings_for(wiring: str) -> config.Settings:
 
 def faults_of(wiring: str) -> list[Case]:
     s = settings_for(wiring)
-    return [*single_faults(circuit(s.pins, sim_build(s))), *SUPPLIES]
+    return [*single_faults(circuit(s.pins, sim_build(s.rotator))), *SUPPLIES]
 
 
 # A fault that takes a layer away and that no check of the firmware can see, and why it is
@@ -348,16 +348,16 @@ def run(wiring: str, fault: Case | None) -> dict[str, Any]:
     reported = [(t, d["code"]) for t, kind, d in u.rig.app.history if kind == "fault"]
     s = u.settings
     lost = ([] if fault is None or isinstance(fault, Supply)
-            else probes(s.pins, sim_build(s), fault))
+            else probes(s.pins, sim_build(s.rotator), fault))
     single = ([] if fault is None or isinstance(fault, Supply)
-              else one_barrier(s.pins, sim_build(s), fault))
+              else one_barrier(s.pins, sim_build(s.rotator), fault))
     wanted = ({} if fault is None or isinstance(fault, Supply)
-              else expected(s.pins, sim_build(s), fault))
+              else expected(s.pins, sim_build(s.rotator), fault))
     late = sorted(f"`{code}` (its check sees it with the lid {lid}) unreported by {BY[lid]}"
                   for code, lid in wanted.items() if lid in BY
                   and not any(c == code and t <= deadlines[BY[lid]] for t, c in reported))
     return {
-        "fault": describe(fault, circuit(s.pins, sim_build(s))), "lost": lost,
+        "fault": describe(fault, circuit(s.pins, sim_build(s.rotator))), "lost": lost,
         "roller_ms": round(u.roller.worst * 1e3, 3), "roller_phase": u.roller.worst_phase,
         "roller_ended_by": sorted(u.roller.ended_by),
         "turn_ms": round(u.turn.worst * 1e3, 3), "turn_phase": u.turn.worst_phase,

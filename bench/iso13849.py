@@ -201,7 +201,7 @@ def unit(wiring: str) -> Circuit:
     from launcher.sim.rig import sim_build
 
     s = settings_for(wiring)
-    return circuit(s.pins, sim_build(s))
+    return circuit(s.pins, sim_build(s.rotator))
 
 
 def estimate(r: Mapping[str, Any], usage: Usage = USAGE) -> list[FunctionEstimate]:

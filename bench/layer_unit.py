@@ -408,7 +408,8 @@ def selftest_pulse(target: Site | None, death: str | None) -> dict[str, Any]:
     s = config.load()
     sim, player, runner = simulated_unit(s)
     rig = _PulseRig(sim, runner.reactor, s)
-    test = SelfTest(sim.board, s, runner, ScriptedOperator(sim, player), player)
+    test = SelfTest(sim.board, m.MachineSettings.of(s), runner, ScriptedOperator(sim, player),
+                    player)
     rig.app = _Shell(sim.board, test.act)
     monitor = Monitor(rig, True)  # type: ignore[arg-type]
     taps = Taps(rig, target, monitor.sample)  # type: ignore[arg-type]

@@ -137,11 +137,11 @@ class Bench:
 
     @property
     def button(self) -> SimPin:
-        return self.sim.pin(self.app.settings.pins.button)
+        return self.sim.pin(self.app.board.pins.button)
 
     @property
     def lid(self) -> SimPin:
-        return self.sim.pin(self.app.settings.pins.lid_closed)
+        return self.sim.pin(self.app.board.pins.lid_closed)
 
     def counters(self) -> dict[str, int]:
         c = self.app.machine.memory.counters

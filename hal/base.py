@@ -203,6 +203,9 @@ class Board:
     input_pads: Callable[[], dict[str, bool]] | None = field(default=None, repr=False)
     simulated: bool = False
     name: str = "board"
+    # The wiring the board was built on (``build_board``), for what lists the pins by their
+    # config names; None: a board put together part by part.
+    pins: Pins | None = None
     # The pin library's threads that deliver the inputs' callbacks (lgpio's notification
     # thread, pigpio's, the native factory's); none where callbacks run on the thread that
     # moved the pin (mock pins). The firmware's watchdog stops while any of them is dead.

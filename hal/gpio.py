@@ -503,6 +503,7 @@ def build_board(pins: Pins, factory: Factory, *, simulated: bool = False, name: 
         rotator_contact=maybe("rotator_contact_sense"),
         simulated=simulated,
         name=name or type(factory).__name__,
+        pins=pins,
         pin_threads=lambda: pin_threads(factory),
         input_pads=pad_reader(factory, {k: getattr(pins, k) for k in PAD_CHECKED
                                         if getattr(pins, k) is not None}),

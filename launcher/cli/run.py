@@ -76,10 +76,11 @@ def _run_owned(args: argparse.Namespace, settings: config.Settings, seed: int,
         from launcher.sim.unit import console_extras, simulated_app
 
         log.warning("pin factory mock: running on the SIMULATED launcher")
+        web_at = _web_address(args, settings.web)
         app, sim = simulated_app(settings, reactor, rng, log.warning)
-        return run_firmware(app, seed, config_path=args.config,
+        return run_firmware(app, seed, config_path=args.config, serial=settings.console,
                             console_extras=console_extras(sim),
-                            on_ready=web_on_ready(app, settings, _web_address(args, settings),
+                            on_ready=web_on_ready(app, settings.web, web_at,
                                                   console_extras(sim)))
     from hal.gpio import open_board
     from launcher.firmware.app import build_app
@@ -87,21 +88,21 @@ def _run_owned(args: argparse.Namespace, settings: config.Settings, seed: int,
     from launcher.firmware.safestop import remember_pins
 
     app = build_app(settings, reactor, rng, open_board(settings.pins, name))
-    remember_pins(settings)  # for a safe-stop whose config breaks before the next start
-    return run_firmware(app, seed, config_path=args.config,
-                        on_ready=web_on_ready(app, settings, _web_address(args, settings)))
+    # for a safe-stop whose config breaks before the next start
+    remember_pins(settings.pin_factory, settings.pins, settings.state_path)
+    return run_firmware(app, seed, config_path=args.config, serial=settings.console,
+                        on_ready=web_on_ready(app, settings.web, _web_address(args, settings.web)))
 
 
-def _web_address(args: argparse.Namespace, settings: config.Settings) -> tuple[str, int] | None:
+def _web_address(args: argparse.Namespace, web: config.Web) -> tuple[str, int] | None:
     """Where the web panel listens: --web, else [web]'s host and port when it is enabled,
     else nowhere."""
     if args.web is not None:
         return args.web
-    web = settings.web
     return (web.host, web.port) if web.enabled else None
 
 
-def web_on_ready(app: Launcher, settings: config.Settings, address: tuple[str, int] | None,
+def web_on_ready(app: Launcher, web: config.Web, address: tuple[str, int] | None,
                  extras: Mapping[str, Any] | None = None,
                  before: Callable[[], None] | None = None
                  ) -> Callable[[Console], Callable[[], None] | None] | None:
@@ -116,14 +117,15 @@ def web_on_ready(app: Launcher, settings: config.Settings, address: tuple[str, i
             before()
         if address is None:
             return None
-        return start_web(app, console, settings, *address, extras=extras)
+        return start_web(app, console, web, *address, extras=extras)
 
     return ready
 
 
-def start_web(app: Launcher, console: Console, settings: config.Settings, host: str,
+def start_web(app: Launcher, console: Console, web: config.Web, host: str,
               port: int, extras: Mapping[str, Any] | None = None) -> Callable[[], None]:
-    """The web panel's server on ``host``:``port`` over ``console``'s running configuration,
+    """The web panel's server (the config's ``[web]``) on ``host``:``port`` over
+    ``console``'s running configuration,
     started on a thread of its own, so that the reactor runs while it loads (aiohttp's
     imports take a quarter of a second here, seconds on a Pi Zero: no press or watchdog
     ping waits for them). It prints ``web: URL`` once it listens. Returns what stops it
@@ -135,7 +137,7 @@ def start_web(app: Launcher, console: Console, settings: config.Settings, host: 
 
     def begin() -> None:
         try:
-            made["server"] = _web_server(app, console, settings, host, port, extras,
+            made["server"] = _web_server(app, console, web, host, port, extras,
                                          made.setdefault)
         except LauncherError as exc:
             failed.append(exc)
@@ -161,7 +163,7 @@ def start_web(app: Launcher, console: Console, settings: config.Settings, host: 
     return stop
 
 
-def _web_server(app: Launcher, console: Console, settings: config.Settings, host: str,
+def _web_server(app: Launcher, console: Console, web: config.Web, host: str,
                 port: int, extras: Mapping[str, Any] | None,
                 keep: Callable[[str, Any], Any]) -> Any:
     """The web panel's server, listening (the start thread): its bridge listens to the
@@ -175,8 +177,7 @@ def _web_server(app: Launcher, console: Console, settings: config.Settings, host
         raise LauncherError(f"the web panel needs aiohttp ({exc}): the `web` extra, or "
                             "Debian's python3-aiohttp") from None
 
-    web = settings.web
-    tokens = TokenStore(token_path(settings.state_path), web.token_days)
+    tokens = TokenStore(token_path(app.state_path), web.token_days)
     tls = (Path(web.tls_cert), Path(web.tls_key)) if web.tls_cert else None
     bridge = keep("bridge", Bridge(app, console.config, extras=extras, pairing=app.pairing))
     app.reactor.post(bridge.attach)
@@ -217,8 +218,9 @@ def _run_simulated(settings: config.Settings, reactor: Any, rng: random.Random, 
               f"`launcher console {path}` or `python -m serial.tools.miniterm {path} "
               f"{settings.console.baud}`; Ctrl-C stops it", file=sys.stderr, flush=True)
 
-    return run_firmware(app, seed, config_path=args.config, console_extras=console_extras(sim),
+    return run_firmware(app, seed, config_path=args.config, serial=settings.console,
+                        console_extras=console_extras(sim),
                         open_console=None if args.port is not None else on_pty,
-                        on_ready=web_on_ready(app, settings, _web_address(args, settings),
+                        on_ready=web_on_ready(app, settings.web, _web_address(args, settings.web),
                                               console_extras(sim),
                                               before=ready))

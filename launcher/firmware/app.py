@@ -17,6 +17,7 @@ import random
 import traceback
 from collections import deque
 from collections.abc import Callable, Iterable
+from pathlib import Path
 from typing import Any, Protocol
 
 from hal.base import Board, Output
@@ -123,18 +124,21 @@ UNCHECKED = (
 class Launcher:
     """The firmware running on one board."""
 
-    def __init__(self, board: Board, reactor: Reactor, settings: Settings, rng: random.Random,
-                 cues: CueSink, store: StateStore, actuators: Actuators) -> None:
-        """The parts as ``build_app`` makes them (the one place a unit is put together)."""
+    def __init__(self, board: Board, reactor: Reactor, settings: m.MachineSettings,
+                 rng: random.Random, cues: CueSink, store: StateStore, actuators: Actuators,
+                 state_path: Path) -> None:
+        """The parts as ``build_app`` makes them (the one place a unit is put together), and
+        the sections of the configuration they run on: the machine's (``settings``; the
+        inputs take its timing) and where the unit keeps its files (``state_path``: the
+        doctor's report lies beside the state file)."""
         self.board = board
         self.reactor = reactor
-        self.settings = settings
+        self.state_path = state_path
         self.rng = rng  # the press-your-luck draws, made here and sent inside each press
         self.cues = cues
         self.actuators = actuators
         self.store = store
-        self.machine = m.Machine(m.MachineSettings.of(settings),
-                                 persistence.remembered(store, board),
+        self.machine = m.Machine(settings, persistence.remembered(store, board),
                                  has_beam=board.exit_beam is not None)
         self.saver = persistence.Saver(store, reactor, lambda: self.machine.memory)
         self.led = LedDriver(board.led, reactor)
@@ -543,15 +547,14 @@ class Launcher:
         self.rng.seed(seed)
         self._note("seed", {"seed": seed})
 
-    def use_settings(self, settings: Settings) -> None:
-        """Take new luck and timing settings (pins need a restart); a sleep countdown under
-        way starts again at a new ``sleep_after``."""
-        if settings.pins != self.settings.pins:
+    def retune(self, settings: m.MachineSettings) -> None:
+        """Take new luck, timing and motor settings (a change of wiring needs a restart); a
+        sleep countdown under way starts again at a new ``sleep_after``."""
+        if settings.brakes != self.machine.settings.brakes:
             raise ValueError("pin changes need a restart")
-        sleep_after = settings.timing.sleep_after != self.settings.timing.sleep_after
-        self.settings = settings
+        sleep_after = settings.timing.sleep_after != self.machine.settings.timing.sleep_after
         self.inputs.timing = settings.timing
-        self.machine.settings = m.MachineSettings.of(settings)
+        self.machine.settings = settings
         self.actuators.motor = settings.motor
         self.actuators.rotator_settings = settings.rotator
         if sleep_after and self.timer_due("idle") != NEVER:
@@ -597,4 +600,5 @@ def build_app(settings: Settings, reactor: Reactor, rng: random.Random, board: B
         cues = build_cue_player(settings.audio, actuators.amp, reactor, warn)
     if store is None:
         store = StateStore(settings.state_path)
-    return Launcher(board, reactor, settings, rng, cues, store, actuators)
+    return Launcher(board, reactor, m.MachineSettings.of(settings), rng, cues, store, actuators,
+                    settings.state_path)

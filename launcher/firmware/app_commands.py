@@ -13,7 +13,15 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Protocol
 
 from launcher.core import machine as m
-from launcher.firmware.registry import E_STATE, Args, CommandError, Registry, Reply, text_fields
+from launcher.firmware.registry import (
+    E_STATE,
+    E_UNAVAILABLE,
+    Args,
+    CommandError,
+    Registry,
+    Reply,
+    text_fields,
+)
 
 if TYPE_CHECKING:
     from launcher.firmware.app import Launcher
@@ -50,7 +58,9 @@ def register_app_commands(reg: Registry, app: Launcher, sim: Cartridge | None,
     def pins(a: Args) -> dict[str, Any]:
         # Every pin of [pins] that is wired, by its config name (new optional pins appear
         # by themselves), in the board's order: outputs, then inputs. Read, never driven.
-        wired = app.settings.pins
+        wired = app.board.pins
+        if wired is None:
+            raise CommandError(E_UNAVAILABLE, "this board was not built from [pins]")
         names = {getattr(wired, f.name): f.name for f in dataclasses.fields(wired)
                  if getattr(wired, f.name) is not None}
         levels = app.board.levels()
@@ -127,7 +137,7 @@ def register_app_commands(reg: Registry, app: Launcher, sim: Cartridge | None,
     def motor_run(a: Args) -> dict[str, Any]:
         ms = a.integer(0, "MS", 1, MOTOR_RUN_MAX_MS)
         if app.machine.state is m.READY and app.debug_run(ms):
-            return {"motor": "on", "ms": ms, "speed": app.settings.motor.speed}
+            return {"motor": "on", "ms": ms, "speed": app.machine.settings.motor.speed}
         state = app.machine.state
         if state is m.LID_OPEN or not app.actuators.lid_closed:
             raise CommandError(E_STATE, "refused: the lid is not closed")
@@ -141,7 +151,7 @@ def register_app_commands(reg: Registry, app: Launcher, sim: Cartridge | None,
             raise CommandError(E_STATE, "refused: the rotator turns only with the lid fully open")
         if app.machine.state is not m.LID_OPEN or not app.debug_rotate():
             raise CommandError(E_STATE, f"refused while {app.machine.state}")
-        return {"rotator": "on", "limit": app.settings.timing.rotation_timeout}
+        return {"rotator": "on", "limit": app.machine.settings.timing.rotation_timeout}
 
     r = reg.register
     r("press", "", "press the button once (as the real button does)", press)

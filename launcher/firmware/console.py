@@ -92,7 +92,6 @@ class Console:
         self.reboot = reboot  # the owner's "exit so that systemd restarts us"
         self.stopped = False  # after reboot-safe: the launcher is stopped
         self.counters = {"lines": 0, "errors": 0, "echoes": 0, "internal": 0}
-        self.session = Session(app, self._emit, remote=remote)
         # The configuration as it should be saved, and as the launcher is running it.
         if live is None:
             live = LiveConfig(app, raw_config, config_path, seed)
@@ -100,6 +99,8 @@ class Console:
             raise TypeError("a console handed the running configuration (live) reads no "
                             "other (raw_config, config_path, seed)")
         self.config = live
+        self.session = Session(app, self._emit, debug_idle=lambda: live.debug_idle,
+                               remote=remote)
         self.commands = reg = Registry(HELP_ORDER)
         reg.register("status", "", "the launcher's state, side, lid, inventory and fault",
                      lambda a: self.status())
@@ -110,10 +111,10 @@ class Console:
         register_luck_commands(reg, app, self.config, self.session)
         register_config_commands(reg, self.config, self.session)
         register_sound_commands(reg, app.cues)
-        register_doctor_commands(reg, app.settings.state_path)
+        register_doctor_commands(reg, app.state_path)
         register_pairing_commands(reg, app.pairing)
         register_session_commands(reg, self.session)
-        register_sim_commands(reg, app, sim, selftest)
+        register_sim_commands(reg, app, sim, selftest, self.config)
         app.listeners.append(self._on_event)
 
     # -- the public face ------------------------------------------------------------------

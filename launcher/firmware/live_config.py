@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 from launcher.core import config
 from launcher.core.errors import ConfigError
+from launcher.core.machine import MachineSettings
 from launcher.core.profiles import Profile
 from launcher.firmware import places
 from launcher.firmware.disk import atomic_write
@@ -87,9 +88,16 @@ class LiveConfig:
         # The largest shot a press may ask for without `debug on` (see GATED_PREFIXES).
         self.shot_cap = _largest_shot(self.raw)
         self.unsaved: set[str] = set()
+        # What a console session reads of the running configuration (the launcher is handed
+        # the machine's part of it): how long `debug on` lasts without a line.
+        self.debug_idle = self.running().console.debug_idle
         # The config file as `config save` last saw it (at start, then after each save): a
         # key that differs on disk now was edited underneath the firmware.
         self._file_seen: dict[str, Any] | None = self._read_file()
+
+    def running(self) -> Settings:
+        """The configuration as the launcher runs it now (its live changes in)."""
+        return config.settings_from_dict(self.running_raw)
 
     def apply(self, changes: dict[str, Any], session: Session) -> bool:
         """Check ``changes`` as a config file is checked, gated by ``session``'s `debug on`;
@@ -125,7 +133,8 @@ class LiveConfig:
                 settings = config.settings_from_dict(running)
             except ConfigError as exc:
                 raise CommandError(E_VALUE, str(exc)) from None
-            self.app.use_settings(settings)
+            self.app.retune(MachineSettings.of(settings))
+            self.debug_idle = settings.console.debug_idle
             self.running_raw = running
             self._clamp_streak(settings)
             session.lasts()  # a new console.debug_idle_s counts from now

@@ -36,14 +36,14 @@ def register_luck_commands(reg: Registry, app: Launcher, live: LiveConfig,
     running configuration's (``live.seed``), shared by every console."""
 
     def side_row(side: str) -> dict[str, Any]:
-        s = app.settings.luck.side(side)
+        s = app.machine.settings.luck.side(side)
         return {"side": side, "hazard": list(s.hazard), "sizes": list(s.sizes),
                 "weights": list(s.weights), "max_dry": s.max_dry,
                 "shot_rate": round(luck.shot_rate(s), 4), "mean_shot": round(luck.mean_shot(s), 3)}
 
     def luck_show(a: Args) -> Reply:
         mem = app.machine.memory
-        now = live.seed if live.seed is not None else app.settings.luck.seed
+        now = live.seed if live.seed is not None else app.machine.settings.luck.seed
         return Reply({"side": mem.side, "dry_streak": mem.dry_streak, "seed": now},
                      [side_row(side) for side in config.SIDES], "sides")
 

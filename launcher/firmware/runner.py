@@ -26,6 +26,7 @@ RESTART_EXIT = 75  # `reboot-safe`: a clean exit that systemd's Restart=on-failu
 
 
 def run_firmware(app: Launcher, seed: int, config_path: str | None = None,
+                 serial: config.Console | None = None,
                  console_extras: dict[str, Any] | None = None,
                  open_console: Callable[[Console], Transport] | None = None,
                  on_ready: Callable[[Console], Callable[[], None] | None] | None = None
@@ -33,13 +34,14 @@ def run_firmware(app: Launcher, seed: int, config_path: str | None = None,
     """Run ``app`` until SIGTERM/SIGINT (exit 0) or a console restart request (exit 75).
 
     ``app`` is built on its board by the caller (``launcher.cli``); this owns the loop.
-    The console is on ``console.port`` unless ``open_console`` makes its transport (a pty
-    for the simulated launcher). ``on_ready`` is called with the console once the firmware
-    is up (after READY: what it starts, the web panel, costs the start nothing); what it
-    returns, if anything, is called first as the firmware stops, so that nothing it
-    started asks the launcher for work while it stops; a ``LauncherError`` it raises (what
-    it started did not start) is raised once everything is stopped. An exception from
-    ``on_ready`` stops the firmware as any end does, and is raised.
+    The console is on ``serial``'s port (the config's ``[console]``; none if it names none)
+    unless ``open_console`` makes its transport (a pty for the simulated launcher).
+    ``on_ready`` is called with the console once the firmware is up (after READY: what it
+    starts, the web panel, costs the start nothing); what it returns, if anything, is
+    called first as the firmware stops, so that nothing it started asks the launcher for
+    work while it stops; a ``LauncherError`` it raises (what it started did not start) is
+    raised once everything is stopped. An exception from ``on_ready`` stops the firmware
+    as any end does, and is raised.
     """
     from launcher.firmware.console import Console
     from launcher.firmware.transport import SerialTransport
@@ -47,7 +49,6 @@ def run_firmware(app: Launcher, seed: int, config_path: str | None = None,
     reactor = app.reactor
     if not isinstance(reactor, RealReactor):
         raise TypeError("run_firmware needs the launcher on a RealReactor")
-    settings = app.settings
     notifier = Notifier.from_env()
     exit_code = [0]
 
@@ -63,9 +64,8 @@ def run_firmware(app: Launcher, seed: int, config_path: str | None = None,
     transport: Transport | None = None
     if open_console is not None:
         transport = open_console(console)
-    elif settings.console.port:
-        transport = SerialTransport(console, reactor, settings.console.port,
-                                    baud=settings.console.baud)
+    elif serial is not None and serial.port:
+        transport = SerialTransport(console, reactor, serial.port, baud=serial.baud)
     if transport is not None:
         transport.start()
     app.start()

@@ -131,17 +131,19 @@ def _low(output: GpioOutput) -> None:
 PINS_FILE = "last-good-pins.json"  # beside the state file: the pins of the last good start
 
 
-def pins_file(settings: Settings) -> Path:
-    return settings.state_path.parent / PINS_FILE
+def pins_file(state_path: Path) -> Path:
+    """Where the unit whose state file is ``state_path`` remembers its last good pins."""
+    return state_path.parent / PINS_FILE
 
 
-def remember_pins(settings: Settings) -> None:
-    """Note the pins and factory of a good start, for a safe-stop whose config breaks later."""
-    data = {"pin_factory": settings.pin_factory, "pins": dataclasses.asdict(settings.pins)}
+def remember_pins(pin_factory: str, pins: Pins, state_path: Path) -> None:
+    """Note the pins and factory of a good start beside ``state_path``, for a safe-stop whose
+    config breaks later."""
+    data = {"pin_factory": pin_factory, "pins": dataclasses.asdict(pins)}
     try:
-        atomic_write(pins_file(settings), json.dumps(data, sort_keys=True) + "\n")
+        atomic_write(pins_file(state_path), json.dumps(data, sort_keys=True) + "\n")
     except OSError as exc:
-        log.warning("cannot remember the pins in %s: %s", pins_file(settings), exc)
+        log.warning("cannot remember the pins in %s: %s", pins_file(state_path), exc)
 
 
 def _remembered(path: Path) -> tuple[Settings, Path] | None:

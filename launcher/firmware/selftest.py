@@ -26,6 +26,7 @@ from typing import Protocol, TextIO
 from hal.base import Board, Input, Unsubscribe
 from launcher.core import cues
 from launcher.core.config import Settings
+from launcher.core.machine import MachineSettings
 from launcher.core.reactor import NEVER, Reactor, RealReactor
 from launcher.firmware.actuators import Actuators
 from launcher.firmware.sound import AMP_TAIL, CuePlayer
@@ -197,7 +198,8 @@ class Watch:
 class SelfTest:
     """The walk-through; ``run()`` returns the report and leaves every actuator off."""
 
-    def __init__(self, board: Board, settings: Settings, runner: Runner, operator: Operator,
+    def __init__(self, board: Board, settings: MachineSettings, runner: Runner,
+                 operator: Operator,
                  player: CuePlayer, step_timeout: float = STEP_TIMEOUT,
                  actuators: Actuators | None = None) -> None:
         self.board = board
@@ -526,10 +528,11 @@ def run_on_hardware(settings: Settings, out: TextIO = sys.stdout,
     board = open_board(settings.pins, name)
     operator = HumanOperator(out, inp)
     try:
-        with guarded_actuators(board, settings, reactor) as actuators:
+        machine = MachineSettings.of(settings)
+        with guarded_actuators(board, machine, reactor) as actuators:
             player = build_cue_player(settings.audio, actuators.amp, reactor, operator.show)
             try:
-                return SelfTest(board, settings, RealRunner(reactor), operator, player,
+                return SelfTest(board, machine, RealRunner(reactor), operator, player,
                                 actuators=actuators).run()
             finally:
                 player.close()
@@ -538,7 +541,7 @@ def run_on_hardware(settings: Settings, out: TextIO = sys.stdout,
 
 
 @contextmanager
-def guarded_actuators(board: Board, settings: Settings, reactor: Reactor
+def guarded_actuators(board: Board, settings: MachineSettings, reactor: Reactor
                       ) -> Iterator[Actuators]:
     """The board's actuator owner with its guard thread running, as in ``launcher run``
     (a run the loop stops renewing lapses); shut down and let go however the test ends."""

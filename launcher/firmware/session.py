@@ -32,8 +32,11 @@ class Session:
     """The modes of the console's one session, and the timer that ends `debug on`."""
 
     def __init__(self, app: Launcher, emit: Callable[[str], None], *,
-                 remote: bool = False) -> None:
+                 debug_idle: Callable[[], float], remote: bool = False) -> None:
+        """``debug_idle``: how long `debug on` lasts without a line, as the running
+        configuration says now (console.debug_idle_s, which `config set` changes live)."""
         self.app = app
+        self.debug_idle = debug_idle
         self._emit = emit  # where the session's own event line (debug_off) goes
         # A session over the network (a web panel's): every reply is read as JSON (`json
         # off` is refused, a fresh session starts in JSON mode), and the keys of the
@@ -63,12 +66,12 @@ class Session:
     def lasts(self) -> None:
         """A line came: debug mode, if on, lasts console.debug_idle_s from now."""
         if self.debug:
-            idle = self.app.settings.console.debug_idle
+            idle = self.debug_idle()
             self.app.reactor.update_timer(self._debug_timer, self.app.reactor.monotonic() + idle)
 
     def _debug_idle(self, eventtime: float) -> float:
         if self.debug:
-            idle = self.app.settings.console.debug_idle
+            idle = self.debug_idle()
             log.warning("console: debug mode off after %gs without a line", idle)
             self.debug_off()
             self._emit(self.event_line("debug_off", {"reason": "idle", "idle_s": idle}))
@@ -93,7 +96,7 @@ def register_session_commands(reg: Registry, session: Session) -> None:
     def session_new(a: Args) -> dict[str, Any]:
         session.reset()
         return {"session": "new", "json": on_off(session.json), "debug": "off",
-                "debug_idle_s": session.app.settings.console.debug_idle}
+                "debug_idle_s": session.debug_idle()}
 
     def debug_mode(a: Args) -> dict[str, Any]:
         if a.choice(0, "debug mode", ("on", "off")) == "on":

@@ -26,6 +26,7 @@ from launcher.firmware.registry import (
 if TYPE_CHECKING:
     from launcher.core.config import Settings
     from launcher.firmware.app import Launcher
+    from launcher.firmware.live_config import LiveConfig
 
 
 class SimulatedBoard(Cartridge, Protocol):
@@ -55,9 +56,9 @@ _SELFTEST_ON_A_REAL_BOARD = (
 
 
 def register_sim_commands(reg: Registry, app: Launcher, sim: SimulatedBoard | None,
-                          run_selftest: SelfTestRun | None) -> None:
-    """The sim-only commands; ``run_selftest`` walks a fresh simulated unit through the
-    self-test."""
+                          run_selftest: SelfTestRun | None, live: LiveConfig) -> None:
+    """The sim-only commands; ``run_selftest`` walks a fresh simulated unit, built on the
+    running configuration (``live``), through the self-test."""
 
     def lid(a: Args) -> dict[str, Any]:
         where = a.choice(0, "the lid position", ("open", "full", "close"))
@@ -81,7 +82,7 @@ def register_sim_commands(reg: Registry, app: Launcher, sim: SimulatedBoard | No
         if run_selftest is None:
             raise CommandError(E_UNAVAILABLE, "no self-test was given to this console")
         try:
-            report = run_selftest(app.settings)
+            report = run_selftest(live.running())
         except LauncherError as exc:
             raise CommandError(E_UNAVAILABLE, f"selftest cannot start: {exc}") from None
         rows = [{"part": r.part, "status": r.status, "detail": r.detail}

@@ -18,11 +18,11 @@ STEP = 0.02  # seconds of reactor time per settle step
 CUE_LOG = HISTORY  # cues a CueLog keeps (the newest); a long run must not grow without bound
 
 
-def sim_build(settings: Settings) -> Build:
-    """The build the simulated unit is for this config: a rotator of its own
-    (``rotator.driver = "own"``) is simulated on its MOSFET (option B), the shared one on the
+def sim_build(rotator: config.Rotator) -> Build:
+    """The build the simulated unit is for the config's ``[rotator]``: a rotator of its own
+    (``driver = "own"``) is simulated on its MOSFET (option B), the shared one on the
     driver's second channel (option A)."""
-    return Build(rotator="mosfet" if settings.rotator.driver == "own" else "bridge")
+    return Build(rotator="mosfet" if rotator.driver == "own" else "bridge")
 
 
 class CueLog:
@@ -62,7 +62,7 @@ class SimRig:
         self.settings = settings or config.load()
         self.reactor = ManualReactor()
         self.sim = SimLauncher(self.reactor, self.settings.pins, physics, side, keep=keep,
-                               build=sim_build(self.settings))
+                               build=sim_build(self.settings.rotator))
         if before_start is not None:
             before_start(self.sim)
         self.cues: Any = cues if cues is not None else CueLog(keep)

@@ -13,6 +13,7 @@ from typing import TextIO
 
 from hal.sim import Physics, SimLauncher
 from launcher.core.config import Settings
+from launcher.core.machine import MachineSettings
 from launcher.core.reactor import NEVER, ManualReactor
 from launcher.firmware.actuators import Amp
 from launcher.firmware.selftest import (
@@ -155,7 +156,7 @@ def simulated_unit(settings: Settings, physics: Physics | None = None
     from launcher.firmware.sound import load_pack
 
     reactor = ManualReactor()
-    sim = SimLauncher(reactor, settings.pins, physics, build=sim_build(settings))
+    sim = SimLauncher(reactor, settings.pins, physics, build=sim_build(settings.rotator))
     pack = load_pack(settings.audio.pack)
     speaker = RecordingSpeaker(clock=reactor.monotonic)
     speaker.load(pack.files)
@@ -175,8 +176,9 @@ def run_auto(settings: Settings, out: TextIO | None = sys.stdout,
         prepare(sim, player)
     operator = ScriptedOperator(sim, player, out)
     try:
-        with guarded_actuators(sim.board, settings, runner.reactor) as actuators:
-            return SelfTest(sim.board, settings, runner, operator, player,
+        machine = MachineSettings.of(settings)
+        with guarded_actuators(sim.board, machine, runner.reactor) as actuators:
+            return SelfTest(sim.board, machine, runner, operator, player,
                             actuators=actuators).run()
     finally:
         operator.close()

@@ -42,8 +42,8 @@ def simulated_app(settings: Settings, reactor: Reactor, rng: random.Random,
     Wild would report ``side_changed_while_off``).
     """
     sim = SimLauncher(reactor, settings.pins, side=saved_side(settings.state_path),
-                      keep=SERVICE_KEEP, build=sim_build(settings), pin_keep=SERVICE_PIN_KEEP,
-                      tray_keep=SERVICE_KEEP)
+                      keep=SERVICE_KEEP, build=sim_build(settings.rotator),
+                      pin_keep=SERVICE_PIN_KEEP, tray_keep=SERVICE_KEEP)
     return build_app(settings, reactor, rng, sim.board, warn=warn), sim
 
 

@@ -21,25 +21,25 @@ from launcher.firmware.registry import (
 def test_luck_set_is_checked_as_config_and_applied(session: Session) -> None:
     reply = session.final("luck set wild sizes [2, 3] weights [1, 3]")
     assert reply.startswith("ok side=wild ") and "sizes=[2,3] weights=[1,3]" in reply
-    assert session.rig.app.settings.luck.wild.sizes == (2, 3)
+    assert session.rig.app.machine.settings.luck.wild.sizes == (2, 3)
     assert session.rig.app.machine.settings.luck.wild.weights == (1.0, 3.0)
     bad = session.final("luck set wild sizes [2, 3, 4]")
     assert bad == (f"error {E_VALUE} luck.wild.weights = [1.0, 3.0]: "
                    "must have one weight per size (3)")
-    assert session.rig.app.settings.luck.wild.sizes == (2, 3)  # nothing half-applied
+    assert session.rig.app.machine.settings.luck.wild.sizes == (2, 3)  # nothing half-applied
 
 
 def test_config_set_live_and_restart_keys(session: Session) -> None:
     session("debug on")  # timing, motor and pin keys are gated (debug_config_gate.txt)
     assert session.final("config set timing.jam_timeout_ms 500") == \
         "ok timing.jam_timeout_ms=500 applied=now unsaved=1"
-    assert session.rig.app.settings.timing.jam_timeout == 0.5
+    assert session.rig.app.machine.settings.timing.jam_timeout == 0.5
     assert session.final("config set pins.led 4") == "ok pins.led=4 applied=restart unsaved=2"
-    assert session.rig.app.settings.pins.led == 26
+    assert session.rig.app.board.pins.led == 26
     assert session.final("config get pins.led") == "ok pins.led=4 running=26"
     # A live change after a pending pin change still applies (pins are not touched).
     assert session.final("config set motor.speed 0.5").endswith("applied=now unsaved=3")
-    assert session.rig.app.settings.motor.speed == 0.5
+    assert session.rig.app.machine.settings.motor.speed == 0.5
     assert session.final("config set timing.debounce_ms 10").endswith("applied=restart unsaved=4")
 
 
@@ -53,7 +53,7 @@ def test_the_config_walk_around_of_the_debug_gate_is_refused(session: Session) -
     finals = [session.final(line) for line in WALK_AROUND]
     assert [f.split(" ", 2)[:2] for f in finals[:4]] == [["error", E_DEBUG]] * 4
     assert "timing.max_run_ms" in finals[0] and "profile deal 30" in finals[3]
-    t = session.rig.app.settings
+    t = session.rig.app.machine.settings
     assert (t.timing.max_run, t.timing.card_timeout, t.motor.speed) == (8.0, 1.5, 0.85)
     assert session.rig.app.machine.profile.name == "flip-attack"
     session.rig.advance(20)

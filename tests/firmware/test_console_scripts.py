@@ -166,7 +166,7 @@ def _step(s: Session, line: str) -> list[str]:
             s.pid = s.rig.app.pairing.open()
             s.rig.advance(0)
         elif d == "@doctor":  # the doctor's kept report: `kept`, `broken` or `none`
-            path = report_path(s.rig.app.settings.state_path)
+            path = report_path(s.rig.app.state_path)
             assert path.parent == s.tmp, "@doctor needs @state-path-here"
             path.unlink(missing_ok=True)
             if words[1] == "kept":

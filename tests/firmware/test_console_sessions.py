@@ -189,7 +189,7 @@ def test_debug_lapses_after_debug_idle_s_on_a_bare_serial_line(fx: Fixture) -> N
     and cannot tell who is at the other end, so `debug on` lapses by itself."""
     fx.serial().start()
     fx.pump(fx.lines_after(1))
-    idle = fx.rig.app.settings.console.debug_idle
+    idle = fx.console.config.debug_idle
     assert idle == 120
     assert fx.ask("debug on") == ["ok debug=on"]
     fx.rig.advance(idle - 0.5)

@@ -305,7 +305,8 @@ def test_the_self_tests_pulse_stops_on_the_lid_edge_itself():
 
     s = config.load()
     sim, player, runner = simulated_unit(s)
-    test = SelfTest(sim.board, s, runner, ScriptedOperator(sim, player), player)
+    test = SelfTest(sim.board, m.MachineSettings.of(s), runner, ScriptedOperator(sim, player),
+                    player)
     assert test.act.run_motor(s.motor.speed)
     assert sim.level("motor_in1") > 0
     sim.open_lid(full=False)  # the self-test's loop runs nothing meanwhile

@@ -317,7 +317,7 @@ def test_an_unreadable_config_uses_the_pins_of_the_last_good_start(tmp_path):
     good = config.settings_from_dict(config.merge(config.default_raw(), {
         "board": {"pin_factory": "mock"}, "pins": {"motor_in1": 20, "exit_beam": -1},
         "state": {"path": str(tmp_path / "state" / "state.json")}}))
-    remember_pins(good)
+    remember_pins(good.pin_factory, good.pins, good.state_path)
     path = tmp_path / "launcher.toml"
     path.write_text("[pins\nbroken = ", encoding="utf-8")
     settings, problem = settings_for_safe_stop(str(path), state_dir=tmp_path / "state")
@@ -433,7 +433,7 @@ def _started(tmp_path: Path, **pins: int) -> config.Settings:
     good = config.settings_from_dict(config.merge(config.default_raw(), {
         "board": {"pin_factory": "mock"}, "pins": pins,
         "state": {"path": str(tmp_path / "state" / "state.json")}}))
-    remember_pins(good)
+    remember_pins(good.pin_factory, good.pins, good.state_path)
     return good
 
 

@@ -89,7 +89,8 @@ def test_a_whole_shot_with_the_press_arriving_on_the_librarys_thread(unit):
     unit.world(PINS.button, 0)
     assert unit.posted_from and set(unit.posted_from) == {f"fake-{hw.name}-notify"}
     assert app.machine.state == "shooting"
-    assert hw.pwm(PINS.motor_in1) == (PWM_FREQUENCY, pytest.approx(app.settings.motor.speed))
+    speed = app.machine.settings.motor.speed
+    assert hw.pwm(PINS.motor_in1) == (PWM_FREQUENCY, pytest.approx(speed))
     assert hw.level(PINS.motor_in2) == 0 and hw.level(PINS.motor_sleep) == 1
     unit.world(PINS.button, 1)
     for _ in range(2):  # two cards pass the beam
@@ -97,10 +98,10 @@ def test_a_whole_shot_with_the_press_arriving_on_the_librarys_thread(unit):
         unit.world(PINS.exit_beam, 1)
     assert app.machine.state == "ready"
     assert app.status()["motor"] == 0
-    assert app.settings.motor.brake and app.settings.motor.brake_time > 0.06
+    assert app.machine.settings.motor.brake and app.machine.settings.motor.brake_time > 0.06
     # The stop brakes (both inputs high) for motor.brake_ms, then lets go and sleeps.
     assert hw.level(PINS.motor_in1) == 1 and hw.level(PINS.motor_in2) == 1
-    unit.reactor.advance(app.settings.motor.brake_time)
+    unit.reactor.advance(app.machine.settings.motor.brake_time)
     assert hw.level(PINS.motor_in1) == 0 and hw.level(PINS.motor_in2) == 0
     assert hw.level(PINS.motor_sleep) == 0
 

@@ -77,7 +77,8 @@ def main(config_path: str, seed: int) -> int:
 
     reactor.register_timer(turn, reactor.monotonic() + TICK, "driver")
     say("ready")
-    return run_firmware(app, seed, config_path=config_path, console_extras=console_extras(sim))
+    return run_firmware(app, seed, config_path=config_path, serial=settings.console,
+                        console_extras=console_extras(sim))
 
 
 if __name__ == "__main__":

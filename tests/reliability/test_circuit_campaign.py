@@ -61,7 +61,7 @@ def test_the_kept_results_are_the_full_run_of_the_circuit_as_it_is(campaign):
     assert r["held"] + len(r["one_barrier"]) + len(r["pi_damaged"]) == r["faults"]
     for wiring in campaign.WIRINGS:
         s = campaign.settings_for(wiring)
-        c = circuit(s.pins, sim_build(s))
+        c = circuit(s.pins, sim_build(s.rotator))
         want = sorted(campaign.describe(f, c) for f in campaign.faults_of(wiring))
         assert sorted(x["fault"] for x in r["rows"] if x["wiring"] == wiring) == want
         text = " ".join(want)
@@ -146,7 +146,7 @@ def test_a_row_whose_check_should_see_its_fault_fails_when_the_check_is_off(
     wiring = next(iter(campaign.WIRINGS))
     fault = NetOpen("lid_closed", 1)
     s = campaign.settings_for(wiring)
-    assert campaign.expected(s.pins, sim_build(s), fault) == {"lid_sensor": "closed"}
+    assert campaign.expected(s.pins, sim_build(s.rotator), fault) == {"lid_sensor": "closed"}
     assert campaign.verdict(fault, campaign.run(wiring, fault)) == "held"
     monkeypatch.setattr(Inputs, "implausible", lambda self: False)
     assert "`lid_sensor` (its check sees it with the lid closed) unreported by power-on" in (
@@ -261,7 +261,7 @@ def test_a_fault_that_leaves_one_barrier_unreported_fails_unless_its_row_says_wh
     fault = NetShort("motor_in1", "3V3")
     s = campaign.settings_for(wiring)
     model = bench("circuit_model")
-    good = model.barriers(s.pins, sim_build(s), None)
+    good = model.barriers(s.pins, sim_build(s.rotator), None)
     assert good["the roller during a flip"] == [model.INPUTS, model.CONTACT]
     assert len(good["the roller at rest, the lid open"]) == 3
     r = campaign.run(wiring, fault)

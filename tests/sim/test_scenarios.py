@@ -240,7 +240,7 @@ def test_settings_change_takes_effect_without_restart(rig):
     s = rig.settings
     always = replace(s, luck=replace(s.luck, mild=config.side_luck(
         "luck.mild", {"hazard": [1.0], "sizes": [1], "weights": [1]})))
-    rig.app.use_settings(always)
+    rig.app.retune(m.MachineSettings.of(always))
     rig.load(["x", "y"])
     assert rig.press() == ["x"]
     assert rig.press() == ["y"]

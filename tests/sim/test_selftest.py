@@ -11,6 +11,7 @@ import pytest
 from hal.sim import Physics, SimLauncher
 from launcher.cli.main import main
 from launcher.core import config
+from launcher.core.machine import MachineSettings
 from launcher.core.reactor import RealReactor
 from launcher.firmware.selftest import (
     BEAM,
@@ -47,7 +48,7 @@ def run_walkthrough(prepare: Callable[[SimLauncher, object], None] | None = None
     if prepare is not None:
         prepare(sim, player)
     operator = ScriptedOperator(sim, player)
-    report = SelfTest(sim.board, settings, runner, operator, player).run()
+    report = SelfTest(sim.board, MachineSettings.of(settings), runner, operator, player).run()
     operator.close()
     return report, sim, operator
 
@@ -140,7 +141,9 @@ def test_the_failing_reasons_point_at_the_hardware():
 
 def _sim_test() -> tuple[SelfTest, SimLauncher]:
     sim, player, runner = simulated_unit(SETTINGS)
-    return SelfTest(sim.board, SETTINGS, runner, ScriptedOperator(sim, player), player), sim
+    test = SelfTest(sim.board, MachineSettings.of(SETTINGS), runner,
+                    ScriptedOperator(sim, player), player)
+    return test, sim
 
 
 def test_a_motor_pulse_never_exceeds_the_cap():

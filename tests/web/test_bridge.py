@@ -137,7 +137,7 @@ def test_a_web_sessions_debug_mode_lapses_as_the_consoles_does() -> None:
     try:
         web = bridge.console("phone")  # the reactor thread's side: the rig's own thread here
         assert json.loads(web.handle_line("debug on")[-1])["data"] == {"debug": "on"}
-        idle = rig.app.settings.console.debug_idle
+        idle = serial.config.debug_idle
         rig.advance(idle - 1)
         assert json.loads(web.handle_line("status")[-1])["data"]["debug"] == "on"
         rig.advance(idle + 1)  # no line for longer than console.debug_idle_s

@@ -126,7 +126,7 @@ class WebUnit:
         self.settings = replace(s, motor=replace(s.motor, lease=1.0))
         self.reactor = RealReactor()
         self.sim = SimLauncher(self.reactor, self.settings.pins,
-                               build=sim_build(self.settings))
+                               build=sim_build(self.settings.rotator))
         self.app = build_app(self.settings, self.reactor, random.Random(1), self.sim.board,
                              cues=CueLog(), store=StateStore(None))
         self.config_path = tmp / "launcher.toml"
