@@ -1,0 +1,639 @@
+"""Where the configuration travels at run time: which functions receive the whole ``Settings``,
+which receive one of its sections, and which of those calls climb the layers.
+
+``python -m bench.settings_walk [--out FILE] [--timeout S]``
+
+The design rule it measures: only the shell (``launcher/cli/*`` and the composition root
+that builds a unit) handles a whole ``Settings``; below it, each part receives only its own
+section (``Pins``, ``Luck`` and its ``SideLuck``s, ``Timing``, ``Motor``, ``Rotator``,
+``Audio``, the config's ``Console``, ``Web``, ``Profile``, or a ``MachineSettings``).
+
+It runs the path a user runs, as a real process. A child process
+(``python -m bench.settings_walk --child TRACE.json -- ARGS...``) installs a profiler on every
+thread (``sys.setprofile`` and ``threading.setprofile``) and calls the ``launcher`` command's
+own entry point in-process with ``run --simulated --state DIR/state.json --seed 7``. This
+process reads the console's pty path from the child's first line of output, opens the pty and
+sends a fixed script of console lines (``LINES``), each answered before the next is sent;
+then it stops the child with SIGTERM, as systemd stops the service, and reads the trace the
+child wrote as it returned.
+
+For each call of a function in ``launcher/`` or ``hal/`` the profiler classifies the
+function's parameters (``*args`` and ``**kwargs`` one level deep): a whole ``Settings`` is
+"whole", a section is "part". A call carrying either is a CLIMB when its caller's module sits
+in a lower layer than the callee's (``LAYERS``: the import-linter layers of pyproject.toml,
+with ``hal`` below them all). A generator's or coroutine's resumption is not a call.
+
+The result is one JSON object (``--out FILE``, written whole or not at all; without it,
+standard output) and a summary (standard error; standard output with ``--out``). The exit
+status is 0 when the walk ran to its end (whatever the answers were), 1 when it did not: the
+child failed, or a step outlasted its bound, and the message says which, with the child's
+standard error.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import dis
+import functools
+import json
+import os
+import platform
+import select
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import tty
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from types import CodeType, FrameType
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+PACKAGES = ("launcher", "hal")
+COMMAND = "python -m bench.settings_walk"
+SEED = 7
+
+# The console script: each line touches a path where the configuration is used.
+LINES = (
+    "status",
+    "pins",
+    "luck show",
+    "press",
+    "status",
+    "config get luck.mild.sizes",
+    "config set console.debug_idle_s 120",
+    "debug on",
+    "config set timing.jam_timeout_ms 900",
+    "motor run 100",
+    "debug off",
+    "session new",
+    "doctor",
+    "selftest",
+    "seed 5",
+    "profile",
+    "status",
+)
+
+# Low to high: the layers contract of pyproject.toml ([tool.importlinter]), hal below it all.
+LAYERS: Mapping[str, int] = {
+    "hal": 0,
+    "launcher.core": 1,
+    "launcher.firmware": 2,
+    "launcher.games": 2,
+    "launcher.sim": 3,
+    "launcher.web": 3,
+    "launcher.tools": 4,
+    "launcher.cli": 5,
+}
+
+# Bounds, generous for a loaded 2-core machine (the profiler slows the child several times).
+START_WAIT = 120.0  # s: the child's first line (the pty's path), then the console's banner
+REPLY_WAIT = 60.0  # s: one line's final answer
+STOP_WAIT = 60.0  # s: the child's exit after SIGTERM, with the trace written
+TOTAL_WAIT = 300.0  # s: the whole conversation, --timeout
+BANNER = "# launcher "  # the console's greeting to a new client
+FINALS = ("ok", "error")  # the first word of a reply's final line
+
+
+class WalkError(RuntimeError):
+    """The walk did not run to its end; the message says where, with the child's stderr."""
+
+
+# --- the pure parts --------------------------------------------------------------------
+
+
+def layer(module: str) -> int | None:
+    """The layer of a dotted module name (``LAYERS``), or None outside them (``launcher``'s
+    own ``__init__``, the standard library, the bench)."""
+    parts = module.split(".")
+    for n in (2, 1):
+        found = LAYERS.get(".".join(parts[:n]))
+        if found is not None:
+            return found
+    return None
+
+
+def _section_kinds() -> dict[type, tuple[str, str]]:
+    """The types that carry configuration: the whole ``Settings``, and each section."""
+    from hal.base import Pins
+    from launcher.core import config
+    from launcher.core.machine.settings import MachineSettings
+    from launcher.core.profiles import Profile
+
+    kinds: dict[type, tuple[str, str]] = {config.Settings: ("whole", "Settings")}
+    for part in (Pins, config.Luck, config.SideLuck, config.Timing, config.Motor,
+                 config.Rotator, config.Audio, config.Console, config.Web, Profile,
+                 MachineSettings):
+        kinds[part] = ("part", part.__name__)
+    return kinds
+
+
+class Classifier:
+    """``classify(value)``: ("whole", "Settings"), ("part", SECTION) or None; one look-up
+    per type (a subclass of a section is that section)."""
+
+    def __init__(self) -> None:
+        self.kinds = _section_kinds()
+        self._by_type: dict[type, tuple[str, str] | None] = dict(self.kinds)
+
+    def classify(self, value: object) -> tuple[str, str] | None:
+        t = type(value)
+        try:
+            return self._by_type[t]
+        except KeyError:
+            found = next((self.kinds[b] for b in t.__mro__ if b in self.kinds), None)
+            self._by_type[t] = found
+            return found
+
+
+@functools.cache
+def _classifier() -> Classifier:
+    return Classifier()
+
+
+def classify(value: object) -> tuple[str, str] | None:
+    """("whole", "Settings") for a whole ``Settings``, ("part", SECTION) for one of its
+    sections (or a ``MachineSettings``), None for anything else."""
+    return _classifier().classify(value)
+
+
+def _name(module: str, qualname: str) -> str:
+    return f"{module}:{qualname}"
+
+
+def build_result(trace: Mapping[str, Any], lines: Sequence[str],
+                 answers: Sequence[str]) -> dict[str, Any]:
+    """The bench's result from a child's trace (``Tracer.trace``), the script and each
+    line's final answer."""
+    modules: dict[str, set[str]] = {"whole": set(), "part": set()}
+    functions: dict[str, set[str]] = {"whole": set(), "part": set()}
+    by_section: dict[str, set[str]] = {}
+    for f in trace["functions"]:
+        for kind in f["kinds"]:
+            modules[kind].add(f["module"])
+            functions[kind].add(_name(f["module"], f["qualname"]))
+        for section in f["sections"]:
+            if section != "Settings":
+                by_section.setdefault(section, set()).add(f["module"])
+    climbs = sorted({(c["from"], c["to"], c["kind"], c["section"]) for c in trace["climbs"]})
+    return {
+        "command": COMMAND,
+        "python": trace["python"],
+        "lines": list(lines),
+        "answers": list(answers),
+        "whole": {"modules": sorted(modules["whole"]), "functions": sorted(functions["whole"])},
+        "parts": {"modules": sorted(modules["part"]), "functions": sorted(functions["part"]),
+                  "by_section": {s: sorted(m) for s, m in sorted(by_section.items())}},
+        "modules_entered": len(modules["whole"] | modules["part"]),
+        "climbs": [{"from": a, "to": b, "kind": k, "section": s} for a, b, k, s in climbs],
+        "climb_count": len(climbs),
+        "calls": {"whole": trace["calls"].get("whole", 0),
+                  "part": trace["calls"].get("part", 0)},
+    }
+
+
+def summary(result: Mapping[str, Any]) -> str:
+    """A few lines for a person: where the whole went, where the parts went, the climbs."""
+    whole, parts = result["whole"]["modules"], result["parts"]["modules"]
+    out = [f"{COMMAND}: {len(result['lines'])} console lines answered"
+           + (f" in {result['wall_s']} s" if "wall_s" in result else "")
+           + f" (Python {result['python']})",
+           f"the whole Settings entered {len(whole)} modules "
+           f"({result['calls']['whole']} calls): {', '.join(whole) or 'none'}",
+           f"its sections entered {len(parts)} modules ({result['calls']['part']} calls); "
+           f"{result['modules_entered']} modules in all",
+           f"climbs (a lower layer calling a higher one with configuration): "
+           f"{result['climb_count']}"]
+    out += [f"  {c['from']} -> {c['to']} ({c['kind']} {c['section']})"
+            for c in result["climbs"]]
+    return "\n".join(out)
+
+
+# --- the child: the profiler around the launcher's entry point ---------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class _Scope:
+    """What the profiler keeps of one code object in ``launcher/`` or ``hal/``."""
+
+    module: str
+    qualname: str
+    layer: int | None
+    params: tuple[str, ...]  # named parameters (positional and keyword-only)
+    star: str | None  # the name of *args
+    starstar: str | None  # the name of **kwargs
+    resumes: frozenset[int]  # a generator's or coroutine's resumption offsets
+
+
+_GENERATORS = 0x20 | 0x80 | 0x200  # CO_GENERATOR | CO_COROUTINE | CO_ASYNC_GENERATOR
+_VARARGS, _VARKEYWORDS = 0x04, 0x08
+
+
+def _resume_offsets(code: CodeType) -> frozenset[int]:
+    """Where a generator's frame stands when it is resumed (a RESUME after a yield or an
+    await, whose argument is not 0); its first run stands at RESUME 0."""
+    if not code.co_flags & _GENERATORS:
+        return frozenset()
+    return frozenset(i.offset for i in dis.get_instructions(code)
+                     if i.opname == "RESUME" and i.arg)
+
+
+def module_of(filename: str, roots: Mapping[str, str]) -> str | None:
+    """The dotted module of a source file under one of ``roots`` (package name -> its
+    folder, resolved), or None when it is under none."""
+    path = os.path.realpath(filename)
+    for package, folder in roots.items():
+        if path == folder or path.startswith(folder + os.sep):
+            rel = os.path.relpath(path, os.path.dirname(folder))
+            parts = rel.removesuffix(".py").split(os.sep)
+            if parts[-1] == "__init__":
+                parts.pop()
+            return ".".join(parts) if parts and parts[0] == package else None
+    return None
+
+
+class Tracer:
+    """A profiler that records every call into ``launcher`` or ``hal`` carrying configuration.
+
+    Cheap where it can be: each code object is placed in or out of scope once (by its
+    file), and only in-scope code has its parameters looked at.
+    """
+
+    def __init__(self, roots: Mapping[str, str], classifier: Classifier) -> None:
+        self.roots = dict(roots)
+        self.classifier = classifier
+        self._scope: dict[CodeType, _Scope | None] = {}
+        self._lock = threading.Lock()
+        self._closed = False
+        self.functions: dict[tuple[str, str], dict[str, Any]] = {}
+        self.climbs: dict[tuple[str, str, str, str], int] = {}
+        self.calls = {"whole": 0, "part": 0}
+
+    @classmethod
+    def for_packages(cls) -> Tracer:
+        import importlib
+
+        roots = {p: os.path.realpath(os.path.dirname(importlib.import_module(p).__file__ or ""))
+                 for p in PACKAGES}
+        return cls(roots, Classifier())
+
+    def _look(self, code: CodeType) -> _Scope | None:
+        module = module_of(code.co_filename, self.roots)
+        found = None
+        if module is not None:
+            n = code.co_argcount + code.co_kwonlyargcount
+            names = code.co_varnames
+            star = names[n] if code.co_flags & _VARARGS else None
+            starstar = names[n + bool(star)] if code.co_flags & _VARKEYWORDS else None
+            found = _Scope(module, getattr(code, "co_qualname", code.co_name), layer(module),
+                           names[:n], star, starstar, _resume_offsets(code))
+        self._scope[code] = found
+        return found
+
+    def profiler(self) -> Callable[[FrameType, str, Any], None]:
+        """The function for ``sys.setprofile``: a closure, so the hot path reads locals."""
+        scopes = self._scope
+        look = self._look
+        classify = self.classifier.classify
+        record = self._record
+
+        def profile(frame: FrameType, event: str, arg: Any) -> None:
+            if event != "call":
+                return
+            code = frame.f_code
+            try:
+                scope = scopes[code]
+            except KeyError:
+                scope = look(code)
+            if scope is None or (scope.resumes and frame.f_lasti in scope.resumes):
+                return
+            if not (scope.params or scope.star or scope.starstar):
+                return
+            values = frame.f_locals
+            found = []
+            for name in scope.params:
+                kind = classify(values.get(name))
+                if kind is not None:
+                    found.append(kind)
+            if scope.star is not None:
+                held = values.get(scope.star)
+                for value in held if isinstance(held, tuple) else ():
+                    kind = classify(value)
+                    if kind is not None:
+                        found.append(kind)
+            if scope.starstar is not None:
+                held = values.get(scope.starstar)
+                for value in held.values() if isinstance(held, dict) else ():
+                    kind = classify(value)
+                    if kind is not None:
+                        found.append(kind)
+            if found:
+                record(frame, scope, found)
+
+        return profile
+
+    def _record(self, frame: FrameType, scope: _Scope, found: list[tuple[str, str]]) -> None:
+        back = frame.f_back
+        caller = None
+        if back is not None:
+            code = back.f_code
+            caller = self._scope[code] if code in self._scope else self._look(code)
+        climbs = caller is not None and caller.layer is not None and scope.layer is not None \
+            and caller.layer < scope.layer
+        with self._lock:
+            if self._closed:
+                return
+            entry = self.functions.setdefault((scope.module, scope.qualname),
+                                              {"calls": 0, "kinds": {}, "sections": {}})
+            entry["calls"] += 1
+            for kind in dict.fromkeys(k for k, _ in found):
+                entry["kinds"][kind] = entry["kinds"].get(kind, 0) + 1
+                self.calls[kind] += 1
+            for kind, section in found:
+                entry["sections"][section] = entry["sections"].get(section, 0) + 1
+                if climbs and caller is not None:
+                    key = (_name(caller.module, caller.qualname),
+                           _name(scope.module, scope.qualname), kind, section)
+                    self.climbs[key] = self.climbs.get(key, 0) + 1
+
+    def install(self) -> None:
+        profile = self.profiler()
+        threading.setprofile(profile)  # every thread started from now on
+        sys.setprofile(profile)
+
+    def uninstall(self) -> None:
+        sys.setprofile(None)
+        threading.setprofile(None)  # type: ignore[arg-type]  # None clears it
+        with self._lock:
+            self._closed = True  # a thread still running records nothing more
+
+    def trace(self, exit_code: int) -> dict[str, Any]:
+        """What was recorded, as the JSON the parent reads (after ``uninstall``)."""
+        return {
+            "python": platform.python_version(),
+            "packages": self.roots,
+            "exit": exit_code,
+            "functions": [{"module": m, "qualname": q, **e}
+                          for (m, q), e in sorted(self.functions.items())],
+            "climbs": [{"from": a, "to": b, "kind": k, "section": s, "calls": n}
+                       for (a, b, k, s), n in sorted(self.climbs.items())],
+            "calls": dict(self.calls),
+        }
+
+
+def child(trace_path: Path, argv: list[str]) -> int:
+    """Run the ``launcher`` command's entry point under the tracer, then write the trace."""
+    from launcher.cli.main import main as launcher_main
+
+    tracer = Tracer.for_packages()
+    code = 1
+    tracer.install()
+    try:
+        code = launcher_main(argv)
+    except SystemExit as exc:
+        code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+    finally:
+        tracer.uninstall()
+        from bench.keep import keep
+
+        keep(trace_path, tracer.trace(code))
+    return code
+
+
+# --- the parent: the child, its console and the script -----------------------------------
+
+
+def launcher_args(state: Path) -> list[str]:
+    """The command line the child gives the launcher."""
+    return ["run", "--simulated", "--state", str(state), "--seed", str(SEED)]
+
+
+class Deadline:
+    """The bound on the whole walk, and on each step within it."""
+
+    def __init__(self, total: float) -> None:
+        self.total = total
+        self.end = time.monotonic() + total
+
+    def step(self, seconds: float) -> tuple[float, str]:
+        """When a step of at most ``seconds`` must end (the whole's end if sooner), and that
+        bound in words for its message."""
+        now = time.monotonic()
+        if now + seconds <= self.end:
+            return now + seconds, f"{seconds:g} s"
+        return self.end, f"the walk's {self.total:g} s (--timeout)"
+
+
+class ConsoleClient:
+    """This end of the launcher's pty: send a line, read until its final answer."""
+
+    def __init__(self, path: str) -> None:
+        self.fd = os.open(path, os.O_RDWR | os.O_NOCTTY)
+        tty.setraw(self.fd)
+        self._buf = b""
+        self.seen: list[str] = []  # every line read, for a failure's message
+
+    def _line(self, bound: tuple[float, str], waiting_for: str) -> str:
+        end, within = bound
+        while b"\n" not in self._buf:
+            left = end - time.monotonic()
+            if left <= 0:
+                raise WalkError(f"no {waiting_for} within {within}; the console's last "
+                                f"lines: {self.seen[-5:]}")
+            ready, _, _ = select.select([self.fd], [], [], left)
+            if ready:
+                try:
+                    chunk = os.read(self.fd, 65536)
+                except OSError as exc:  # EIO: the launcher closed its end
+                    raise WalkError(f"the console closed while waiting for {waiting_for} "
+                                    f"({exc})") from None
+                if not chunk:
+                    raise WalkError(f"the console closed while waiting for {waiting_for}")
+                self._buf += chunk
+        line, self._buf = self._buf.split(b"\n", 1)
+        text = line.rstrip(b"\r").decode("utf-8", "replace")
+        self.seen.append(text)
+        return text
+
+    def banner(self, deadline: Deadline) -> str:
+        bound = deadline.step(START_WAIT)
+        while True:
+            line = self._line(bound, "banner")
+            if line.startswith(BANNER):
+                return line
+
+    def ask(self, line: str, deadline: Deadline) -> str:
+        """Send ``line``; its final answer (info and event lines before it are skipped)."""
+        data = line.encode() + b"\r\n"
+        while data:
+            data = data[os.write(self.fd, data):]
+        bound = deadline.step(REPLY_WAIT)
+        while True:
+            got = self._line(bound, f"answer to {line!r}")
+            if got.split(" ", 1)[0] in FINALS:
+                return got
+
+    def close(self) -> None:
+        os.close(self.fd)
+
+
+def _first_line(proc: subprocess.Popen[bytes], deadline: Deadline) -> str:
+    """The child's first line of standard output (the launcher prints its pty's path)."""
+    assert proc.stdout is not None
+    fd = proc.stdout.fileno()
+    buf = b""
+    end, within = deadline.step(START_WAIT)
+    while b"\n" not in buf:
+        left = end - time.monotonic()
+        if left <= 0:
+            raise WalkError(f"the launcher printed no pty path within {within}")
+        ready, _, _ = select.select([fd], [], [], left)
+        if ready:
+            chunk = os.read(fd, 4096)
+            if not chunk:
+                raise WalkError("the launcher ended before printing its pty path")
+            buf += chunk
+    return buf.split(b"\n", 1)[0].decode().strip()
+
+
+def _child_env() -> dict[str, str]:
+    """This environment, with this checkout first on the path and nothing that would point
+    the launcher at a service manager or another pin factory."""
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("NOTIFY_SOCKET", "WATCHDOG_USEC", "WATCHDOG_PID", "LISTEN_FDS")
+           and not k.startswith(("GPIOZERO_", "LAUNCHER_"))}
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(ROOT), env.get("PYTHONPATH")) if p)
+    return env
+
+
+def _tail(path: Path, chars: int = 4000) -> str:
+    with contextlib.suppress(OSError):
+        text = path.read_text(errors="replace")
+        return text[-chars:] or "(empty)"
+    return "(unreadable)"
+
+
+def _stop(proc: subprocess.Popen[bytes], wait: float) -> bool:
+    """SIGTERM, then up to ``wait`` seconds; killed if it is still running. True if it
+    ended on the SIGTERM."""
+    if proc.poll() is None:
+        proc.send_signal(signal.SIGTERM)
+    try:
+        proc.communicate(timeout=wait)
+        return True
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.communicate()
+        return False
+
+
+def walk(total: float = TOTAL_WAIT) -> dict[str, Any]:
+    """Run the child, talk to its console, stop it; the result (``build_result``)."""
+    started = time.monotonic()
+    deadline = Deadline(total)
+    with tempfile.TemporaryDirectory(prefix="settings-walk-") as folder:
+        tmp = Path(folder)
+        trace_path, errors = tmp / "trace.json", tmp / "child.stderr"
+        cmd = [sys.executable, "-m", "bench.settings_walk", "--child", str(trace_path), "--",
+               *launcher_args(tmp / "state.json")]
+        with errors.open("wb") as err:
+            proc = subprocess.Popen(cmd, cwd=ROOT, env=_child_env(), stdin=subprocess.DEVNULL,
+                                    stdout=subprocess.PIPE, stderr=err, bufsize=0)
+        answers: list[str] = []
+        try:
+            try:
+                client = ConsoleClient(_first_line(proc, deadline))
+            except OSError as exc:
+                raise WalkError(f"the pty did not open: {exc}") from None
+            try:
+                client.banner(deadline)
+                answers.extend(client.ask(line, deadline) for line in LINES)
+            finally:
+                client.close()
+        except BaseException as exc:
+            _stop(proc, 10.0)
+            if isinstance(exc, WalkError):
+                raise WalkError(f"{exc}\nthe child's stderr:\n{_tail(errors)}") from None
+            raise
+        if not _stop(proc, STOP_WAIT):
+            raise WalkError(f"the launcher did not stop within {STOP_WAIT:.0f} s of SIGTERM "
+                            f"(killed)\nthe child's stderr:\n{_tail(errors)}")
+        if proc.returncode != 0 or not trace_path.exists():
+            raise WalkError(f"the child exited {proc.returncode}"
+                            f"{'' if trace_path.exists() else ' without a trace'}\n"
+                            f"the child's stderr:\n{_tail(errors)}")
+        trace = json.loads(trace_path.read_text())
+    # The trace must be of this checkout's code, not an installed copy elsewhere.
+    wanted = {p: os.path.realpath(ROOT / p) for p in PACKAGES}
+    if trace["packages"] != wanted:
+        raise WalkError(f"the child ran {trace['packages']}, not this checkout's {wanted}")
+    result = build_result(trace, LINES, answers)
+    result["wall_s"] = round(time.monotonic() - started, 1)
+    return result
+
+
+def main(argv: list[str] | None = None) -> int:
+    words = sys.argv[1:] if argv is None else list(argv)
+    rest: list[str] = []
+    if "--" in words:
+        at = words.index("--")
+        words, rest = words[:at], words[at + 1:]
+    ap = argparse.ArgumentParser(
+        prog=COMMAND,
+        usage="%(prog)s [--out FILE] [--timeout S]\n"
+              "       %(prog)s --child TRACE -- LAUNCHER-ARGS...",
+        description="Where the configuration travels at run time: which functions in "
+        "launcher/ and hal/ receive the whole Settings, which receive one of its sections, "
+        "and which of those calls climb the layers (a caller in a lower layer than the "
+        "callee). The rule it measures: only the shell (launcher/cli and the composition "
+        "root) handles a whole Settings.",
+        epilog=f"It runs `launcher {' '.join(launcher_args(Path('DIR/state.json')))}` in a "
+        "child process under a profiler (every thread), opens the console's pty and sends "
+        "these lines, each answered before the next: " + "; ".join(LINES) + ". Then it "
+        "stops the child with SIGTERM and reads its trace. The result names the modules and "
+        "functions the whole Settings and each section entered, the climbs, the call counts "
+        "and each line's final answer. Exit status 0 when the walk ran to its end (whatever "
+        "the answers), 1 when it did not (the message names the step, with the child's "
+        "standard error), 2 a bad option.")
+    ap.add_argument("--out", type=Path, metavar="FILE",
+                    help="write the JSON result to FILE (whole, or not at all) and the "
+                         "summary to standard output; without it, the JSON goes to standard "
+                         "output and the summary to standard error")
+    ap.add_argument("--timeout", type=float, default=TOTAL_WAIT, metavar="S",
+                    help=f"bound on the start and the whole script, in seconds (default "
+                         f"{TOTAL_WAIT:g}); each line's answer is also bounded by "
+                         f"{REPLY_WAIT:g} s and the stop by {STOP_WAIT:g} s")
+    ap.add_argument("--child", type=Path, metavar="TRACE",
+                    help="internal: be the child, run `launcher LAUNCHER-ARGS...` "
+                         "under the profiler and write its trace to TRACE")
+    args = ap.parse_args(words)
+    if args.child is not None:
+        return child(args.child, rest)
+    if rest:
+        ap.error("launcher arguments after -- are for --child only")
+    if args.timeout <= 0:
+        ap.error("--timeout must be above 0")
+    try:
+        result = walk(args.timeout)
+    except WalkError as exc:
+        print(f"{COMMAND}: {exc}", file=sys.stderr)
+        return 1
+    if args.out is None:
+        print(json.dumps(result, indent=2))
+        print(summary(result), file=sys.stderr)
+    else:
+        from bench.keep import keep
+
+        keep(args.out, result)
+        print(summary(result))
+        print(f"{COMMAND}: kept the result in {args.out}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

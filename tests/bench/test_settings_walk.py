@@ -1,0 +1,222 @@
+"""bench.settings_walk: its classifier, its layers, its tracer and its result, then one real
+walk of ``launcher run --simulated`` over the console."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import subprocess
+import sys
+import threading
+import tomllib
+from collections.abc import Callable
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import pytest
+
+from launcher.core import config
+from launcher.core.machine.settings import MachineSettings
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture
+def walk(bench: Callable[[str], ModuleType]) -> ModuleType:
+    return bench("settings_walk")
+
+
+def test_a_whole_settings_is_whole(walk: ModuleType) -> None:
+    assert walk.classify(config.load(None)) == ("whole", "Settings")
+
+
+def test_each_section_is_a_part_named_by_its_type(walk: ModuleType) -> None:
+    s = config.load(None)
+    sections = {"Pins": s.pins, "Luck": s.luck, "SideLuck": s.luck.wild, "Timing": s.timing,
+                "Motor": s.motor, "Rotator": s.rotator, "Audio": s.audio,
+                "Console": s.console, "Web": s.web, "Profile": s.profile,
+                "MachineSettings": MachineSettings.of(s)}
+    for name, value in sections.items():
+        assert walk.classify(value) == ("part", name), name
+
+
+def test_other_values_are_neither(walk: ModuleType) -> None:
+    s = config.load(None)
+    for value in (None, 7, "luck", s.state_path, s.pin_factory, s.timing.jam_timeout,
+                  s.luck.mild.sizes, [s], {"settings": s}, config, config.Settings, object()):
+        assert walk.classify(value) is None, value
+
+
+def test_layers_low_to_high(walk: ModuleType) -> None:
+    assert walk.layer("launcher.cli.run") == 5
+    assert walk.layer("hal.sim") == 0
+    assert walk.layer("hal") == 0
+    assert walk.layer("launcher.firmware.app") == 2
+    assert walk.layer("launcher.games.uno.engine") == 2
+    assert walk.layer("launcher.core.machine.settings") == 1
+    assert walk.layer("launcher.sim.unit") == walk.layer("launcher.web.server") == 3
+    assert walk.layer("launcher.tools") == 4
+    for outside in ("launcher", "halo", "launcher.corex", "bench.settings_walk", "threading"):
+        assert walk.layer(outside) is None, outside
+
+
+def test_the_layers_are_the_import_linter_contract_s(walk: ModuleType) -> None:
+    contracts = tomllib.loads((REPO / "pyproject.toml").read_text())["tool"]["importlinter"]
+    layers = next(c["layers"] for c in contracts["contracts"] if c["type"] == "layers")
+    expected = {"hal": 0}
+    for n, row in enumerate(reversed(layers), start=1):  # the contract lists them high first
+        for name in row.split("|"):
+            expected[name.strip()] = n
+    assert dict(walk.LAYERS) == expected
+
+
+def test_module_of_names_files_under_the_packages_only(walk: ModuleType, tmp_path: Path) -> None:
+    roots = {"launcher": str(tmp_path / "launcher"), "hal": str(tmp_path / "hal")}
+    assert walk.module_of(str(tmp_path / "launcher/cli/run.py"), roots) == "launcher.cli.run"
+    assert walk.module_of(str(tmp_path / "launcher/core/__init__.py"), roots) == "launcher.core"
+    assert walk.module_of(str(tmp_path / "hal/sim.py"), roots) == "hal.sim"
+    assert walk.module_of(str(tmp_path / "halo/sim.py"), roots) is None
+    assert walk.module_of("<string>", roots) is None
+
+
+TRACE = {
+    "python": "3.11.7",
+    "packages": {},
+    "exit": 0,
+    "functions": [
+        {"module": "launcher.cli.run", "qualname": "run_unit", "calls": 1,
+         "kinds": {"whole": 1}, "sections": {"Settings": 1}},
+        {"module": "launcher.firmware.app", "qualname": "build_app", "calls": 2,
+         "kinds": {"whole": 2}, "sections": {"Settings": 2}},
+        {"module": "launcher.firmware.inputs", "qualname": "Inputs.__init__", "calls": 1,
+         "kinds": {"part": 1}, "sections": {"Timing": 1, "Pins": 1}},
+        {"module": "hal.sim", "qualname": "SimLauncher.__init__", "calls": 3,
+         "kinds": {"part": 3}, "sections": {"Pins": 3}},
+        {"module": "launcher.sim.unit", "qualname": "console_extras.<locals>.selftest",
+         "calls": 1, "kinds": {"whole": 1}, "sections": {"Settings": 1}},
+    ],
+    "climbs": [
+        {"from": "launcher.firmware.sim_commands:selftest",
+         "to": "launcher.sim.unit:console_extras.<locals>.selftest", "kind": "whole",
+         "section": "Settings", "calls": 1},
+        {"from": "hal.sim:SimLauncher.press", "to": "launcher.firmware.inputs:Inputs.pressed",
+         "kind": "part", "section": "Timing", "calls": 4},
+    ],
+    "calls": {"whole": 4, "part": 4},
+}
+
+
+def test_the_result_from_a_trace(walk: ModuleType) -> None:
+    r = walk.build_result(TRACE, ["status", "press"], ["ok state=ready", "ok state=ready"])
+    assert r["command"] == "python -m bench.settings_walk" and r["python"] == "3.11.7"
+    assert r["lines"] == ["status", "press"] and r["answers"][1] == "ok state=ready"
+    assert r["whole"] == {
+        "modules": ["launcher.cli.run", "launcher.firmware.app", "launcher.sim.unit"],
+        "functions": ["launcher.cli.run:run_unit", "launcher.firmware.app:build_app",
+                      "launcher.sim.unit:console_extras.<locals>.selftest"]}
+    assert r["parts"]["modules"] == ["hal.sim", "launcher.firmware.inputs"]
+    assert r["parts"]["functions"] == ["hal.sim:SimLauncher.__init__",
+                                       "launcher.firmware.inputs:Inputs.__init__"]
+    assert r["parts"]["by_section"] == {"Pins": ["hal.sim", "launcher.firmware.inputs"],
+                                        "Timing": ["launcher.firmware.inputs"]}
+    assert r["modules_entered"] == 5
+    assert r["climb_count"] == 2
+    assert r["climbs"][0] == {"from": "hal.sim:SimLauncher.press",
+                              "to": "launcher.firmware.inputs:Inputs.pressed",
+                              "kind": "part", "section": "Timing"}
+    assert r["calls"] == {"whole": 4, "part": 4}
+    json.dumps(r)  # it is JSON as it stands
+    text = walk.summary(r)
+    assert "the whole Settings entered 3 modules" in text and "5 modules in all" in text
+    assert ("launcher.firmware.sim_commands:selftest -> launcher.sim.unit:console_extras."
+            "<locals>.selftest (whole Settings)") in text
+
+
+LOW = """
+def call(f, *args, **named):
+    return f(*args, **named)
+"""
+
+HIGH = """
+def take(timing, *more, **named):
+    return timing
+
+
+def steps(timing):
+    yield timing
+    yield timing
+    yield timing
+"""
+
+
+def _load(path: Path, text: str) -> ModuleType:
+    """A module from a file of its own, under a name no other test uses (the tracer names it
+    by its file)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
+    spec = importlib.util.spec_from_file_location(f"settings_walk_{path.stem}", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_the_tracer_sees_other_threads_climbs_and_no_resumptions(walk: ModuleType,
+                                                                 tmp_path: Path) -> None:
+    low = _load(tmp_path / "hal" / "low.py", LOW)
+    high = _load(tmp_path / "launcher" / "firmware" / "high.py", HIGH)
+    roots = {p: os.path.realpath(tmp_path / p) for p in ("launcher", "hal")}
+    tracer = walk.Tracer(roots, walk.Classifier())
+    s = config.load(None)
+    done: list[Any] = []
+
+    def on_a_thread() -> None:
+        done.append(low.call(high.take, s.timing, s.pins, named=s))
+
+    tracer.install()
+    try:
+        thread = threading.Thread(target=on_a_thread)
+        thread.start()
+        thread.join()
+        stepped = list(high.steps(s.timing))
+    finally:
+        tracer.uninstall()
+    assert done == [s.timing] and len(stepped) == 3
+    t = tracer.trace(0)
+    functions = {(f["module"], f["qualname"]): f for f in t["functions"]}
+    # *args and **kwargs, one level deep, on the caller's side and the callee's.
+    for name in (("hal.low", "call"), ("launcher.firmware.high", "take")):
+        assert functions[name]["kinds"] == {"whole": 1, "part": 1}, name
+        assert functions[name]["sections"] == {"Timing": 1, "Pins": 1, "Settings": 1}, name
+    # A generator is called once; its resumptions are not calls.
+    assert functions[("launcher.firmware.high", "steps")]["calls"] == 1
+    assert t["calls"] == {"whole": 2, "part": 3}
+    # hal (0) called the firmware (2): a climb per value it carried; the test's own calls
+    # come from outside the layers and are none.
+    assert sorted((c["from"], c["to"], c["section"]) for c in t["climbs"]) == [
+        ("hal.low:call", "launcher.firmware.high:take", section)
+        for section in ("Pins", "Settings", "Timing")]
+    assert sys.getprofile() is None and threading.getprofile() is None
+
+
+def test_the_walk_runs_the_launcher_and_answers_every_line(tmp_path: Path) -> None:
+    out = tmp_path / "walk.json"
+    proc = subprocess.run([sys.executable, "-m", "bench.settings_walk", "--out", str(out)],
+                          cwd=REPO, capture_output=True, text=True, timeout=500)
+    assert proc.returncode == 0, proc.stderr
+    r = json.loads(out.read_text())
+    lines, answers = r["lines"], r["answers"]
+    assert len(answers) == len(lines) and "press" in lines and "selftest" in lines
+    assert all(a.startswith(("ok", "error")) for a in answers), answers
+    assert not [a for a in answers if a.startswith("error internal")], answers
+    assert answers[lines.index("press")].startswith("ok"), answers
+    # The shell took the whole Settings; its sections reached the firmware.
+    assert "launcher.cli.run" in r["whole"]["modules"]
+    assert "launcher.cli.run:run_unit" in r["whole"]["functions"]
+    assert any(m.startswith("launcher.firmware.") for m in r["parts"]["modules"]), r["parts"]
+    assert r["calls"]["whole"] > 0 and r["calls"]["part"] > 0
+    assert r["modules_entered"] == len(set(r["whole"]["modules"]) | set(r["parts"]["modules"]))
+    assert r["climb_count"] == len(r["climbs"])
+    assert "the whole Settings entered" in proc.stdout and "climbs" in proc.stdout
