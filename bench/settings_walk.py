@@ -1,7 +1,11 @@
 """Where the configuration travels at run time: which functions receive the whole ``Settings``,
 which receive one of its sections, and which of those calls climb the layers.
 
-``python -m bench.settings_walk [--out FILE] [--timeout S]``
+``python -m bench.settings_walk [--out FILE [--label NAME]] [--timeout S]``
+
+``--out docs/results/settings_walk.json`` keeps the run under its label (``now``; the
+other labels the file holds stay), and docs/blocks.py renders ARCHITECTURE.md's table from
+it (``markdown``): ``before`` is the same command run on the code of the last review.
 
 The design rule it measures: only the shell (``launcher/cli/*`` and the composition root
 that builds a unit) handles a whole ``Settings``; below it, each part receives only its own
@@ -21,7 +25,13 @@ For each call of a function in ``launcher/`` or ``hal/`` the profiler classifies
 function's parameters (``*args`` and ``**kwargs`` one level deep): a whole ``Settings`` is
 "whole", a section is "part". A call carrying either is a CLIMB when its caller's module sits
 in a lower layer than the callee's (``LAYERS``: the import-linter layers of pyproject.toml,
-with ``hal`` below them all). A generator's or coroutine's resumption is not a call.
+with ``hal`` below them all). A generator's or coroutine's resumption is not a call. Every
+read of a whole ``Settings``' field is recorded too, with the function that read it: where
+the configuration is taken apart (``Settings.__getattribute__`` is watched in the child).
+
+Whoever hands on or reads a whole ``Settings`` outside ``SHELL`` (the CLI, the composition
+roots and the configuration's own owners) breaks the rule; the summary names each, and
+tests/bench/test_settings_walk.py fails on any.
 
 The result is one JSON object (``--out FILE``, written whole or not at all; without it,
 standard output) and a summary (standard error; standard output with ``--out``). The exit
@@ -77,6 +87,26 @@ LINES = (
     "seed 5",
     "profile",
     "status",
+)
+
+# Who may handle a whole Settings (be handed it, or read its fields): the shell, a
+# "module:" prefix standing for every function of a module. The CLI reads, checks and
+# overrides it; the composition roots take it apart (build_app a unit, simulated_app the
+# simulated board under it, the self-test's own two roots, MachineSettings.of the machine's
+# part); the configuration's owners make and check one from the file's values (config,
+# places, the running configuration).
+SHELL = (
+    "launcher.cli.",
+    "launcher.firmware.app:build_app",
+    "launcher.sim.unit:simulated_app",
+    "launcher.sim.unit:console_extras.<locals>.selftest",
+    "launcher.sim.selftest:run_auto",
+    "launcher.sim.selftest:simulated_unit",
+    "launcher.firmware.selftest:run_on_hardware",
+    "launcher.core.machine.settings:MachineSettings.of",
+    "launcher.core.config:",
+    "launcher.firmware.places:",
+    "launcher.firmware.live_config:",
 )
 
 # Low to high: the layers contract of pyproject.toml ([tool.importlinter]), hal below it all.
@@ -181,12 +211,15 @@ def build_result(trace: Mapping[str, Any], lines: Sequence[str],
             if section != "Settings":
                 by_section.setdefault(section, set()).add(f["module"])
     climbs = sorted({(c["from"], c["to"], c["kind"], c["section"]) for c in trace["climbs"]})
+    reads = {_name(r["module"], r["qualname"]): r for r in trace.get("reads", ())}
     return {
         "command": COMMAND,
         "python": trace["python"],
         "lines": list(lines),
         "answers": list(answers),
         "whole": {"modules": sorted(modules["whole"]), "functions": sorted(functions["whole"])},
+        "read": {"modules": sorted({r["module"] for r in reads.values()}),
+                 "functions": sorted(reads)},
         "parts": {"modules": sorted(modules["part"]), "functions": sorted(functions["part"]),
                   "by_section": {s: sorted(m) for s, m in sorted(by_section.items())}},
         "modules_entered": len(modules["whole"] | modules["part"]),
@@ -197,6 +230,18 @@ def build_result(trace: Mapping[str, Any], lines: Sequence[str],
     }
 
 
+def in_shell(function: str) -> bool:
+    """Whether ``module:qualname`` may handle a whole Settings (``SHELL``)."""
+    return any(function.startswith(s) if s.endswith((".", ":")) else function == s
+               for s in SHELL)
+
+
+def outside_shell(result: Mapping[str, Any]) -> list[str]:
+    """The functions below the shell that were handed, or read, a whole Settings."""
+    handled = {*result["whole"]["functions"], *result["read"]["functions"]}
+    return sorted(f for f in handled if not in_shell(f))
+
+
 def summary(result: Mapping[str, Any]) -> str:
     """A few lines for a person: where the whole went, where the parts went, the climbs."""
     whole, parts = result["whole"]["modules"], result["parts"]["modules"]
@@ -205,12 +250,17 @@ def summary(result: Mapping[str, Any]) -> str:
            + f" (Python {result['python']})",
            f"the whole Settings entered {len(whole)} modules "
            f"({result['calls']['whole']} calls): {', '.join(whole) or 'none'}",
+           f"its fields were read in {len(result['read']['modules'])} modules: "
+           f"{', '.join(result['read']['modules']) or 'none'}",
            f"its sections entered {len(parts)} modules ({result['calls']['part']} calls); "
            f"{result['modules_entered']} modules in all",
            f"climbs (a lower layer calling a higher one with configuration): "
            f"{result['climb_count']}"]
     out += [f"  {c['from']} -> {c['to']} ({c['kind']} {c['section']})"
             for c in result["climbs"]]
+    below = outside_shell(result)
+    out.append(f"handed or read below the shell: {len(below)}")
+    out += [f"  {f}" for f in below]
     return "\n".join(out)
 
 
@@ -273,6 +323,7 @@ class Tracer:
         self.functions: dict[tuple[str, str], dict[str, Any]] = {}
         self.climbs: dict[tuple[str, str, str, str], int] = {}
         self.calls = {"whole": 0, "part": 0}
+        self.reads: dict[tuple[str, str], set[str]] = {}
 
     @classmethod
     def for_packages(cls) -> Tracer:
@@ -361,14 +412,39 @@ class Tracer:
                            _name(scope.module, scope.qualname), kind, section)
                     self.climbs[key] = self.climbs.get(key, 0) + 1
 
+    def reader(self) -> Callable[[object, str], Any]:
+        """A ``__getattribute__`` for ``Settings``: each field read, by the function in
+        ``launcher/`` or ``hal/`` that read it, then the field itself."""
+        scopes, look, reads, lock = self._scope, self._look, self.reads, self._lock
+        get = object.__getattribute__
+
+        def read(obj: object, name: str) -> Any:
+            if not name.startswith("__"):
+                code = sys._getframe(1).f_code
+                scope = scopes[code] if code in scopes else look(code)
+                if scope is not None:
+                    with lock:
+                        if not self._closed:
+                            reads.setdefault((scope.module, scope.qualname), set()).add(name)
+            return get(obj, name)
+
+        return read
+
     def install(self) -> None:
+        from launcher.core.config import Settings
+
         profile = self.profiler()
+        Settings.__getattribute__ = self.reader()  # type: ignore[method-assign]
         threading.setprofile(profile)  # every thread started from now on
         sys.setprofile(profile)
 
     def uninstall(self) -> None:
+        from launcher.core.config import Settings
+
         sys.setprofile(None)
         threading.setprofile(None)  # type: ignore[arg-type]  # None clears it
+        with contextlib.suppress(AttributeError):
+            del Settings.__getattribute__  # back to object's
         with self._lock:
             self._closed = True  # a thread still running records nothing more
 
@@ -383,6 +459,8 @@ class Tracer:
             "climbs": [{"from": a, "to": b, "kind": k, "section": s, "calls": n}
                        for (a, b, k, s), n in sorted(self.climbs.items())],
             "calls": dict(self.calls),
+            "reads": [{"module": m, "qualname": q, "fields": sorted(f)}
+                      for (m, q), f in sorted(self.reads.items())],
         }
 
 
@@ -574,7 +652,80 @@ def walk(total: float = TOTAL_WAIT) -> dict[str, Any]:
         raise WalkError(f"the child ran {trace['packages']}, not this checkout's {wanted}")
     result = build_result(trace, LINES, answers)
     result["wall_s"] = round(time.monotonic() - started, 1)
+    result["commit"] = _commit()
+    result["date"] = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
     return result
+
+
+def _commit() -> str:
+    """This checkout's commit, short (``unknown`` outside git)."""
+    try:
+        out = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, text=True,
+                             capture_output=True, timeout=30, check=True)
+    except (OSError, subprocess.SubprocessError):
+        return "unknown"
+    return out.stdout.strip() or "unknown"
+
+
+def kept(path: Path, label: str, result: Mapping[str, Any]) -> dict[str, Any]:
+    """What ``path`` holds with ``result`` under ``label``: its other labels kept, a file
+    that is missing or not a walk's results started afresh."""
+    runs: dict[str, Any] = {}
+    with contextlib.suppress(OSError, ValueError):
+        old = json.loads(path.read_text(encoding="utf-8"))
+        if isinstance(old, dict) and all(isinstance(r, dict) and "whole" in r
+                                         for r in old.values()):
+            runs = old
+    runs[label] = dict(result)
+    return runs
+
+
+def _row(r: Mapping[str, Any]) -> dict[str, Any]:
+    return {"below": len(outside_shell(r)), "whole": len(r["whole"]["modules"]),
+            "read": len(r["read"]["modules"]), "parts": len(r["parts"]["modules"]),
+            "all": r["modules_entered"], "climbs": r["climb_count"]}
+
+
+ROWS = (
+    ("below", "functions below the shell handed, or reading, a whole `Settings`"),
+    ("whole", "modules a whole `Settings` was handed to"),
+    ("read", "modules that read a whole `Settings`' fields"),
+    ("parts", "modules a section was handed to"),
+    ("all", "modules entered by either, in all"),
+    ("climbs", "calls from a lower layer to a higher one carrying either"),
+)
+
+
+def markdown(runs: Mapping[str, Mapping[str, Any]]) -> str:
+    """ARCHITECTURE.md's table of the kept runs (docs/results/settings_walk.json): each
+    label a column, ``before`` first, then what was handled below the shell and the climbs."""
+    labels = sorted(runs, key=lambda k: (k != "before", k))
+    now = runs[labels[-1]]
+    cells = {k: _row(runs[k]) for k in labels}
+    lines = [
+        f"Measured by `{COMMAND} --out docs/results/settings_walk.json` on {now['date']} "
+        f"(commit {now['commit']}, Python {now['python']}; {len(now['lines'])} console "
+        "lines: " + ", ".join(f"`{line}`" for line in now["lines"]) + "); "
+        + ("`before` is the same command, with `--label before`, on the code the review "
+           "read. " if "before" in runs else "")
+        + "Kept in `docs/results/settings_walk.json`, from which `docs/blocks.py` renders "
+        "this table.",
+        "",
+        "| | " + " | ".join(f"{k} ({runs[k]['commit']})" for k in labels) + " |",
+        "|---|" + "---|" * len(labels),
+        *(f"| {text} | " + " | ".join(str(cells[k][key]) for k in labels) + " |"
+          for key, text in ROWS),
+        "",
+    ]
+    for k in labels:
+        below = outside_shell(runs[k])
+        lines.append(f"Below the shell, {k}: "
+                     + (", ".join(f"`{f}`" for f in below) if below else "none") + ".")
+        lines.append("")
+    climbs = {(c["from"], c["to"]) for k in labels for c in runs[k]["climbs"]}
+    lines.append("The climbs: " + ("; ".join(f"`{a}` to `{b}`" for a, b in sorted(climbs))
+                                   if climbs else "none") + ".")
+    return "\n".join(lines) + "\n"
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -585,7 +736,7 @@ def main(argv: list[str] | None = None) -> int:
         words, rest = words[:at], words[at + 1:]
     ap = argparse.ArgumentParser(
         prog=COMMAND,
-        usage="%(prog)s [--out FILE] [--timeout S]\n"
+        usage="%(prog)s [--out FILE [--label NAME]] [--timeout S]\n"
               "       %(prog)s --child TRACE -- LAUNCHER-ARGS...",
         description="Where the configuration travels at run time: which functions in "
         "launcher/ and hal/ receive the whole Settings, which receive one of its sections, "
@@ -604,6 +755,10 @@ def main(argv: list[str] | None = None) -> int:
                     help="write the JSON result to FILE (whole, or not at all) and the "
                          "summary to standard output; without it, the JSON goes to standard "
                          "output and the summary to standard error")
+    ap.add_argument("--label", default="now", metavar="NAME",
+                    help="the name the run is kept under in --out's file (default now); the "
+                         "file's other runs stay (docs/results/settings_walk.json keeps "
+                         "before and now)")
     ap.add_argument("--timeout", type=float, default=TOTAL_WAIT, metavar="S",
                     help=f"bound on the start and the whole script, in seconds (default "
                          f"{TOTAL_WAIT:g}); each line's answer is also bounded by "
@@ -629,9 +784,9 @@ def main(argv: list[str] | None = None) -> int:
     else:
         from bench.keep import keep
 
-        keep(args.out, result)
+        keep(args.out, kept(args.out, args.label, result))
         print(summary(result))
-        print(f"{COMMAND}: kept the result in {args.out}")
+        print(f"{COMMAND}: kept the result in {args.out} as {args.label}")
     return 0
 
 

@@ -364,6 +364,7 @@ FIGURES: dict[str, Callable[[], str]] = {
     "circuit-faults": _campaign("circuit", "summary", "circuit_faults.json"),
     "circuit-table": _campaign("circuit", "tables", "circuit_faults.json"),
     "mutants": _campaign("mutants", "table", "mutants.json"),
+    "settings-walk": _campaign("settings_walk", "markdown", "settings_walk.json"),
     "iso13849": _campaign("iso13849", "markdown", "circuit_faults.json"),
     # The circuit as data: hardware/pinout.md, bom.md, power.md, circuit.md and the README.
     "pinout": _circuit("pinout_table"), "pinout-optional": _circuit("optional_table"),

@@ -105,6 +105,11 @@ TRACE = {
          "kind": "part", "section": "Timing", "calls": 4},
     ],
     "calls": {"whole": 4, "part": 4},
+    "reads": [
+        {"module": "launcher.firmware.app", "qualname": "build_app", "fields": ["motor"]},
+        {"module": "launcher.firmware.session", "qualname": "Session.lasts",
+         "fields": ["console"]},
+    ],
 }
 
 
@@ -127,11 +132,61 @@ def test_the_result_from_a_trace(walk: ModuleType) -> None:
                               "to": "launcher.firmware.inputs:Inputs.pressed",
                               "kind": "part", "section": "Timing"}
     assert r["calls"] == {"whole": 4, "part": 4}
+    assert r["read"] == {"modules": ["launcher.firmware.app", "launcher.firmware.session"],
+                         "functions": ["launcher.firmware.app:build_app",
+                                       "launcher.firmware.session:Session.lasts"]}
+    # build_app is the composition root; a session reading the whole is below the shell.
+    assert walk.outside_shell(r) == ["launcher.firmware.session:Session.lasts"]
     json.dumps(r)  # it is JSON as it stands
     text = walk.summary(r)
     assert "the whole Settings entered 3 modules" in text and "5 modules in all" in text
     assert ("launcher.firmware.sim_commands:selftest -> launcher.sim.unit:console_extras."
             "<locals>.selftest (whole Settings)") in text
+    assert "handed or read below the shell: 1\n  launcher.firmware.session:Session.lasts" in text
+
+
+def test_the_shell_is_the_cli_the_roots_and_the_configurations_owners(walk: ModuleType
+                                                                       ) -> None:
+    for inside in ("launcher.cli.run:run_unit", "launcher.cli.paths:simulated_state",
+                   "launcher.firmware.app:build_app", "launcher.core.config:settings_from_dict",
+                   "launcher.firmware.live_config:LiveConfig.apply",
+                   "launcher.core.machine.settings:MachineSettings.of"):
+        assert walk.in_shell(inside), inside
+    for below in ("launcher.firmware.app:Launcher.__init__", "launcher.firmware.app:build_apps",
+                  "launcher.firmware.runner:run_firmware", "launcher.sim.rig:sim_build",
+                  "launcher.clix:run", "hal.sim:SimLauncher.__init__"):
+        assert not walk.in_shell(below), below
+
+
+def test_a_run_is_kept_beside_the_others(walk: ModuleType, tmp_path: Path) -> None:
+    r = walk.build_result(TRACE, ["status"], ["ok"])
+    path = tmp_path / "walk.json"
+    assert walk.kept(path, "before", r) == {"before": r}  # no file yet
+    path.write_text(json.dumps({"before": r}))
+    both = walk.kept(path, "now", {**r, "climb_count": 0})
+    assert set(both) == {"before", "now"} and both["before"] == r
+    path.write_text('{"not": "a walk"}')  # another file: started afresh
+    assert walk.kept(path, "now", r) == {"now": r}
+
+
+def test_the_table_shows_each_run_s_figures(walk: ModuleType) -> None:
+    r = walk.build_result(TRACE, ["status"], ["ok"])
+    before = {**r, "commit": "aaaa111", "date": "2026-12-07 00:00 UTC"}
+    now = {**r, "commit": "bbbb222", "date": "2026-12-07 01:00 UTC",
+           "read": {"modules": ["launcher.firmware.app"],
+                    "functions": ["launcher.firmware.app:build_app"]}}
+    text = walk.markdown({"now": now, "before": before})
+    assert "| | before (aaaa111) | now (bbbb222) |" in text  # before first, whatever order
+    rows = {line.split(" | ")[0]: line.split(" | ")[1:] for line in text.splitlines()
+            if line.startswith("| ") and not line.startswith("| |")}
+    assert rows["| functions below the shell handed, or reading, a whole `Settings`"] == \
+        ["1", "0 |"]
+    assert rows["| modules that read a whole `Settings`' fields"] == ["2", "1 |"]
+    assert rows["| modules entered by either, in all"] == ["5", "5 |"]
+    assert rows["| calls from a lower layer to a higher one carrying either"] == ["2", "2 |"]
+    assert "Below the shell, before: `launcher.firmware.session:Session.lasts`." in text
+    assert "Below the shell, now: none." in text
+    assert "on 2026-12-07 01:00 UTC (commit bbbb222" in text
 
 
 LOW = """
@@ -142,6 +197,10 @@ def call(f, *args, **named):
 HIGH = """
 def take(timing, *more, **named):
     return timing
+
+
+def read(settings):
+    return settings.luck, settings.pins
 
 
 def steps(timing):
@@ -181,8 +240,11 @@ def test_the_tracer_sees_other_threads_climbs_and_no_resumptions(walk: ModuleTyp
         thread.start()
         thread.join()
         stepped = list(high.steps(s.timing))
+        high.read(s)
     finally:
         tracer.uninstall()
+    s.luck  # noqa: B018  # read after: not recorded, and Settings reads as it did
+    assert "__getattribute__" not in vars(config.Settings)
     assert done == [s.timing] and len(stepped) == 3
     t = tracer.trace(0)
     functions = {(f["module"], f["qualname"]): f for f in t["functions"]}
@@ -192,7 +254,10 @@ def test_the_tracer_sees_other_threads_climbs_and_no_resumptions(walk: ModuleTyp
         assert functions[name]["sections"] == {"Timing": 1, "Pins": 1, "Settings": 1}, name
     # A generator is called once; its resumptions are not calls.
     assert functions[("launcher.firmware.high", "steps")]["calls"] == 1
-    assert t["calls"] == {"whole": 2, "part": 3}
+    assert t["calls"] == {"whole": 3, "part": 3}
+    # Who took the whole apart, field by field (the test's own reads are outside).
+    assert t["reads"] == [{"module": "launcher.firmware.high", "qualname": "read",
+                           "fields": ["luck", "pins"]}]
     # hal (0) called the firmware (2): a climb per value it carried; the test's own calls
     # come from outside the layers and are none.
     assert sorted((c["from"], c["to"], c["section"]) for c in t["climbs"]) == [
@@ -201,12 +266,13 @@ def test_the_tracer_sees_other_threads_climbs_and_no_resumptions(walk: ModuleTyp
     assert sys.getprofile() is None and threading.getprofile() is None
 
 
-def test_the_walk_runs_the_launcher_and_answers_every_line(tmp_path: Path) -> None:
+def test_the_walk_runs_the_launcher_and_answers_every_line(walk: ModuleType,
+                                                           tmp_path: Path) -> None:
     out = tmp_path / "walk.json"
     proc = subprocess.run([sys.executable, "-m", "bench.settings_walk", "--out", str(out)],
                           cwd=REPO, capture_output=True, text=True, timeout=500)
     assert proc.returncode == 0, proc.stderr
-    r = json.loads(out.read_text())
+    r = json.loads(out.read_text())["now"]  # kept under its label
     lines, answers = r["lines"], r["answers"]
     assert len(answers) == len(lines) and "press" in lines and "selftest" in lines
     assert all(a.startswith(("ok", "error")) for a in answers), answers
@@ -220,3 +286,9 @@ def test_the_walk_runs_the_launcher_and_answers_every_line(tmp_path: Path) -> No
     assert r["modules_entered"] == len(set(r["whole"]["modules"]) | set(r["parts"]["modules"]))
     assert r["climb_count"] == len(r["climbs"])
     assert "the whole Settings entered" in proc.stdout and "climbs" in proc.stdout
+    # The rule (docs/ARCHITECTURE.md): below the shell nothing is handed, or reads, a whole
+    # Settings, and at most 4 calls climb the layers with configuration. On the code the
+    # review read (a61010e) 14 functions below the shell did.
+    assert walk.outside_shell(r) == [], walk.outside_shell(r)
+    assert r["climb_count"] <= 4, r["climbs"]
+    assert "launcher.cli.run:_run_simulated" in r["read"]["functions"]

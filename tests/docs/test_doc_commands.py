@@ -150,6 +150,7 @@ SMALL: list[tuple[str, object]] = [
     (r"-m bench\.web --out", lambda c: _results_here(c + " --requests 200 --tries 5 "
                                                      "--clients 2")),
     (r"fault_injection\.py \d+", lambda c: _results_here(re.sub(r"\.py \d+", ".py 3", c))),
+    (r"-m bench\.settings_walk --out", lambda c: _results_here(c)),
     (r"^(time )?(\S+=\S+ )*(\.venv/bin/)?pytest\b", lambda c: c + " --collect-only -q"),
     (r"^launcher sounds render$", lambda c: c + " --out rendered"),
 ]
