@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from launcher.core.reactor import NEVER, Reactor
-from launcher.firmware.registry import E_STATE, Args, CommandError, Registry
+from launcher.firmware.registry import E_STATE, E_UNAVAILABLE, Args, CommandError, Registry
 
 WINDOW = 30.0  # s a window stays open; a confirmed one may be taken as long again
 HOLD = 3.0  # s the button is held to confirm
@@ -63,11 +63,11 @@ class Pairing:
     # -- the web's side --
 
     def open(self) -> str:
-        """A new window's id; one still pending closes (``replaced``). ``CommandError``
-        (``state``) when ``RATE`` windows opened in the last ``RATE_PERIOD`` seconds, or
-        once the unit has stopped."""
+        """A new window's id; one still pending closes (``replaced``). ``CommandError``:
+        ``state`` when ``RATE`` windows opened in the last ``RATE_PERIOD`` seconds,
+        ``unavailable`` once the unit has stopped."""
         if self.stopped:
-            raise CommandError(E_STATE, "the launcher is stopped for a restart")
+            raise CommandError(E_UNAVAILABLE, "the launcher is stopped for a restart")
         now = self.reactor.monotonic()
         while self._opened and self._opened[0] <= now - RATE_PERIOD:
             self._opened.popleft()

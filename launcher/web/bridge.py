@@ -29,6 +29,7 @@ from launcher.firmware.registry import (
     E_INTERNAL,
     E_LINE,
     E_STATE,
+    E_UNAVAILABLE,
     CommandError,
     event_line,
     json_line,
@@ -169,7 +170,8 @@ class Bridge:
         return (200, luck_row(reply, side)) if status == 200 else (status, reply)
 
     async def pair_open(self) -> tuple[int, dict[str, Any]]:
-        """A new pairing window: 201 and its id, or 429 when the launcher refuses one."""
+        """A new pairing window: 201 and its id; 429 when too many were opened of late, 503
+        once the launcher has stopped."""
         return await self.run(self._pair_open)
 
     async def pair_state(self, pid: str) -> str:
@@ -234,8 +236,10 @@ class Bridge:
         try:
             pid = self.pairing.open()
         except CommandError as exc:
-            if exc.code == E_STATE:  # rate-limited (or the unit stopped: the message says)
+            if exc.code == E_STATE:  # rate-limited: the message says when the next may open
                 return 429, {"error": "rate", "message": exc.message}
+            if exc.code == E_UNAVAILABLE:  # stopped for a restart
+                return 503, {"error": "unavailable", "message": exc.message}
             return 409, {"error": exc.code, "message": exc.message}
         return 201, {"id": pid, "expires_s": self.pairing.WINDOW}
 

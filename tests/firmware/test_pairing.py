@@ -11,7 +11,7 @@ from rigs import dealing_rig
 
 from launcher.core import machine as m
 from launcher.firmware.pairing import HOLD, RATE, RATE_PERIOD, WINDOW, Pairing
-from launcher.firmware.registry import E_STATE, CommandError
+from launcher.firmware.registry import E_STATE, E_UNAVAILABLE, CommandError
 from launcher.sim.rig import SimRig
 
 
@@ -172,6 +172,7 @@ def test_stopping_closes_the_window_and_its_timers(rig: SimRig) -> None:
     before = len(rig.app.history)
     rig.advance(WINDOW + HOLD)
     assert rig.app.pairing.state(pid) == "expired" and len(rig.app.history) == before
-    with pytest.raises(CommandError, match="stopped"):
+    with pytest.raises(CommandError, match="stopped") as refused:
         rig.app.pairing.open()  # the LED is the stopped unit's: off
+    assert refused.value.code == E_UNAVAILABLE  # not the rate limit's state
     assert rig.app.led.pattern == "off" and rig.sim.level("led") == 0

@@ -92,6 +92,16 @@ def test_pair_press_and_profile_in_a_real_browser(tmp_path: Path) -> None:
         weights = unit.console.ask("config get luck.mild.weights")
         assert re.search(r"luck\.mild\.weights=\[0,", weights), weights
 
+        # The self-test, on a fresh simulated launcher: every part passed, a row each.
+        page.click("#selftest")
+        expect(page.locator("#unit-say")).to_have_text(
+            re.compile(r"Self-test on a fresh simulated launcher: (\d+) of \1 passed\."),
+            timeout=WAIT_MS)
+        said = page.locator("#unit-say").text_content() or ""
+        parts = int(said.split(": ")[1].split()[0])
+        expect(page.locator("#selftest-rows tbody tr")).to_have_count(parts)
+        assert parts > 0
+
         # The doctor's report: none kept yet, then the one `launcher doctor --keep` keeps.
         page.click("#doctor")
         expect(page.locator("#error")).to_contain_text("launcher doctor --keep",

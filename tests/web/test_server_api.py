@@ -108,6 +108,13 @@ def test_pairing_windows_are_rate_limited(unit: WebUnit) -> None:
     assert a.status == 429 and a.json["error"] == "rate" and a.json["message"], a
 
 
+def test_a_stopped_unit_refuses_pairing_as_unavailable_not_as_a_rate(unit: WebUnit) -> None:
+    unit.pairing.stopped = True
+    a = unit.ask("POST", "/api/pair", token=None)
+    assert a.status == 503 and a.json == {"error": "unavailable",
+                                          "message": "the launcher is stopped for a restart"}, a
+
+
 class Events:
     """A live stream read line by line (the socket's timeout fails a hang)."""
 

@@ -27,7 +27,7 @@ from launcher.core import config
 from launcher.core.reactor import RealReactor
 from launcher.firmware.app import build_app
 from launcher.firmware.console import Console
-from launcher.firmware.registry import E_STATE, CommandError
+from launcher.firmware.registry import E_STATE, E_UNAVAILABLE, CommandError
 from launcher.firmware.state import StateStore
 from launcher.sim.rig import CueLog, sim_build
 from launcher.sim.unit import console_extras, fill_cartridge
@@ -56,8 +56,11 @@ class FakePairing:
         self.limit = limit  # windows it opens, then refuses (rate)
         self.opened = 0
         self.states: dict[str, str] = {}
+        self.stopped = False  # the unit stopped for a restart: every window refused
 
     def open(self) -> str:
+        if self.stopped:
+            raise CommandError(E_UNAVAILABLE, "the launcher is stopped for a restart")
         if self.opened >= self.limit:
             raise CommandError(E_STATE, f"at most {self.limit} pairings a minute")
         self.opened += 1

@@ -370,17 +370,23 @@ function wire() {
   setInterval(showSleep, 1000);
 }
 
-function showSelftest(reply) {
-  const body = $("selftest-rows").tBodies[0];
+// A table of results: one row a result, its status first (the row's colour), then the
+// cells ``cells`` picks from it; hidden when there is none.
+function fillRows(table, results, cells) {
+  const body = $(table).tBodies[0];
   body.replaceChildren();
-  for (const part of reply.parts || []) {
+  for (const result of results || []) {
     const row = body.insertRow();
-    row.dataset.status = part.status;
-    row.insertCell().textContent = part.status;
-    row.insertCell().textContent = part.part;
-    row.insertCell().textContent = part.detail;
+    row.dataset.status = result.status;
+    for (const text of [result.status, ...cells(result)]) {
+      row.insertCell().textContent = text;
+    }
   }
-  $("selftest-rows").hidden = false;
+  $(table).hidden = body.rows.length === 0;
+}
+
+function showSelftest(reply) {
+  fillRows("selftest-rows", reply.parts, (part) => [part.part, part.detail]);
   const d = reply.data;
   $("unit-say").textContent = `Self-test on ${d.on}: ${d.passed} of ${d.parts} passed.`;
 }
@@ -388,16 +394,8 @@ function showSelftest(reply) {
 // The last `launcher doctor --keep` report the unit kept (the console's `doctor`): when,
 // the counts, and each check that did not pass with its fix.
 function showDoctor(reply) {
-  const body = $("doctor-rows").tBodies[0];
-  body.replaceChildren();
-  for (const check of reply.checks || []) {
-    const row = body.insertRow();
-    row.dataset.status = check.status;
-    row.insertCell().textContent = check.status;
-    row.insertCell().textContent = check.item;
-    row.insertCell().textContent = check.fix ? `${check.detail} (fix: ${check.fix})` : check.detail;
-  }
-  $("doctor-rows").hidden = body.rows.length === 0;
+  fillRows("doctor-rows", reply.checks, (check) =>
+    [check.item, check.fix ? `${check.detail} (fix: ${check.fix})` : check.detail]);
   const d = reply.data;
   $("unit-say").textContent =
     `Doctor, ${d.at}: ${d.pass} passed, ${d.warn} warned, ${d.fail} failed of ${d.checks}.`;
