@@ -28,57 +28,62 @@ def walk(bench: Callable[[str], ModuleType]) -> ModuleType:
     return bench("settings_walk")
 
 
-def test_a_whole_settings_is_whole(walk: ModuleType) -> None:
-    assert walk.classify(config.load(None)) == ("whole", "Settings")
+@pytest.fixture
+def trace(bench: Callable[[str], ModuleType]) -> ModuleType:
+    return bench("settings_trace")
 
 
-def test_each_section_is_a_part_named_by_its_type(walk: ModuleType) -> None:
+def test_a_whole_settings_is_whole(trace: ModuleType) -> None:
+    assert trace.classify(config.load(None)) == ("whole", "Settings")
+
+
+def test_each_section_is_a_part_named_by_its_type(trace: ModuleType) -> None:
     s = config.load(None)
     sections = {"Pins": s.pins, "Luck": s.luck, "SideLuck": s.luck.wild, "Timing": s.timing,
                 "Motor": s.motor, "Rotator": s.rotator, "Audio": s.audio,
                 "Console": s.console, "Web": s.web, "Profile": s.profile,
                 "MachineSettings": MachineSettings.of(s)}
     for name, value in sections.items():
-        assert walk.classify(value) == ("part", name), name
+        assert trace.classify(value) == ("part", name), name
 
 
-def test_other_values_are_neither(walk: ModuleType) -> None:
+def test_other_values_are_neither(trace: ModuleType) -> None:
     s = config.load(None)
     for value in (None, 7, "luck", s.state_path, s.pin_factory, s.timing.jam_timeout,
                   s.luck.mild.sizes, [s], {"settings": s}, config, config.Settings, object()):
-        assert walk.classify(value) is None, value
+        assert trace.classify(value) is None, value
 
 
-def test_layers_low_to_high(walk: ModuleType) -> None:
-    assert walk.layer("launcher.cli.run") == 5
-    assert walk.layer("hal.sim") == 0
-    assert walk.layer("hal") == 0
-    assert walk.layer("launcher.firmware.app") == 2
-    assert walk.layer("launcher.games.uno.engine") == 2
-    assert walk.layer("launcher.core.machine.settings") == 1
-    assert walk.layer("launcher.sim.unit") == walk.layer("launcher.web.server") == 3
-    assert walk.layer("launcher.tools") == 4
+def test_layers_low_to_high(trace: ModuleType) -> None:
+    assert trace.layer("launcher.cli.run") == 5
+    assert trace.layer("hal.sim") == 0
+    assert trace.layer("hal") == 0
+    assert trace.layer("launcher.firmware.app") == 2
+    assert trace.layer("launcher.games.uno.engine") == 2
+    assert trace.layer("launcher.core.machine.settings") == 1
+    assert trace.layer("launcher.sim.unit") == trace.layer("launcher.web.server") == 3
+    assert trace.layer("launcher.tools") == 4
     for outside in ("launcher", "halo", "launcher.corex", "bench.settings_walk", "threading"):
-        assert walk.layer(outside) is None, outside
+        assert trace.layer(outside) is None, outside
 
 
-def test_the_layers_are_the_import_linter_contract_s(walk: ModuleType) -> None:
+def test_the_layers_are_the_import_linter_contract_s(trace: ModuleType) -> None:
     contracts = tomllib.loads((REPO / "pyproject.toml").read_text())["tool"]["importlinter"]
     layers = next(c["layers"] for c in contracts["contracts"] if c["type"] == "layers")
     expected = {"hal": 0}
     for n, row in enumerate(reversed(layers), start=1):  # the contract lists them high first
         for name in row.split("|"):
             expected[name.strip()] = n
-    assert dict(walk.LAYERS) == expected
+    assert dict(trace.LAYERS) == expected
 
 
-def test_module_of_names_files_under_the_packages_only(walk: ModuleType, tmp_path: Path) -> None:
+def test_module_of_names_files_under_the_packages_only(trace: ModuleType, tmp_path: Path) -> None:
     roots = {"launcher": str(tmp_path / "launcher"), "hal": str(tmp_path / "hal")}
-    assert walk.module_of(str(tmp_path / "launcher/cli/run.py"), roots) == "launcher.cli.run"
-    assert walk.module_of(str(tmp_path / "launcher/core/__init__.py"), roots) == "launcher.core"
-    assert walk.module_of(str(tmp_path / "hal/sim.py"), roots) == "hal.sim"
-    assert walk.module_of(str(tmp_path / "halo/sim.py"), roots) is None
-    assert walk.module_of("<string>", roots) is None
+    assert trace.module_of(str(tmp_path / "launcher/cli/run.py"), roots) == "launcher.cli.run"
+    assert trace.module_of(str(tmp_path / "launcher/core/__init__.py"), roots) == "launcher.core"
+    assert trace.module_of(str(tmp_path / "hal/sim.py"), roots) == "hal.sim"
+    assert trace.module_of(str(tmp_path / "halo/sim.py"), roots) is None
+    assert trace.module_of("<string>", roots) is None
 
 
 TRACE = {
@@ -222,12 +227,12 @@ def _load(path: Path, text: str) -> ModuleType:
     return module
 
 
-def test_the_tracer_sees_other_threads_climbs_and_no_resumptions(walk: ModuleType,
+def test_the_tracer_sees_other_threads_climbs_and_no_resumptions(trace: ModuleType,
                                                                  tmp_path: Path) -> None:
     low = _load(tmp_path / "hal" / "low.py", LOW)
     high = _load(tmp_path / "launcher" / "firmware" / "high.py", HIGH)
     roots = {p: os.path.realpath(tmp_path / p) for p in ("launcher", "hal")}
-    tracer = walk.Tracer(roots, walk.Classifier())
+    tracer = trace.Tracer(roots, trace.Classifier())
     s = config.load(None)
     done: list[Any] = []
 
