@@ -55,6 +55,7 @@ from pathlib import Path
 from typing import Any
 
 WATCHDOG_SEC = 10  # systemd/launcher.service: WatchdogSec=10
+STOP_WAIT = 20.0  # s: the service's end after SIGTERM (a clean stop takes a fraction of one)
 LAUNCHER = [sys.executable, "-m", "launcher.cli.main"]
 
 
@@ -461,6 +462,7 @@ def run(idle: float, presses: int, use_strace: bool = True, warmup: int = 1000,
                             stderr=log.open("wb"))
     panel = Panel(port) if port is not None else None
     client: LiveClient | None = None
+    hung: list[str] | None = None  # the log's end, if the stop hung
     try:
         ready = notify.wait_for("READY=1", 30)
         result["start_to_ready_s"] = ready - t0
@@ -523,15 +525,19 @@ def run(idle: float, presses: int, use_strace: bool = True, warmup: int = 1000,
             client.close()
         proc.send_signal(signal.SIGTERM)
         try:
-            result["exit_code"] = proc.wait(20)
+            result["exit_code"] = proc.wait(STOP_WAIT)
         except subprocess.TimeoutExpired:
             proc.kill()
             result["exit_code"] = proc.wait()
+            hung = log.read_text(errors="replace").splitlines()[-15:]  # before it is removed
         if proc.stdout is not None:
             proc.stdout.close()  # the web's line was read; nothing else comes on it
         pty.close()
         notify.close()
         shutil.rmtree(folder, ignore_errors=True)
+    if hung is not None:  # what the run measured stands; a stop that hung is a fault
+        raise RuntimeError(f"the service did not end within {STOP_WAIT:g} s of SIGTERM "
+                           "(killed); the launcher's log ends:\n" + "\n".join(hung))
     return result
 
 

@@ -42,6 +42,7 @@ import importlib.util
 import json
 import os
 import re
+import select
 import shutil
 import signal
 import socket
@@ -60,6 +61,9 @@ ROOT = Path(__file__).resolve().parent.parent
 PACKAGES = ("launcher", "hal")
 SEED = 4242  # in our config; the start log's "luck seed 4242" shows the launcher read it
 READY_TIMEOUT = 60.0
+# s: the end after the stop signal (SIGKILL ends it at once; SIGTERM is the firmware's own
+# clean stop, a fraction of a second): a process still running then has hung, and says so.
+STOP_TIMEOUT = 60.0
 PASS_EACH = 3  # python -c pass runs in each round
 VARIANTS = {"device": "a sound device that opens (ALSA null PCM)",
             "as_is": "this machine's own sound set-up"}
@@ -205,11 +209,29 @@ def start(unit: Unit, variant: str, root: Path | None, importtime: bool = False,
         proc.kill()
         proc.wait()
         raise
-    _, code, usage = os.wait4(proc.pid, 0)
-    proc.returncode = os.waitstatus_to_exitcode(code)
+    usage = _reap(proc, log)
     text = log.read_text(errors="replace")
     return {"cpu_ms": _cpu_ms(usage), "wall_s": wall, "status": status, "log": text,
             "exit": proc.returncode}
+
+
+def _reap(proc: subprocess.Popen[bytes], log: Path) -> Any:
+    """``proc``'s resource use once it has ended (at most ``STOP_TIMEOUT`` s after its stop
+    signal); reaped. One still running then is killed, and the start fails naming the hang,
+    with the end of its log (a firmware that never stopped hung CI's run of a6d4e45 here)."""
+    fd = os.pidfd_open(proc.pid)
+    try:
+        ended, _, _ = select.select([fd], [], [], STOP_TIMEOUT)
+    finally:
+        os.close(fd)
+    if not ended:
+        proc.kill()
+        os.wait4(proc.pid, 0)
+        raise RuntimeError(f"launcher run did not end within {STOP_TIMEOUT:g} s of its stop "
+                           f"signal (killed); its log:\n{log.read_text(errors='replace')[-2000:]}")
+    _, code, usage = os.wait4(proc.pid, 0)
+    proc.returncode = os.waitstatus_to_exitcode(code)
+    return usage
 
 
 def check_start(result: dict[str, Any], variant: str) -> dict[str, str]:

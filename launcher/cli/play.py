@@ -27,6 +27,7 @@ from typing import Any, TextIO
 from launcher.cli.play_screen import Snapshot, shot_text, snapshot
 from launcher.core import config
 from launcher.core.reactor import NEVER, RealReactor
+from launcher.firmware.runner import relay_signals
 from launcher.sim.unit import console_extras, fill_cartridge, resume_cartridge, simulated_app
 
 EVENT_LINES = 200  # kept for the event list; the screen shows the newest that fit
@@ -265,16 +266,13 @@ def _screen_for(stdin: TextIO, out: TextIO, lines: bool) -> Any:
 @contextlib.contextmanager
 def _signals_stop(play: Playground) -> Iterator[None]:
     """SIGINT and SIGTERM stop the firmware (and say which, for the exit status) while
-    inside; the handlers before are put back after."""
-    def handler(signum: int, frame: object) -> None:
-        play.stop_by(signum)
-
-    before = {s: signal.signal(s, handler) for s in (signal.SIGINT, signal.SIGTERM)}
+    inside, from the thread ``relay_signals`` keeps for them; the handlers before are put
+    back after."""
+    put_back = relay_signals(play.stop_by)
     try:
         yield
     finally:
-        for s, old in before.items():
-            signal.signal(s, old)
+        put_back()
 
 
 def run_play(settings: config.Settings, seed: int, lines: bool = False,

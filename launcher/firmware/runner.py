@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import logging
+import os
 import signal
 import sys
+import threading
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -56,7 +59,7 @@ def run_firmware(app: Launcher, seed: int, config_path: str | None = None,
         exit_code[0] = RESTART_EXIT
         reactor.stop()
 
-    install_signal_handlers(reactor.stop)
+    put_back = relay_signals(lambda signum: reactor.stop())
     console = Console(app, **(console_extras or {}), seed=seed,
                       raw_config=config.load_raw(config_path),
                       config_path=Path(config_path) if config_path else None,
@@ -101,6 +104,7 @@ def run_firmware(app: Launcher, seed: int, config_path: str | None = None,
         app.stop()
         app.board.close()
         notifier.close()
+        put_back()
     if failed is not None:
         raise failed
     return exit_code[0]
@@ -140,11 +144,45 @@ def tune_switch_interval() -> None:
     sys.setswitchinterval(SWITCH_INTERVAL)
 
 
-def install_signal_handlers(stop: Callable[[], None]) -> None:
-    """SIGTERM and SIGINT ask the reactor to stop (systemd stops the service with SIGTERM)."""
+def relay_signals(on_signal: Callable[[int], None]) -> Callable[[], None]:
+    """SIGTERM and SIGINT call ``on_signal(signum)`` on a thread of their own, ``signals``
+    (systemd stops the service with SIGTERM); returns what puts the handlers before back.
+
+    A handler runs on the main thread, the reactor's, wherever the signal found it: holding
+    the lock of the reactor's queue, say, or of the event its wait sleeps on. A handler that
+    took either (``reactor.stop`` posts) waited for itself for ever: a benchmark's
+    ``launcher run`` hung so in CI's run of a6d4e45, its SIGTERM come inside
+    ``Event.wait``. This handler takes no lock: it writes the signal's number to a pipe,
+    and the thread, blocked on the pipe's other end, calls ``on_signal`` as any other
+    thread asks the reactor for work. What ``on_signal`` raises is logged, never raised.
+    """
+    read, write = os.pipe()
+    os.set_blocking(write, False)
+
+    def relay() -> None:
+        try:
+            while got := os.read(read, 64):  # b"": the write end closed (put back)
+                for signum in got:
+                    try:
+                        on_signal(signum)
+                    except Exception:  # a bug: the next signal still gets through
+                        log.exception("asking the firmware to stop on signal %d", signum)
+        finally:
+            os.close(read)
+
+    thread = threading.Thread(target=relay, name="signals", daemon=True)
+    thread.start()
 
     def handler(signum: int, frame: object) -> None:
-        stop()
+        with contextlib.suppress(OSError):  # the pipe full: stops are on their way already
+            os.write(write, bytes([signum]))
 
-    signal.signal(signal.SIGTERM, handler)
-    signal.signal(signal.SIGINT, handler)
+    before = {s: signal.signal(s, handler) for s in (signal.SIGTERM, signal.SIGINT)}
+
+    def put_back() -> None:
+        for s, old in before.items():
+            signal.signal(s, old)
+        os.close(write)
+        thread.join()  # it ends once it has read what was written before the close
+
+    return put_back
