@@ -67,8 +67,9 @@ def _run_owned(args: argparse.Namespace, settings: config.Settings, seed: int,
 
     reactor = RealReactor()
     rng = random.Random(seed)
+    web_at = _web_address(args, settings.web)
     if name == "sim":
-        return _run_simulated(settings, reactor, rng, seed, args)
+        return _run_simulated(settings, reactor, rng, seed, args, web_at)
     if name == "mock":
         # A config (or GPIOZERO_PIN_FACTORY) that names the mock pins: its own state path
         # and port, as given (the tests of the service run this way).
@@ -76,12 +77,11 @@ def _run_owned(args: argparse.Namespace, settings: config.Settings, seed: int,
         from launcher.sim.unit import console_extras, simulated_app
 
         log.warning("pin factory mock: running on the SIMULATED launcher")
-        web_at = _web_address(args, settings.web)
         app, sim = simulated_app(settings, reactor, rng, log.warning)
+        extras = console_extras(sim)
         return run_firmware(app, seed, config_path=args.config, serial=settings.console,
-                            console_extras=console_extras(sim),
-                            on_ready=web_on_ready(app, settings.web, web_at,
-                                                  console_extras(sim)))
+                            console_extras=extras,
+                            on_ready=web_on_ready(app, settings.web, web_at, extras))
     from hal.gpio import open_board
     from launcher.firmware.app import build_app
     from launcher.firmware.runner import run_firmware
@@ -91,7 +91,7 @@ def _run_owned(args: argparse.Namespace, settings: config.Settings, seed: int,
     # for a safe-stop whose config breaks before the next start
     remember_pins(settings.pin_factory, settings.pins, settings.state_path)
     return run_firmware(app, seed, config_path=args.config, serial=settings.console,
-                        on_ready=web_on_ready(app, settings.web, _web_address(args, settings.web)))
+                        on_ready=web_on_ready(app, settings.web, web_at))
 
 
 def _web_address(args: argparse.Namespace, web: config.Web) -> tuple[str, int] | None:
@@ -193,8 +193,9 @@ def _mock_asked_for(settings: config.Settings) -> bool:
 
 
 def _run_simulated(settings: config.Settings, reactor: Any, rng: random.Random, seed: int,
-                   args: argparse.Namespace) -> int:
-    """The simulated launcher, its console on a new pty unless ``--port`` names one."""
+                   args: argparse.Namespace, web_at: tuple[str, int] | None) -> int:
+    """The simulated launcher, its console on a new pty unless ``--port`` names one; the web
+    panel on ``web_at``, if any."""
     from launcher.firmware.runner import run_firmware
     from launcher.firmware.transport import PtyTransport, Transport
     from launcher.sim.unit import console_extras, resume_cartridge, simulated_app
@@ -218,9 +219,8 @@ def _run_simulated(settings: config.Settings, reactor: Any, rng: random.Random, 
               f"`launcher console {path}` or `python -m serial.tools.miniterm {path} "
               f"{settings.console.baud}`; Ctrl-C stops it", file=sys.stderr, flush=True)
 
+    extras = console_extras(sim)
     return run_firmware(app, seed, config_path=args.config, serial=settings.console,
-                        console_extras=console_extras(sim),
+                        console_extras=extras,
                         open_console=None if args.port is not None else on_pty,
-                        on_ready=web_on_ready(app, settings.web, _web_address(args, settings.web),
-                                              console_extras(sim),
-                                              before=ready))
+                        on_ready=web_on_ready(app, settings.web, web_at, extras, before=ready))
