@@ -87,8 +87,11 @@ def test_pair_press_and_profile_in_a_real_browser(tmp_path: Path) -> None:
         page.locator("#weights input").first.fill("0")
         after = page.locator("#chart .share").all_text_contents()
         assert after[0] == "0%" and after != before
-        page.click("#luck-apply")
-        expect(page.locator("#luck-apply")).to_be_disabled(timeout=WAIT_MS)  # applied
+        # Applied once the panel reads the side's luck back, after the `luck set` answered
+        # (Apply is disabled from the click on, so its state says nothing of the answer).
+        with page.expect_response(lambda r: "/api/luck?side=" in r.url, timeout=WAIT_MS):
+            page.click("#luck-apply")
+        expect(page.locator("#luck-apply")).to_be_disabled(timeout=WAIT_MS)
         weights = unit.console.ask("config get luck.mild.weights")
         assert re.search(r"luck\.mild\.weights=\[0,", weights), weights
 
